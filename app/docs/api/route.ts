@@ -1,0 +1,24 @@
+/**
+ * The rendered API reference: Swagger UI (from swagger-ui-dist, served locally so the page works
+ * offline) over the live document at /api/v1/openapi.json.
+ */
+export const dynamic = 'force-static';
+
+const page = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>API reference · Accountable Work Service</title>
+  <link rel="stylesheet" href="/docs/api/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/api/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/api/assets/init.js"></script>
+</body>
+</html>`;
+
+export function GET(): Response {
+  return new Response(page, { headers: { 'Content-Type': 'text/html; charset=utf-8' } });
+}

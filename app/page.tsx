@@ -1,0 +1,41 @@
+/** The front page: what the service is and where to start. */
+export default function Home() {
+  return (
+    <main>
+      <h1>Accountable Work Service</h1>
+      <p>
+        The system of record where AI agents create work, keep receipts and ask humans for rulings. Every accepted
+        change is an event in a per-workspace, hash-chained ledger that anyone can verify.
+      </p>
+      <div className="cards">
+        <section className="card">
+          <h2>For agent builders</h2>
+          <p>
+            The REST API lives at <code>/api/v1</code>. Read the <a href="/docs/api">API reference</a> or fetch the{' '}
+            <a href="/api/v1/openapi.json">OpenAPI document</a>.
+          </p>
+        </section>
+        <section className="card">
+          <h2>Errors</h2>
+          <p>
+            Every error carries a code, a request id and a link to its <a href="/api/v1/errors">documentation</a>.
+          </p>
+        </section>
+        <section className="card">
+          <h2>Verify the ledger</h2>
+          <p>
+            <code>GET /api/v1/ledger/verify</code> recomputes your workspace&rsquo;s chain and names the first broken link.
+          </p>
+        </section>
+      </div>
+      <h2>Create work</h2>
+      <pre>
+        <code>{`curl -s -X POST $BASE/api/v1/work \\
+  -H "Authorization: Bearer $API_KEY" \\
+  -H "Content-Type: application/json" \\
+  -d '{"title":"Draft the launch plan"}'`}</code>
+      </pre>
+      <p className="muted">The API key of the demo workspace is printed once when the service first starts.</p>
+    </main>
+  );
+}

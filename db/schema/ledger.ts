@@ -1,0 +1,70 @@
+/**
+ * The per-workspace hash-chained ledger and its head row.
+ * Rows of ledger_events are append-only: a trigger (drizzle/0001_ledger_guard.sql) refuses UPDATE,
+ * DELETE and TRUNCATE, and the append itself is the SQL function ledger_append (same file).
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { workspaces } from './workspaces';
+
+export const GENESIS_HASH = `sha256:${'0'.repeat(64)}`;
+
+export const ledgerHeads = pgTable('ledger_heads', {
+  workspaceId: uuid('workspace_id')
+    .primaryKey()
+    .references(() => workspaces.id),
+  /** Sequence of the last appended event (0 before the first). */
+  sequence: bigint('sequence', { mode: 'number' }).notNull().default(0),
+  headHash: text('head_hash').notNull().default(GENESIS_HASH),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+});
+
+export const ledgerEvents = pgTable(
+  'ledger_events',
+  {
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    /** 1, 2, 3 … per workspace, assigned under the head-row lock: commit order equals cursor order. */
+    sequence: bigint('sequence', { mode: 'number' }).notNull(),
+    id: uuid('id').notNull().unique(),
+    ownerId: uuid('owner_id').notNull(),
+    aggregateType: text('aggregate_type').notNull(),
+    aggregateId: uuid('aggregate_id').notNull(),
+    aggregateVersion: integer('aggregate_version').notNull(),
+    eventType: text('event_type').notNull(),
+    schemaVersion: integer('schema_version').notNull(),
+    actorType: text('actor_type', { enum: ['api_key', 'human', 'system'] }).notNull(),
+    actorId: text('actor_id').notNull(),
+    payload: jsonb('payload').notNull(),
+    payloadDigest: text('payload_digest').notNull(),
+    /** Kept as the exact string that was hashed (ISO 8601, milliseconds, Z). */
+    occurredAtCanonical: text('occurred_at').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    causationId: uuid('causation_id').notNull(),
+    correlationId: uuid('correlation_id').notNull(),
+    contextManifestDigest: text('context_manifest_digest').notNull(),
+    previousHash: text('previous_hash').notNull(),
+    eventHash: text('event_hash').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.sequence] }),
+    unique('ledger_events_aggregate_version_key').on(t.workspaceId, t.aggregateId, t.aggregateVersion),
+    index('ledger_events_type_idx').on(t.workspaceId, t.eventType, t.sequence),
+    check('ledger_events_event_type_check', sql`${t.eventType} ~ '^[a-z][a-z0-9_.-]{0,99}$'`),
+    check('ledger_events_actor_type_check', sql`${t.actorType} in ('api_key', 'human', 'system')`),
+    check('ledger_events_sequence_check', sql`${t.sequence} > 0`),
+  ],
+);

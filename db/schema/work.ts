@@ -1,0 +1,145 @@
+/**
+ * The work hierarchy: initiative → workstream → milestone → task, and the receipts kept for tasks.
+ * These tables are projections of ledger events; `version` mirrors the aggregate's last aggregateVersion.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { workspaces } from './workspaces';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+
+/** The columns every aggregate of the hierarchy has (fresh builders on each call). */
+const aggregateColumns = () => ({
+  id: uuid('id').primaryKey(),
+  workspaceId: uuid('workspace_id')
+    .notNull()
+    .references(() => workspaces.id),
+  version: integer('version').notNull().default(1),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const nodeStatuses = ['active', 'paused', 'completed', 'cancelled'] as const;
+export const taskStatuses = ['todo', 'in_progress', 'blocked', 'paused', 'done', 'failed', 'cancelled'] as const;
+export const taskPriorities = ['low', 'medium', 'high', 'urgent'] as const;
+export const taskTypes = ['research', 'build', 'review', 'ops', 'decision'] as const;
+
+export type TaskPriority = (typeof taskPriorities)[number];
+export type TaskStatus = (typeof taskStatuses)[number];
+
+export const initiatives = pgTable(
+  'initiatives',
+  {
+    ...aggregateColumns(),
+    title: text('title').notNull(),
+    summary: text('summary').notNull().default(''),
+    status: text('status', { enum: nodeStatuses }).notNull().default('active'),
+    visibility: text('visibility', { enum: ['private', 'workspace'] }).notNull().default('workspace'),
+    modelTier: text('model_tier', { enum: ['economy', 'standard', 'premium'] }).notNull().default('standard'),
+    executionPolicy: jsonb('execution_policy')
+      .$type<{ mode: 'sequential' | 'parallel' | 'manual'; max_concurrent_agents: number }>()
+      .notNull(),
+    /** The workspace's Inbox: where work without explicit placement lands. */
+    isInbox: boolean('is_inbox').notNull().default(false),
+  },
+  (t) => [
+    index('initiatives_workspace_idx').on(t.workspaceId),
+    check('initiatives_status_check', sql`${t.status} in ('active', 'paused', 'completed', 'cancelled')`),
+  ],
+);
+
+export const workstreams = pgTable(
+  'workstreams',
+  {
+    ...aggregateColumns(),
+    initiativeId: uuid('initiative_id')
+      .notNull()
+      .references(() => initiatives.id),
+    name: text('name').notNull(),
+    goal: text('goal').notNull().default(''),
+    status: text('status', { enum: nodeStatuses }).notNull().default('active'),
+    domain: text('domain').notNull().default('general'),
+    agentId: text('agent_id'),
+  },
+  (t) => [
+    index('workstreams_initiative_idx').on(t.initiativeId),
+    check('workstreams_status_check', sql`${t.status} in ('active', 'paused', 'completed', 'cancelled')`),
+  ],
+);
+
+export const milestones = pgTable(
+  'milestones',
+  {
+    ...aggregateColumns(),
+    workstreamId: uuid('workstream_id')
+      .notNull()
+      .references(() => workstreams.id),
+    title: text('title').notNull(),
+    status: text('status', { enum: nodeStatuses }).notNull().default('active'),
+  },
+  (t) => [
+    index('milestones_workstream_idx').on(t.workstreamId),
+    check('milestones_status_check', sql`${t.status} in ('active', 'paused', 'completed', 'cancelled')`),
+  ],
+);
+
+export const tasks = pgTable(
+  'tasks',
+  {
+    ...aggregateColumns(),
+    initiativeId: uuid('initiative_id')
+      .notNull()
+      .references(() => initiatives.id),
+    workstreamId: uuid('workstream_id')
+      .notNull()
+      .references(() => workstreams.id),
+    milestoneId: uuid('milestone_id')
+      .notNull()
+      .references(() => milestones.id),
+    title: text('title').notNull(),
+    description: text('description'),
+    priority: text('priority', { enum: taskPriorities }).notNull().default('medium'),
+    type: text('type', { enum: taskTypes }).notNull().default('build'),
+    estimateHours: doublePrecision('estimate_hours'),
+    status: text('status', { enum: taskStatuses }).notNull().default('todo'),
+  },
+  (t) => [
+    index('tasks_milestone_idx').on(t.milestoneId),
+    index('tasks_workspace_idx').on(t.workspaceId),
+    check(
+      'tasks_status_check',
+      sql`${t.status} in ('todo', 'in_progress', 'blocked', 'paused', 'done', 'failed', 'cancelled')`,
+    ),
+    check('tasks_priority_check', sql`${t.priority} in ('low', 'medium', 'high', 'urgent')`),
+    check('tasks_estimate_check', sql`${t.estimateHours} is null or ${t.estimateHours} >= 0`),
+  ],
+);
+
+export const receipts = pgTable(
+  'receipts',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => tasks.id),
+    status: text('status').notNull(),
+    summary: text('summary').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('receipts_task_idx').on(t.taskId), index('receipts_workspace_idx').on(t.workspaceId)],
+);

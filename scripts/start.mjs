@@ -1,0 +1,35 @@
+// npm start: build the app when there is no build yet (or the sources changed since), then serve
+// API and UI with `next start`. HOST and PORT choose where to listen (default 127.0.0.1:3000).
+import { spawnSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+// next's own entry, run by this node: no npx layer in between to swallow signals on shutdown.
+const nextBin = path.join(import.meta.dirname, '..', 'node_modules', 'next', 'dist', 'bin', 'next');
+
+const root = path.resolve(import.meta.dirname, '..');
+const buildId = path.join(root, '.next', 'BUILD_ID');
+const sources = ['app', 'server', 'db', 'drizzle', 'instrumentation.ts', 'next.config.mjs', 'package-lock.json'];
+
+function newestMtime(p) {
+  if (!existsSync(p)) return 0;
+  const stat = statSync(p);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(p).reduce((max, name) => Math.max(max, newestMtime(path.join(p, name))), stat.mtimeMs);
+}
+
+const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : 0;
+const changedAt = Math.max(...sources.map((s) => newestMtime(path.join(root, s))));
+if (builtAt < changedAt) {
+  console.log(builtAt ? 'Sources changed since the last build: building…' : 'First start: building the app (about a minute)…');
+  const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+const host = process.env.HOST ?? '127.0.0.1';
+const port = process.env.PORT ?? '3000';
+// Links printed at start (resolve_url, the demo's sign-in, docsUrl) follow the port unless APP_URL says otherwise.
+const env = { ...process.env, APP_URL: process.env.APP_URL || `http://${['127.0.0.1', '0.0.0.0', '::'].includes(host) ? 'localhost' : host}:${port}` };
+const server = spawn(process.execPath, [nextBin, 'start', '-H', host, '-p', port], { cwd: root, stdio: 'inherit', env });
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
+server.on('exit', (code) => process.exit(code ?? 0));

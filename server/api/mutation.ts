@@ -1,0 +1,49 @@
+/**
+ * Running a mutation: one transaction for the service's writes, its ledger events and, when the
+ * operation is idempotent and the request carries an Idempotency-Key, the stored response.
+ */
+import type { Tx } from '@/db';
+import { claimIdempotencyKey, storeIdempotentResponse } from '@/server/domain/idempotency';
+import { digestOf } from '@/server/ledger/canonical';
+import type { AuthedContext } from './trpc';
+
+export interface MutationOptions<T> {
+  /** Status of a first, successful execution. */
+  status: number;
+  /**
+   * For idempotent operations: how a stored response is shown on replay (status 200). Without it
+   * the Idempotency-Key header is validated and otherwise ignored (forward compatibility).
+   */
+  replay?: (stored: T) => T;
+}
+
+export async function runMutation<T>(
+  ctx: AuthedContext,
+  opts: MutationOptions<T>,
+  work: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  const { db, env } = ctx.runtime;
+  const key = ctx.actor.trace.idempotencyKey;
+  const replay = opts.replay;
+  if (!key || !replay) {
+    const body = await db.transaction(work);
+    ctx.res.status = opts.status;
+    return body;
+  }
+
+  const workspaceId = ctx.actor.workspaceId;
+  const fingerprint = digestOf({ method: ctx.method, path: ctx.path, body: ctx.body ?? null });
+  const outcome = await db.transaction(async (tx) => {
+    const claim = await claimIdempotencyKey(tx, workspaceId, key, fingerprint, env.IDEMPOTENCY_TTL_HOURS);
+    if (!claim.claimed) return { replayed: true as const, body: claim.body as T };
+    const body = await work(tx);
+    await storeIdempotentResponse(tx, workspaceId, key, opts.status, body);
+    return { replayed: false as const, body };
+  });
+  if (outcome.replayed) {
+    ctx.res.status = 200;
+    return replay(outcome.body);
+  }
+  ctx.res.status = opts.status;
+  return outcome.body;
+}

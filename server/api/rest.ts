@@ -1,0 +1,291 @@
+/**
+ * The REST transport for /api/v1: trpc-to-openapi's handler wrapped with what the contract needs
+ * and the adapter does not do. Before a procedure runs: a request id, the body limit enforced
+ * while reading, the media type, strict JSON objects. After: X-Request-Id on every response and
+ * every error rewritten into the contract's envelope through the one error table.
+ *
+ * The node-http handler is created once and given a Request-backed shim, like the adapter's own
+ * fetch handler does, because that handler reads the whole body without a limit and, outside
+ * production, regenerates the OpenAPI document on every request.
+ */
+import { randomUUID } from 'node:crypto';
+import { TRPCError } from '@trpc/server';
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import { AppError, errorTable, isStoreUnavailable, type ErrorCode } from '@/server/errors';
+import { log } from '@/server/log';
+import type { Runtime } from '@/server/runtime';
+import { appRouter } from './root';
+import type { ApiContext } from './trpc';
+
+export const API_BASE = '/api/v1';
+
+const STATE = Symbol('requestState');
+
+interface RequestState {
+  requestId: string;
+  runtime: Runtime;
+  body: unknown;
+  path: string;
+  error?: TRPCError;
+}
+
+type ShimRequest = Request & { [STATE]: RequestState };
+
+const nodeHandler = createOpenApiNodeHttpHandler({
+  router: appRouter,
+  createContext: ({ req, res }: { req: ShimRequest; res: unknown }): ApiContext => {
+    void res;
+    const state = req[STATE];
+    return {
+      runtime: state.runtime,
+      requestId: state.requestId,
+      method: req.method,
+      path: state.path,
+      headers: req.headers,
+      body: state.body,
+      res: { status: undefined, headers: {} },
+    };
+  },
+  responseMeta: ({ ctx, errors }: { ctx?: ApiContext; errors: unknown[] }) =>
+    errors.length === 0 && ctx ? { status: ctx.res.status ?? 200, headers: ctx.res.headers } : {},
+  onError: ({ error, req }: { error: TRPCError; req: ShimRequest }) => {
+    req[STATE].error = error;
+  },
+} as never) as unknown as (req: ShimRequest, res: ShimResponse) => Promise<void>;
+
+interface ShimResponse {
+  statusCode: number;
+  setHeader(key: string, value: string | string[]): void;
+  end(body?: string): void;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface RestHandlerOptions {
+  /** The runtime to serve from (the process runtime in the app; a test database in tests). */
+  runtime: () => Promise<Runtime>;
+}
+
+/** Builds the handler for every /api/v1 request. */
+export function createRestHandler(opts: RestHandlerOptions) {
+  return async function handle(request: Request): Promise<Response> {
+    const requestId = randomUUID();
+    const started = performance.now();
+    let response: Response;
+    try {
+      response = await dispatch(request, requestId, opts);
+    } catch (err) {
+      response = errorResponse(requestId, toAppError(err, requestId), await appUrlOf(opts));
+    }
+    response.headers.set('X-Request-Id', requestId);
+    response.headers.set('X-Content-Type-Options', 'nosniff');
+    if (!response.headers.has('Cache-Control')) response.headers.set('Cache-Control', 'no-store');
+    log(response.status >= 500 ? 'warn' : 'debug', 'request', {
+      requestId,
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: response.status,
+      ms: Math.round(performance.now() - started),
+    });
+    return response;
+  };
+}
+
+async function dispatch(
+  request: Request,
+  requestId: string,
+  opts: RestHandlerOptions,
+): Promise<Response> {
+  const url = new URL(request.url);
+  if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
+    throw new AppError('not_found', 'No such route.');
+  }
+  const runtime = await opts.runtime();
+  const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
+
+  const state: RequestState = { requestId, runtime, body, path: url.pathname };
+  const routeUrl = new URL(url.pathname.slice(API_BASE.length) + url.search, url.origin).toString();
+  const shim = new Proxy(request, {
+    get(target, prop) {
+      if (prop === STATE) return state;
+      if (prop === 'url') return routeUrl;
+      if (prop === 'body') return body;
+      // The adapter checks the media type; the body was read and checked above, so a body-less
+      // POST (an empty body means {}) must not be refused for lacking a Content-Type.
+      if (prop === 'headers' && body !== undefined) return withJsonContentType(target.headers);
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as ShimRequest;
+
+  const adapterResponse = await new Promise<Response>((resolve, reject) => {
+    const headers = new Headers();
+    const res: ShimResponse = {
+      statusCode: 200,
+      setHeader(key, value) {
+        if (typeof value === 'string') headers.set(key, value);
+        else for (const v of value) headers.append(key, v);
+      },
+      end(text) {
+        resolve(new Response(text, { status: res.statusCode, headers }));
+      },
+    };
+    nodeHandler(shim, res).catch(reject);
+  });
+
+  if (adapterResponse.status < 400) return adapterResponse;
+  const appError = toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId);
+  return errorResponse(requestId, appError, runtime.env.APP_URL);
+}
+
+function withJsonContentType(headers: Headers): Headers {
+  const copy = new Headers(headers);
+  copy.set('content-type', 'application/json');
+  return copy;
+}
+
+/**
+ * Reads the body, refusing more than `limit` bytes while reading (a lying or absent
+ * Content-Length cannot get past it), and parses it as a UTF-8 JSON object.
+ */
+async function readJsonBody(request: Request, limit: number): Promise<Record<string, unknown>> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge(limit);
+      }
+      chunks.push(value);
+    }
+  }
+  if (size === 0) return {};
+
+  const contentType = request.headers.get('content-type');
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    throw new AppError(
+      'unsupported_media_type',
+      contentType ? `Content-Type ${contentType.slice(0, 100)} is not supported; send application/json.` : 'Send Content-Type: application/json.',
+    );
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new AppError('invalid_json', 'The body is not valid UTF-8.');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new AppError('invalid_json', `The body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new AppError('invalid_json', 'The body must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function tooLarge(limit: number): AppError {
+  return new AppError('payload_too_large', `The body is larger than ${limit} bytes.`, { limitBytes: limit });
+}
+
+interface ZodLikeIssue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  keys?: string[];
+}
+
+/** Maps whatever was thrown to the contract's error. Unexpected errors are logged, never shown. */
+function toAppError(err: unknown, requestId: string): AppError {
+  const cause = err instanceof TRPCError ? (err.cause ?? err) : err;
+  if (cause instanceof AppError) return cause;
+
+  const issues = (cause as { issues?: unknown }).issues;
+  if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && Array.isArray(issues)) {
+    return fromValidationIssues(issues as ZodLikeIssue[]);
+  }
+  if (err instanceof TRPCError) {
+    switch (err.code) {
+      case 'NOT_FOUND':
+        return new AppError('not_found', 'No route for this method and path.');
+      case 'PARSE_ERROR':
+        return new AppError('invalid_json');
+      case 'UNSUPPORTED_MEDIA_TYPE':
+        return new AppError('unsupported_media_type');
+      case 'PAYLOAD_TOO_LARGE':
+        return new AppError('payload_too_large');
+      default:
+        break;
+    }
+  }
+  if (isStoreUnavailable(cause)) {
+    log('warn', 'store unavailable', { requestId, error: describe(cause) });
+    return new AppError('service_unavailable', 'The database is unavailable or busy. Retry shortly.');
+  }
+  log('error', 'unexpected error', { requestId, error: describe(cause), stack: (cause as Error)?.stack });
+  return new AppError('internal_error', 'An unexpected error occurred. Nothing was changed.');
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}`;
+  return String(err);
+}
+
+/** Unknown keys win over other issues: the caller sent something this operation does not define. */
+function fromValidationIssues(issues: ZodLikeIssue[]): AppError {
+  const unknown = issues.filter((i) => i.code === 'unrecognized_keys');
+  if (unknown.length > 0) {
+    const fields = unknown.flatMap((i) => (i.keys ?? []).map((k) => [...i.path.map(String), k].join('.')));
+    return new AppError('unknown_field', `Unknown field${fields.length > 1 ? 's' : ''}: ${fields.join(', ')}.`, { fields });
+  }
+  const list = issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  const first = list[0];
+  return new AppError(
+    'validation_failed',
+    first ? `${first.path || 'body'}: ${first.message}` : 'The request is not valid.',
+    { issues: list },
+  );
+}
+
+async function appUrlOf(opts: RestHandlerOptions): Promise<string> {
+  try {
+    return (await opts.runtime()).env.APP_URL;
+  } catch {
+    return 'http://localhost:3000';
+  }
+}
+
+export function errorBody(requestId: string, error: AppError, appUrl: string) {
+  const spec = errorTable[error.code as ErrorCode];
+  const retryAfter = 'retryAfter' in spec ? spec.retryAfter : 0;
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      details: error.details,
+      requestId,
+      timestamp: new Date().toISOString(),
+      docsUrl: `${appUrl.replace(/\/$/, '')}${API_BASE}/errors?code=${error.code}`,
+      retryAfter,
+    },
+  };
+}
+
+function errorResponse(requestId: string, error: AppError, appUrl: string): Response {
+  const body = errorBody(requestId, error, appUrl);
+  const headers = new Headers({ 'Content-Type': 'application/json' });
+  if (error.status === 429 || error.status === 503) headers.set('Retry-After', String(body.error.retryAfter));
+  if (error.status === 401) headers.set('WWW-Authenticate', 'Bearer realm="api"');
+  return new Response(JSON.stringify(body), { status: error.status, headers });
+}

@@ -1,0 +1,15 @@
+/** The application router: every procedure, each published as REST under /api/v1. */
+import { router } from './trpc';
+import { eventsRouter } from './routers/events';
+import { ledgerRouter } from './routers/ledger';
+import { metaRouter } from './routers/meta';
+import { workRouter } from './routers/work';
+
+export const appRouter = router({
+  work: workRouter,
+  events: eventsRouter,
+  ledger: ledgerRouter,
+  meta: metaRouter,
+});
+
+export type AppRouter = typeof appRouter;

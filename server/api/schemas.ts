@@ -1,0 +1,140 @@
+/**
+ * Zod building blocks shared by every procedure: strict text and numbers for JSON bodies, ids,
+ * timestamps, the response envelope and the ledger event. The OpenAPI document is generated
+ * from these, so the rules written here are the rules documented.
+ */
+import { z } from 'zod';
+
+// A missing required field says so, instead of "expected string, received undefined".
+z.config({
+  customError: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined),
+});
+
+/**
+ * trpc-to-openapi coerces number and boolean fields of every input (it sets `coerce` on the
+ * schema), which would turn `"5"` into 5 and `"false"` into true in JSON bodies. A transform makes
+ * the leaf a pipe, which the adapter leaves alone, while the documented input type stays the same.
+ */
+export function noCoerce<T extends z.ZodType>(schema: T) {
+  return schema.transform((value) => value);
+}
+
+/** A JSON number (never a string), finite, with optional bounds. */
+export function jsonNumber(opts: { min?: number; max?: number; int?: boolean } = {}) {
+  let s = opts.int ? z.int() : z.number();
+  if (opts.min !== undefined) s = s.min(opts.min);
+  if (opts.max !== undefined) s = s.max(opts.max);
+  return noCoerce(s);
+}
+
+export const jsonBoolean = () => noCoerce(z.boolean());
+
+const codePoints = (s: string) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+
+/**
+ * Text of `min` to `max` characters, counted as Unicode code points (as JSON Schema counts them).
+ * Refuses NUL and lone surrogates, which PostgreSQL cannot store and hashing cannot agree on,
+ * and, when min ≥ 1, text that is only whitespace.
+ */
+export function text(min: number, max: number) {
+  return z
+    .string()
+    .check((ctx) => {
+      const value = ctx.value;
+      const n = codePoints(value);
+      if (n < min)
+        ctx.issues.push({ code: 'custom', input: value, message: min === 1 ? 'must not be empty' : `must be at least ${min} characters` });
+      else if (n > max) ctx.issues.push({ code: 'custom', input: value, message: `must be at most ${max} characters` });
+      else if (min >= 1 && value.trim().length === 0)
+        ctx.issues.push({ code: 'custom', input: value, message: 'must not be only whitespace' });
+      if (!value.isWellFormed() || value.includes('\u0000'))
+        ctx.issues.push({ code: 'custom', input: value, message: 'must be well-formed Unicode without NUL characters' });
+    })
+    .meta({ minLength: min, maxLength: max });
+}
+
+export const uuid = () => z.uuid();
+
+/** ISO 8601 UTC with milliseconds and Z, as every timestamp this API writes. */
+export const timestamp = () =>
+  z.string().meta({ format: 'date-time', example: '2026-11-20T10:00:00.000Z' });
+
+export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
+export const EVENT_TYPE_PATTERN_SOURCE = '^[a-z][a-z0-9_.-]{0,99}$';
+
+/** Headers a mutation may carry; documented on each mutation. */
+export const mutationHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(IDEMPOTENCY_KEY_PATTERN)
+    .optional()
+    .meta({
+      description:
+        'Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original ' +
+        'response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict.',
+    }),
+  'x-correlation-id': z
+    .uuid()
+    .optional()
+    .meta({ description: 'Groups the ledger events of one piece of work across requests (correlationId). Default: the request id.' }),
+  'x-context-manifest-digest': z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/)
+    .optional()
+    .meta({
+      description:
+        'sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. ' +
+        'Default: the digest of the empty manifest {}.',
+    }),
+});
+
+export const apiMeta = z.object({
+  apiVersion: z.literal('1'),
+  workspaceId: z.uuid(),
+});
+
+export const ledgerEventSchema = z
+  .object({
+    id: z.uuid(),
+    workspaceId: z.uuid(),
+    sequence: z.int().min(1).meta({ description: 'Position in the workspace chain: 1, 2, 3 … without gaps, in commit order.' }),
+    ownerId: z.uuid().meta({ description: 'The human accountable for the actor (the API key’s owner, the user, or the workspace owner for system jobs).' }),
+    aggregateType: z.string(),
+    aggregateId: z.uuid(),
+    aggregateVersion: z.int().min(1).meta({ description: '1 for the event that creates the aggregate, then +1 per event.' }),
+    eventType: z.string().regex(new RegExp(EVENT_TYPE_PATTERN_SOURCE)),
+    schemaVersion: z.int(),
+    actorType: z.enum(['api_key', 'human', 'system']),
+    actorId: z.string(),
+    payload: z.record(z.string(), z.unknown()),
+    payloadDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/).meta({ description: 'sha256 of the RFC 8785 canonical payload.' }),
+    occurredAtCanonical: timestamp(),
+    idempotencyKey: z.string().nullable(),
+    causationId: z.uuid().meta({ description: 'The request (X-Request-Id) that caused the event.' }),
+    correlationId: z.uuid(),
+    contextManifestDigest: z.string(),
+    previousHash: z.string().regex(/^sha256:[0-9a-f]{64}$/).meta({ description: 'eventHash of the previous event; sha256: + 64 zeros for the first.' }),
+    eventHash: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/)
+      .meta({ description: 'sha256 of the RFC 8785 canonical event without eventHash.' }),
+  })
+  .meta({ id: 'LedgerEvent', description: 'One accepted change, hash-chained within its workspace.' });
+
+export const errorBodySchema = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ description: 'A code of GET /api/v1/errors.' }),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()),
+      requestId: z.uuid(),
+      timestamp: timestamp(),
+      docsUrl: z.url(),
+      retryAfter: z.int().min(0).meta({ description: 'Seconds to wait before retrying; 0 when not applicable.' }),
+    }),
+  })
+  .meta({ id: 'Error' });

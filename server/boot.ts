@@ -1,0 +1,45 @@
+/**
+ * Service start (called once from instrumentation.ts): open and migrate the database, create the
+ * demo workspace on first start, print what a newcomer needs, and close cleanly on shutdown.
+ */
+import { seedDemoIfEmpty, type DemoWorkspace } from './domain/workspaces/seed-demo';
+import { log } from './log';
+import { closeRuntime, getRuntime, type Runtime } from './runtime';
+
+export async function boot(): Promise<Runtime> {
+  const runtime = await getRuntime();
+  if (runtime.env.SEED_DEMO) {
+    const demo = await seedDemoIfEmpty(runtime.db);
+    if (demo) printDemo(demo, runtime.env.APP_URL);
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      closeRuntime()
+        .catch((err: unknown) => log('error', 'shutdown failed', { error: String(err) }))
+        .finally(() => process.exit(0));
+    });
+  }
+  log('info', 'ready', {
+    engine: runtime.engine,
+    database: runtime.engine === 'pglite' ? runtime.env.PGLITE_DATA_DIR : 'DATABASE_URL',
+    appUrl: runtime.env.APP_URL,
+  });
+  return runtime;
+}
+
+function printDemo(demo: DemoWorkspace, appUrl: string): void {
+  const lines = [
+    '',
+    '  Demo workspace created (shown once; only hashes are stored):',
+    `    workspace   ${demo.workspaceName} (${demo.workspaceId})`,
+    `    API key     ${demo.apiKey}`,
+    `    sign in     ${appUrl}/signin  as ${demo.ownerEmail} / ${demo.ownerPassword}`,
+    '',
+    '  Try it:',
+    `    curl -s -X POST ${appUrl}/api/v1/work -H "Authorization: Bearer ${demo.apiKey}" \\`,
+    `      -H "Content-Type: application/json" -d '{"title":"My first task"}'`,
+    `    curl -s ${appUrl}/api/v1/events/stream -H "Authorization: Bearer ${demo.apiKey}"`,
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}

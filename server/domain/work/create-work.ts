@@ -1,0 +1,151 @@
+/**
+ * POST /work: a task with its receipt, placed in the Inbox or in an explicit milestone, recorded as
+ * one `work.created` event. The receipt is created `completed`: it attests that the work item was
+ * accepted and recorded, with the event hash that proves it.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { query, type Tx } from '@/db';
+import { receipts, tasks, type TaskPriority, type TaskStatus } from '@/db/schema';
+import type { LedgerEvent } from '@/server/ledger/canonical';
+import { appendEvents } from '@/server/ledger/append';
+import { AppError } from '@/server/errors';
+import type { Actor } from '../actor';
+import { inboxIds, type InboxIds } from '../workspaces/inbox';
+
+export interface CreateWorkInput {
+  title: string;
+  description?: string;
+  priority: TaskPriority;
+  estimate_hours?: number;
+  initiative_id?: string;
+  workstream_id?: string;
+  milestone_id?: string;
+}
+
+export interface TaskView {
+  id: string;
+  title: string;
+  description: string | null;
+  status: TaskStatus;
+  priority: TaskPriority;
+  estimate_hours: number | null;
+  initiative_id: string;
+  workstream_id: string;
+  milestone_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ReceiptView {
+  id: string;
+  task_id: string;
+  status: 'completed';
+  summary: string;
+  created_at: string;
+}
+
+export interface CreatedWork {
+  task: TaskView;
+  receipt: ReceiptView;
+  event: LedgerEvent;
+}
+
+export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): Promise<CreatedWork> {
+  const placement = await resolvePlacement(tx, actor.workspaceId, input);
+  const now = new Date();
+  const at = now.toISOString();
+  const task: TaskView = {
+    id: randomUUID(),
+    title: input.title,
+    description: input.description ?? null,
+    status: 'todo',
+    priority: input.priority,
+    estimate_hours: input.estimate_hours ?? null,
+    initiative_id: placement.initiativeId,
+    workstream_id: placement.workstreamId,
+    milestone_id: placement.milestoneId,
+    created_at: at,
+    updated_at: at,
+  };
+  const receipt: ReceiptView = { id: randomUUID(), task_id: task.id, status: 'completed', summary: input.title, created_at: at };
+
+  // Task and receipt in one statement (one round trip); the receipt's foreign key is checked at
+  // the end of the statement, when the task row exists.
+  const insertedTask = tx.$with('inserted_task').as(
+    tx
+      .insert(tasks)
+      .values({
+        id: task.id,
+        workspaceId: actor.workspaceId,
+        initiativeId: task.initiative_id,
+        workstreamId: task.workstream_id,
+        milestoneId: task.milestone_id,
+        title: task.title,
+        description: task.description,
+        priority: task.priority,
+        estimateHours: task.estimate_hours,
+        status: task.status,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: tasks.id }),
+  );
+  await tx
+    .with(insertedTask)
+    .insert(receipts)
+    .values({
+      id: receipt.id,
+      workspaceId: actor.workspaceId,
+      taskId: task.id,
+      status: receipt.status,
+      summary: receipt.summary,
+      createdAt: now,
+      updatedAt: now,
+    });
+
+  const [event] = await appendEvents(tx, actor, [
+    { aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } },
+  ]);
+  return { task, receipt, event: event! };
+}
+
+/**
+ * Placement ids come all three or none (none: the Inbox). Explicit placement must name an initiative, a workstream of it and a milestone of that
+ * workstream, all in the caller's workspace. A missing id is 404 (never revealing other
+ * workspaces); ids that exist but do not nest are 400.
+ */
+async function resolvePlacement(tx: Tx, workspaceId: string, input: CreateWorkInput): Promise<InboxIds> {
+  const { initiative_id: initiativeId, workstream_id: workstreamId, milestone_id: milestoneId } = input;
+  const given = [initiativeId, workstreamId, milestoneId].filter(Boolean).length;
+  if (given === 0) return inboxIds(workspaceId);
+  if (!initiativeId || !workstreamId || !milestoneId) {
+    const issues = (['initiative_id', 'workstream_id', 'milestone_id'] as const)
+      .filter((f) => !input[f])
+      .map((path) => ({ path, message: 'required when any placement id is given (send all three or none)' }));
+    throw new AppError('validation_failed', 'Send initiative_id, workstream_id and milestone_id together, or none.', { issues });
+  }
+
+  const [row] = await query<{ initiative: string | null; workstream_parent: string | null; milestone_parent: string | null }>(
+    tx,
+    sql`select
+          (select i.id from initiatives i where i.id = ${initiativeId} and i.workspace_id = ${workspaceId}) as initiative,
+          (select w.initiative_id from workstreams w where w.id = ${workstreamId} and w.workspace_id = ${workspaceId}) as workstream_parent,
+          (select m.workstream_id from milestones m where m.id = ${milestoneId} and m.workspace_id = ${workspaceId}) as milestone_parent`,
+  );
+  const missing = [
+    !row?.initiative && 'initiative_id',
+    !row?.workstream_parent && 'workstream_id',
+    !row?.milestone_parent && 'milestone_id',
+  ].filter((f): f is string => Boolean(f));
+  if (missing.length > 0) {
+    throw new AppError('not_found', `No ${missing.join(', ')} with that id in this workspace.`, { fields: missing });
+  }
+  const issues: { path: string; message: string }[] = [];
+  if (row!.workstream_parent !== initiativeId)
+    issues.push({ path: 'workstream_id', message: 'workstream does not belong to initiative_id' });
+  if (row!.milestone_parent !== workstreamId)
+    issues.push({ path: 'milestone_id', message: 'milestone does not belong to workstream_id' });
+  if (issues.length > 0) throw new AppError('validation_failed', 'The placement ids do not nest.', { issues });
+  return { initiativeId, workstreamId, milestoneId };
+}

@@ -1,0 +1,90 @@
+/**
+ * Creating a workspace: the tenant row, its ledger head, its owner (an existing user or a new one),
+ * the owner's membership and the Inbox, each change recorded in the new workspace's own ledger.
+ */
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import { initiatives, ledgerHeads, memberships, milestones, users, workspaces, workstreams } from '@/db/schema';
+import { appendEvents } from '@/server/ledger/append';
+import type { Actor, Trace } from '../actor';
+import { inboxIds } from './inbox';
+
+export interface CreateWorkspaceInput {
+  name: string;
+  owner: { email: string; displayName: string; passwordHash: string };
+}
+
+export interface CreatedWorkspace {
+  workspaceId: string;
+  ownerUserId: string;
+  ownerCreated: boolean;
+}
+
+/** There is no actor inside a workspace that does not exist yet: the system acts, with the caller's trace. */
+export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspaceInput): Promise<CreatedWorkspace> {
+  const workspaceId = randomUUID();
+  const email = input.owner.email.trim().toLowerCase();
+  const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
+  const ownerUserId = existing?.id ?? randomUUID();
+
+  await tx.insert(workspaces).values({ id: workspaceId, name: input.name });
+  await tx.insert(ledgerHeads).values({ workspaceId });
+  if (!existing) {
+    await tx
+      .insert(users)
+      .values({ id: ownerUserId, email, displayName: input.owner.displayName, passwordHash: input.owner.passwordHash });
+  }
+  await tx.insert(memberships).values({ workspaceId, userId: ownerUserId, role: 'owner' });
+
+  const inbox = inboxIds(workspaceId);
+  const executionPolicy = { mode: 'manual' as const, max_concurrent_agents: 1 };
+  await tx.insert(initiatives).values({
+    id: inbox.initiativeId,
+    workspaceId,
+    title: 'Inbox',
+    summary: 'Work created without explicit placement lands here.',
+    isInbox: true,
+    executionPolicy,
+  });
+  await tx.insert(workstreams).values({ id: inbox.workstreamId, workspaceId, initiativeId: inbox.initiativeId, name: 'Inbox' });
+  await tx.insert(milestones).values({ id: inbox.milestoneId, workspaceId, workstreamId: inbox.workstreamId, title: 'Inbox' });
+
+  const actor: Actor = { type: 'system', id: 'system:workspace-setup', ownerId: ownerUserId, workspaceId, trace };
+  await appendEvents(tx, actor, [
+    { aggregateType: 'workspace', aggregateId: workspaceId, eventType: 'workspace.created', payload: { name: input.name } },
+    {
+      aggregateType: 'membership',
+      aggregateId: ownerUserId,
+      eventType: 'membership.created',
+      payload: { user_id: ownerUserId, role: 'owner' },
+    },
+    {
+      aggregateType: 'initiative',
+      aggregateId: inbox.initiativeId,
+      eventType: 'initiative.created',
+      payload: {
+        id: inbox.initiativeId,
+        title: 'Inbox',
+        status: 'active',
+        visibility: 'workspace',
+        model_tier: 'standard',
+        execution_policy: executionPolicy,
+        is_inbox: true,
+      },
+    },
+    {
+      aggregateType: 'workstream',
+      aggregateId: inbox.workstreamId,
+      eventType: 'workstream.created',
+      payload: { id: inbox.workstreamId, initiative_id: inbox.initiativeId, name: 'Inbox', status: 'active' },
+    },
+    {
+      aggregateType: 'milestone',
+      aggregateId: inbox.milestoneId,
+      eventType: 'milestone.created',
+      payload: { id: inbox.milestoneId, workstream_id: inbox.workstreamId, title: 'Inbox', status: 'active' },
+    },
+  ]);
+  return { workspaceId, ownerUserId, ownerCreated: !existing };
+}

@@ -1,0 +1,58 @@
+/**
+ * The only reader of process.env. Every setting the service understands is declared,
+ * defaulted and validated here; the rest of the code asks `env()` for a typed value.
+ */
+import { z } from 'zod';
+
+const intFromString = (def: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** PostgreSQL connection string. Unset: embedded PGlite in PGLITE_DATA_DIR. */
+  DATABASE_URL: z.url().optional(),
+  /** Where embedded PGlite keeps its files; `memory://` keeps nothing. */
+  PGLITE_DATA_DIR: z.string().min(1).default('.data/pglite'),
+  /** Connections in the PostgreSQL pool (per process). */
+  DB_POOL_MAX: intFromString(10, 1, 200),
+  /** How long a write waits for a workspace's append lock before answering 503. */
+  DB_LOCK_TIMEOUT_MS: intFromString(5000, 1, 600000),
+  /** Upper bound on any single statement; past it the request answers 503. */
+  DB_STATEMENT_TIMEOUT_MS: intFromString(30000, 1, 3600000),
+  /** The signed-in human interface; resolve_url and docs links are built from it. */
+  APP_URL: z.url().default('http://localhost:3000'),
+  /**
+   * Secret for session cookies. Unset: a random secret is generated once and kept in the
+   * database (table instance_secrets), so every instance sharing the database agrees.
+   */
+  AUTH_SECRET: z.string().min(32).optional(),
+  /** Largest accepted API request body, in bytes. */
+  API_BODY_LIMIT_BYTES: intFromString(1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** Idempotency records are kept at least this many hours. */
+  IDEMPOTENCY_TTL_HOURS: intFromString(24, 24, 24 * 30),
+  /** On first start with an empty database, create the demo workspace and print its key. */
+  SEED_DEMO: z.stringbool().default(true),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+/** Parses a given environment (tests pass their own). Throws one readable error listing every bad setting. */
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  // Empty strings mean "unset" (a blank line in a .env file must not become a value).
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid environment:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+let cached: Env | undefined;
+
+/** The process environment, parsed once on first use (never at import time, so builds do not need it). */
+export function env(): Env {
+  cached ??= parseEnv(process.env);
+  return cached;
+}

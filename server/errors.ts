@@ -1,0 +1,181 @@
+/**
+ * The one error table: every error code the API can answer with, its HTTP status, and the
+ * documentation served at GET /api/v1/errors?code=<code>. Domain code throws `AppError(code)`;
+ * the transport maps it through this table and nothing else.
+ */
+
+export interface ErrorSpec {
+  status: number;
+  /** One line: when this happens. */
+  meaning: string;
+  /** What the caller should do about it. */
+  action: string;
+  /** Seconds a client should wait before retrying, when the error is transient. */
+  retryAfter?: number;
+}
+
+export const errorTable = {
+  invalid_json: {
+    status: 400,
+    meaning: 'The body is not valid UTF-8 JSON, or is not a JSON object where one is required.',
+    action: 'Send a JSON object with Content-Type: application/json. An empty body counts as {}.',
+  },
+  validation_failed: {
+    status: 400,
+    meaning: 'A field breaks its rule (type, length, range, format, or a relation such as placement).',
+    action: 'Fix the fields listed in details.issues ([{path, message}]) and send the request again.',
+  },
+  unknown_field: {
+    status: 400,
+    meaning: 'A closed body or query carries a field the operation does not define.',
+    action: 'Remove the fields listed in details.fields. Fields are never silently ignored.',
+  },
+  invalid_cursor: {
+    status: 400,
+    meaning: 'A cursor or Last-Event-ID that this service did not issue for this workspace.',
+    action: 'Pass meta.nextCursor (or an SSE id) back unchanged, or omit it to read from the start.',
+  },
+  invalid_idempotency_key: {
+    status: 400,
+    meaning: 'The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$.',
+    action: 'Use 1 to 200 characters: letters, digits and . _ : / - (not first). A UUID is a good key.',
+  },
+  unauthorized: {
+    status: 401,
+    meaning: 'No credential, or an API key that is unknown or revoked.',
+    action: 'Send Authorization: Bearer <API key>. Keys are created with npm run key:create or in the app.',
+  },
+  forbidden: {
+    status: 403,
+    meaning: 'The credential is valid but not allowed to do this (for example a workspace_id of another workspace).',
+    action: 'Use a credential of the workspace concerned, or a member with the needed role.',
+  },
+  human_session_required: {
+    status: 403,
+    meaning: 'An API key tried an action reserved to a signed-in human (approve, decline, choose an option).',
+    action: 'Send the human to resolve_url; the ruling is made in the browser.',
+  },
+  not_found: {
+    status: 404,
+    meaning: 'No such route or resource in your workspace (resources of other workspaces are reported the same way).',
+    action: 'Check the id and the workspace of your credential.',
+  },
+  idempotency_in_progress: {
+    status: 409,
+    meaning: 'A request with the same Idempotency-Key is still being processed.',
+    action: 'Retry after a moment; you will then get the first request’s response.',
+    retryAfter: 1,
+  },
+  invalid_state_transition: {
+    status: 409,
+    meaning: 'The action is not valid in the resource’s current state (details.status says which).',
+    action: 'Read the resource and choose an action its state allows.',
+  },
+  lifecycle_action_failed: {
+    status: 409,
+    meaning: 'The lifecycle action cannot be applied to the node in its current state.',
+    action: 'Read the node and its descendants; choose an action their states allow.',
+  },
+  decision_not_pending: {
+    status: 409,
+    meaning: 'The decision has already been ruled on, cancelled or expired.',
+    action: 'Poll the decision to read its resolution.',
+  },
+  payload_too_large: {
+    status: 413,
+    meaning: 'The body is larger than the route accepts (1 MiB for the API).',
+    action: 'Send a smaller body.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    meaning: 'The body is not application/json.',
+    action: 'Send Content-Type: application/json.',
+  },
+  idempotency_conflict: {
+    status: 422,
+    meaning: 'The Idempotency-Key was already used with a different request (method, path or body).',
+    action: 'Use a new key for a new request; resend the same body to get the original response.',
+  },
+  rate_limited: {
+    status: 429,
+    meaning: 'Too many requests for this key or client address.',
+    action: 'Wait Retry-After seconds (also in error.retryAfter) and retry.',
+    retryAfter: 1,
+  },
+  internal_error: {
+    status: 500,
+    meaning: 'An unexpected error. Nothing was changed unless a response said otherwise.',
+    action: 'Retry with the same Idempotency-Key; report error.requestId if it persists.',
+  },
+  service_unavailable: {
+    status: 503,
+    meaning: 'A store this operation needs is unavailable or too busy (it fails closed).',
+    action: 'Wait Retry-After seconds and retry with the same Idempotency-Key.',
+    retryAfter: 1,
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof errorTable;
+export const errorCodes = Object.keys(errorTable) as ErrorCode[];
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(errorTable, value);
+}
+
+/** The error domain code throws. Its message reaches the client, so it must never hold internals. */
+export class AppError extends Error {
+  override readonly name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message ?? errorTable[code].meaning);
+  }
+
+  get status(): number {
+    return errorTable[this.code].status;
+  }
+}
+
+/** PostgreSQL conditions that mean "the store is unavailable or too busy right now": answered as 503. */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown (backend terminated)
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '57014', // query_canceled (statement_timeout)
+  '55P03', // lock_not_available (lock_timeout)
+  '53300', // too_many_connections
+  '53400', // configuration_limit_exceeded
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+]);
+const UNAVAILABLE_NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_CLOSED',
+  'CONNECT_TIMEOUT',
+]);
+
+/** True when `err` (or what it wraps) says the database cannot serve right now. */
+export function isStoreUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08') || UNAVAILABLE_NODE_CODES.has(code)) return true;
+    }
+  }
+  return false;
+}
+
+/** lock_timeout fired (SQLSTATE 55P03). */
+export function isLockTimeout(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === '55P03') return true;
+  }
+  return false;
+}

@@ -1,0 +1,86 @@
+/**
+ * The process-wide runtime: the open database (migrated), the settings and the instance secrets.
+ * Opened lazily on first use and cached on globalThis, because Next.js loads route handlers and
+ * instrumentation as separate module graphs and must still share one database (PGlite allows one).
+ */
+import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import { openDatabase, type Database, type DatabaseHandle, type Engine } from '@/db';
+import { instanceSecrets } from '@/db/schema';
+import { env as readEnv, type Env } from './env';
+
+export interface InstanceSecrets {
+  /** Signs event-stream cursors. */
+  cursor: string;
+  /** Signs session cookies (AUTH_SECRET when set). */
+  auth: string;
+}
+
+export interface Runtime {
+  db: Database;
+  engine: Engine;
+  env: Env;
+  secrets: InstanceSecrets;
+  close(): Promise<void>;
+}
+
+/** Opens and migrates the database named by `env`, and loads (or creates) the instance secrets. */
+export async function createRuntime(env: Env, migrationsFolder?: string): Promise<Runtime> {
+  const handle: DatabaseHandle = await openDatabase({
+    url: env.DATABASE_URL,
+    dataDir: env.PGLITE_DATA_DIR,
+    poolMax: env.DB_POOL_MAX,
+    lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
+    statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+    migrationsFolder,
+  });
+  try {
+    await handle.migrate();
+    const secrets = {
+      cursor: await instanceSecret(handle.db, 'cursor_hmac'),
+      auth: env.AUTH_SECRET ?? (await instanceSecret(handle.db, 'auth')),
+    };
+    return { db: handle.db, engine: handle.engine, env, secrets, close: () => handle.close() };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function instanceSecret(db: Database, name: string): Promise<string> {
+  await db
+    .insert(instanceSecrets)
+    .values({ name, value: randomBytes(32).toString('base64url') })
+    .onConflictDoNothing();
+  const [row] = await db.select({ value: instanceSecrets.value }).from(instanceSecrets).where(eq(instanceSecrets.name, name));
+  if (!row) throw new Error(`instance secret ${name} missing`);
+  return row.value;
+}
+
+const globalKey = Symbol.for('accountable-work-service.runtime');
+type GlobalWithRuntime = typeof globalThis & { [globalKey]?: Promise<Runtime> };
+
+/** The runtime of this process, opened from the process environment on first call. */
+export function getRuntime(): Promise<Runtime> {
+  const g = globalThis as GlobalWithRuntime;
+  if (!g[globalKey]) {
+    g[globalKey] = createRuntime(readEnv()).catch((err: unknown) => {
+      delete g[globalKey];
+      throw err;
+    });
+  }
+  return g[globalKey];
+}
+
+/** Closes the process runtime if it was opened (on shutdown: PGlite must close its files cleanly). */
+export async function closeRuntime(): Promise<void> {
+  const g = globalThis as GlobalWithRuntime;
+  const pending = g[globalKey];
+  delete g[globalKey];
+  if (pending) await (await pending).close();
+}
+
+/** A trivial query used by health checks. */
+export async function ping(db: Database): Promise<void> {
+  await db.execute(sql`select 1`);
+}

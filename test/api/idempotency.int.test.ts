@@ -1,0 +1,118 @@
+/** Idempotency-Key on POST /work (CONTRACT §3). */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@/db';
+import { startTestApp, type TestApp } from '../support/app';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+const post = (body: unknown, key: string, apiKey?: string) =>
+  app.request('POST', '/work', { body, headers: { 'idempotency-key': key }, key: apiKey });
+
+async function workEvents(taskId: string): Promise<number> {
+  const [row] = await query<{ n: number | string }>(
+    app.runtime.db,
+    sql`select count(*) as n from ledger_events where event_type = 'work.created' and aggregate_id = ${taskId}`,
+  );
+  return Number(row?.n);
+}
+
+describe('Idempotency-Key', () => {
+  it('replays the original response with 200 and duplicate: true, writing nothing', async () => {
+    const key = `k-${randomUUID()}`;
+    const first = await post({ title: 'Once', priority: 'high' }, key);
+    expect(first.status).toBe(201);
+    const before = await app.counts();
+    const again = await post({ priority: 'high', title: 'Once' }, key); // same body, other key order
+    expect(again.status).toBe(200);
+    expect(await app.counts()).toEqual(before);
+    expect(again.body.data).toEqual({ ...first.body.data, duplicate: true });
+    expect(again.body.meta).toEqual({ ...first.body.meta, duplicate: true });
+    expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+    expect(await workEvents(first.body.data.taskId)).toBe(1);
+  });
+
+  it('records the key on the event', async () => {
+    const key = `k-${randomUUID()}`;
+    const res = await post({ title: 'Keyed' }, key);
+    const page = await app.request('GET', '/events/stream?type=work.created&limit=100');
+    expect(page.body.data.find((e: { id: string }) => e.id === res.body.data.eventId).idempotencyKey).toBe(key);
+  });
+
+  it('refuses the same key with a different body: 422 idempotency_conflict, nothing written', async () => {
+    const key = `k-${randomUUID()}`;
+    expect((await post({ title: 'Original' }, key)).status).toBe(201);
+    const before = await app.counts();
+    const res = await post({ title: 'Changed' }, key);
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('idempotency_conflict');
+    expect(await app.counts()).toEqual(before);
+  });
+
+  it('refuses a malformed key with 400 invalid_idempotency_key before writing', async () => {
+    const before = await app.counts();
+    for (const key of ['-leading-dash', 'has space', 'x'.repeat(201), 'semi;colon', 'caf\u00e9']) {
+      const res = await app.request('POST', '/work', { body: { title: 'x' }, headers: { 'idempotency-key': key } });
+      expect(res.status, key).toBe(400);
+      expect(res.body.error.code).toBe('invalid_idempotency_key');
+    }
+    expect(await app.counts()).toEqual(before);
+  });
+
+  it('accepts the longest and most varied legal key', async () => {
+    const key = `A${'b.c_d:e/f-'.repeat(19)}123456789`.slice(0, 200);
+    expect(key).toHaveLength(200);
+    expect((await post({ title: 'long key' }, key)).status).toBe(201);
+  });
+
+  it('keeps keys of one workspace invisible to another', async () => {
+    const other = await app.createWorkspace();
+    const key = `shared-${randomUUID()}`;
+    const mine = await post({ title: 'Mine' }, key);
+    const theirs = await post({ title: 'Theirs' }, key, other.apiKey);
+    expect(mine.status).toBe(201);
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.data.taskId).not.toBe(mine.body.data.taskId);
+    expect(theirs.body.meta.workspaceId).toBe(other.workspaceId);
+    const replay = await post({ title: 'Theirs' }, key, other.apiKey);
+    expect(replay.body.data.taskId).toBe(theirs.body.data.taskId);
+  });
+
+  it('a failed request stores no response: the same key then succeeds', async () => {
+    const key = `k-${randomUUID()}`;
+    const failed = await post({ title: 'x', initiative_id: randomUUID(), workstream_id: randomUUID(), milestone_id: randomUUID() }, key);
+    expect(failed.status).toBe(404);
+    const ok = await post({ title: 'x' }, key);
+    expect(ok.status).toBe(201);
+  });
+
+  it('20 parallel first uses of one key write once; the rest replay', async () => {
+    const key = `race-${randomUUID()}`;
+    const before = await app.counts();
+    const results = await Promise.all(Array.from({ length: 20 }, () => post({ title: 'Raced' }, key)));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    for (const r of results) expect([200, 201, 409]).toContain(r.status);
+    const taskIds = new Set(results.filter((r) => r.status < 300).map((r) => r.body.data.taskId));
+    expect(taskIds.size).toBe(1);
+    const after = await app.counts();
+    expect(after.tasks! - before.tasks!).toBe(1);
+    expect(after.events! - before.events!).toBe(1);
+    expect(await workEvents([...taskIds][0] as string)).toBe(1);
+  });
+
+  it('without the header a request is simply not idempotent', async () => {
+    const a = await app.request('POST', '/work', { body: { title: 'Twice' } });
+    const b = await app.request('POST', '/work', { body: { title: 'Twice' } });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(a.body.data.taskId).not.toBe(b.body.data.taskId);
+  });
+});

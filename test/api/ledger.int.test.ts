@@ -1,0 +1,152 @@
+/** The ledger: ordering under concurrency, append-only rows, verification that finds tampering. */
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@/db';
+import { GENESIS_HASH } from '@/db/schema';
+import { verifyWorkspace } from '@/server/ledger/verify';
+import { startTestApp, type TestApp } from '../support/app';
+import { testEngine } from '../support/engine';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+async function allEvents(apiKey?: string) {
+  const events: any[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const res = await app.request('GET', `/events/stream?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { key: apiKey });
+    expect(res.status).toBe(200);
+    events.push(...res.body.data);
+    cursor = res.body.meta.nextCursor;
+    if (!res.body.meta.hasMore) return events;
+  }
+}
+
+/** Rewrites a stored event as an attacker with database access would: past the append-only trigger. */
+async function tamper(statement: ReturnType<typeof sql>) {
+  await app.runtime.db.transaction(async (tx) => {
+    await tx.execute(sql`alter table ledger_events disable trigger ledger_events_append_only`);
+    await tx.execute(statement);
+    await tx.execute(sql`alter table ledger_events enable trigger ledger_events_append_only`);
+  });
+}
+
+describe('the ledger', () => {
+  it('32 concurrent writers in one workspace get sequences 1..n in order, and the chain verifies', async () => {
+    const ws = await app.createWorkspace();
+    const setup = (await allEvents(ws.apiKey)).length;
+    const results = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => app.request('POST', '/work', { key: ws.apiKey, body: { title: `writer ${i}` } })),
+    );
+    for (const r of results) expect(r.status).toBe(201);
+    const events = await allEvents(ws.apiKey);
+    expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: setup + 32 }, (_, i) => i + 1));
+    expect(events[0].previousHash).toBe(GENESIS_HASH);
+    for (let i = 1; i < events.length; i++) expect(events[i].previousHash).toBe(events[i - 1].eventHash);
+    const acknowledged = new Set(results.map((r) => r.body.data.eventId));
+    expect(events.filter((e) => acknowledged.has(e.id))).toHaveLength(32);
+
+    const report = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
+    expect(report.body.data).toEqual({
+      ok: true,
+      checkedEvents: setup + 32,
+      headSequence: setup + 32,
+      headHash: events[events.length - 1].eventHash,
+      firstBreak: null,
+    });
+  });
+
+  it('the database refuses UPDATE, DELETE and TRUNCATE of ledger rows', async () => {
+    for (const statement of [sql`update ledger_events set actor_id = 'x'`, sql`delete from ledger_events`, sql`truncate ledger_events cascade`]) {
+      const error: unknown = await app.runtime.db.execute(statement).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      // Drizzle wraps the database's error; the refusal itself is the cause.
+      expect(String((error as { cause?: Error })?.cause?.message)).toMatch(/append-only/);
+    }
+    const [row] = await query<{ n: string | number }>(app.runtime.db, sql`select count(*) as n from ledger_events`);
+    expect(Number(row?.n)).toBeGreaterThan(0);
+  });
+
+  it('reports an event tampered with in the database at its sequence', async () => {
+    const ws = await app.createWorkspace();
+    for (let i = 0; i < 5; i++) await app.request('POST', '/work', { key: ws.apiKey, body: { title: `t${i}` } });
+    const events = await allEvents(ws.apiKey);
+    const victim = events[events.length - 3];
+    await tamper(
+      sql`update ledger_events set payload = jsonb_set(payload, '{task,title}', '"rewritten"')
+          where workspace_id = ${ws.workspaceId} and sequence = ${victim.sequence}`,
+    );
+    const res = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body.data.ok).toBe(false);
+    expect(res.body.data.firstBreak).toMatchObject({
+      sequence: victim.sequence,
+      eventId: victim.id,
+      reason: 'payload_digest_mismatch',
+    });
+    expect(res.body.data.checkedEvents).toBe(victim.sequence - 1);
+  });
+
+  it('reports a forged actor, and a deleted event, at their sequences', async () => {
+    const ws = await app.createWorkspace();
+    for (let i = 0; i < 4; i++) await app.request('POST', '/work', { key: ws.apiKey, body: { title: `t${i}` } });
+    const events = await allEvents(ws.apiKey);
+    const forged = events[events.length - 2];
+    await tamper(sql`update ledger_events set actor_id = 'forged' where workspace_id = ${ws.workspaceId} and sequence = ${forged.sequence}`);
+    expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).firstBreak).toMatchObject({
+      sequence: forged.sequence,
+      reason: 'event_hash_mismatch',
+    });
+
+    const other = await app.createWorkspace();
+    await app.request('POST', '/work', { key: other.apiKey, body: { title: 'a' } });
+    await app.request('POST', '/work', { key: other.apiKey, body: { title: 'b' } });
+    const otherEvents = await allEvents(other.apiKey);
+    const removed = otherEvents[otherEvents.length - 2];
+    await app.runtime.db.transaction(async (tx) => {
+      await tx.execute(sql`alter table ledger_events disable trigger ledger_events_append_only`);
+      await tx.execute(sql`delete from ledger_events where workspace_id = ${other.workspaceId} and sequence = ${removed.sequence}`);
+      await tx.execute(sql`alter table ledger_events enable trigger ledger_events_append_only`);
+    });
+    expect((await verifyWorkspace(app.runtime.db, other.workspaceId)).firstBreak).toMatchObject({
+      sequence: removed.sequence + 1,
+      reason: 'sequence_gap',
+    });
+  });
+
+  it('a rolled-back append leaves no gap', async () => {
+    const ws = await app.createWorkspace();
+    const before = (await allEvents(ws.apiKey)).length;
+    await expect(
+      app.runtime.db.transaction(async (tx) => {
+        await tx.execute(sql`select * from ledger_append(${ws.workspaceId}::uuid, '[]'::jsonb)`);
+        await tx.execute(sql`update ledger_heads set sequence = sequence + 1 where workspace_id = ${ws.workspaceId}`);
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'after rollback' } });
+    const events = await allEvents(ws.apiKey);
+    expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: before + 1 }, (_, i) => i + 1));
+  });
+
+  it('aggregateVersion counts per aggregate, sequence per workspace', async () => {
+    const rows = await query<{ aggregate_id: string; versions: number[] }>(
+      app.runtime.db,
+      sql`select aggregate_id, array_agg(aggregate_version order by sequence) as versions
+          from ledger_events where workspace_id = ${app.ws.workspaceId} group by aggregate_id`,
+    );
+    for (const row of rows) expect(row.versions.map(Number)).toEqual(row.versions.map((_, i) => i + 1));
+  });
+
+  it(`runs on ${testEngine()}`, async () => {
+    const res = await app.request('GET', '/health', { key: null });
+    expect(res.body).toEqual({ status: 'ok', engine: testEngine() });
+  });
+});

@@ -1,0 +1,66 @@
+/** The served OpenAPI document: valid OpenAPI 3.1, and saying what the API really answers. */
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appRouter } from '@/server/api/root';
+import { startTestApp, type TestApp } from '../support/app';
+
+let app: TestApp;
+let doc: any;
+beforeAll(async () => {
+  app = await startTestApp();
+  const res = await app.request('GET', '/openapi.json', { key: null });
+  expect(res.status).toBe(200);
+  doc = res.body;
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+describe('GET /openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+  });
+
+  it('lists every published procedure', () => {
+    const published = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: any } }>)
+      .map((p) => p._def.meta?.openapi)
+      .filter(Boolean)
+      .map((o: { method: string; path: string }) => `${o.method.toLowerCase()} ${o.path}`)
+      .sort();
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`))
+      .sort();
+    expect(documented).toEqual(published);
+  });
+
+  it('documents POST /work as 201 (200 on replay) with the contract’s error body for each error status', () => {
+    const responses = doc.paths['/work'].post.responses;
+    expect(Object.keys(responses).sort()).toEqual(['200', '201', '400', '401', '404', '409', '413', '415', '422', '500', '503']);
+    expect(responses['400'].description).toContain('invalid_json');
+    expect(responses['400'].description).toContain('unknown_field');
+    expect(responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(responses['503'].headers['Retry-After']).toBeDefined();
+    expect(responses['201'].headers['X-Request-Id']).toBeDefined();
+    const requestBody = doc.paths['/work'].post.requestBody.content['application/json'].schema;
+    expect(requestBody.additionalProperties).toBe(false);
+    expect(requestBody.properties.title).toMatchObject({ type: 'string', minLength: 1, maxLength: 240 });
+    expect(requestBody.properties.estimate_hours).toMatchObject({ type: 'number', minimum: 0 });
+    expect(requestBody.required).toEqual(['title']);
+  });
+
+  it('declares the bearer key and the session cookie, and leaves public routes open', () => {
+    expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.Session).toMatchObject({ type: 'apiKey', in: 'cookie' });
+    expect(doc.paths['/work'].post.security).toEqual([{ ApiKey: [] }, { Session: [] }]);
+    expect(doc.paths['/errors'].get.security).toBeUndefined();
+    expect(doc.paths['/errors'].get.responses['401']).toBeUndefined();
+  });
+
+  it('describes the error envelope of CONTRACT §1', () => {
+    const error = doc.components.schemas.Error;
+    expect(Object.keys(error.properties.error.properties).sort()).toEqual(
+      ['code', 'details', 'docsUrl', 'message', 'requestId', 'retryAfter', 'timestamp'].sort(),
+    );
+  });
+});

@@ -1,0 +1,212 @@
+/** The transport: request ids, the error envelope, body rules, credentials and the error docs. */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '@/server/domain/api-keys/api-keys';
+import { systemTrace } from '@/server/domain/actor';
+import { errorCodes, errorTable } from '@/server/errors';
+import { startTestApp, type TestApp } from '../support/app';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+function expectEnvelope(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.body.error).toMatchObject({
+    code,
+    requestId: res.headers.get('x-request-id'),
+    docsUrl: `http://localhost:3000/api/v1/errors?code=${code}`,
+    details: expect.any(Object),
+  });
+  expect(res.body.error.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  expect(typeof res.body.error.message).toBe('string');
+  expect(Number.isInteger(res.body.error.retryAfter)).toBe(true);
+}
+
+describe('request ids', () => {
+  it('every response carries a fresh X-Request-Id', async () => {
+    const a = await app.request('GET', '/errors');
+    const b = await app.request('GET', '/errors');
+    expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
+  });
+});
+
+describe('bodies', () => {
+  it('invalid JSON is 400 invalid_json', async () => {
+    await app.expectUnchanged(async () => {
+      const res = await app.request('POST', '/work', { rawBody: '{"title": ', headers: { 'content-type': 'application/json' } });
+      expectEnvelope(res, 400, 'invalid_json');
+    });
+  });
+
+  it('JSON that is not an object is 400 invalid_json', async () => {
+    for (const raw of ['[{"title":"x"}]', '"x"', 'null', '42']) {
+      const res = await app.request('POST', '/work', { rawBody: raw, headers: { 'content-type': 'application/json' } });
+      expectEnvelope(res, 400, 'invalid_json');
+    }
+  });
+
+  it('bytes that are not UTF-8 are 400 invalid_json', async () => {
+    const bytes = new Uint8Array([0x7b, 0x22, 0x74, 0x69, 0x74, 0x6c, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
+    const res = await app.request('POST', '/work', { rawBody: bytes, headers: { 'content-type': 'application/json' } });
+    expectEnvelope(res, 400, 'invalid_json');
+  });
+
+  it('a body that is not application/json is 415', async () => {
+    await app.expectUnchanged(async () => {
+      const res = await app.request('POST', '/work', { rawBody: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expectEnvelope(res, 415, 'unsupported_media_type');
+      const none = await app.request('POST', '/work', { rawBody: '{"title":"x"}' });
+      expect(none.status).toBe(415);
+    });
+  });
+
+  it('application/json with a charset is accepted', async () => {
+    const res = await app.request('POST', '/work', {
+      rawBody: '{"title":"charset"}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it('an empty body counts as {} (so here: title is missing)', async () => {
+    const res = await app.request('POST', '/work', { rawBody: '' });
+    expectEnvelope(res, 400, 'validation_failed');
+    expect(res.body.error.details.issues[0].path).toBe('title');
+  });
+
+  it('a body over 1 MiB is 413, by Content-Length or while streaming', async () => {
+    const big = JSON.stringify({ title: 't', description: 'x'.repeat(1024 * 1024) });
+    await app.expectUnchanged(async () => {
+      const declared = await app.request('POST', '/work', { rawBody: big, headers: { 'content-type': 'application/json' } });
+      expectEnvelope(declared, 413, 'payload_too_large');
+
+      const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+      let sent = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"title":"t","description":"'));
+          if (sent > 20) controller.close();
+          else controller.enqueue(chunk);
+          sent++;
+        },
+      });
+      const chunked = await app.request('POST', '/work', { rawBody: stream, headers: { 'content-type': 'application/json' } });
+      expectEnvelope(chunked, 413, 'payload_too_large');
+    });
+  });
+
+  it('a body just under the limit is read (and judged by the field rules)', async () => {
+    const body = JSON.stringify({ title: 't', description: 'x'.repeat(1024 * 1024 - 100) });
+    const res = await app.request('POST', '/work', { rawBody: body, headers: { 'content-type': 'application/json' } });
+    expectEnvelope(res, 400, 'validation_failed');
+  });
+});
+
+describe('routes', () => {
+  it('an unknown route is 404 not_found in the envelope', async () => {
+    const res = await app.request('GET', '/no-such-thing');
+    expectEnvelope(res, 404, 'not_found');
+    const wrongMethod = await app.request('DELETE', '/work');
+    expectEnvelope(wrongMethod, 404, 'not_found');
+  });
+
+  it('unknown query parameters are 400 unknown_field', async () => {
+    const res = await app.request('GET', '/events/stream?colour=blue');
+    expectEnvelope(res, 400, 'unknown_field');
+    expect(res.body.error.details.fields).toEqual(['colour']);
+  });
+});
+
+describe('credentials', () => {
+  it('no credential is 401 unauthorized with a Bearer challenge', async () => {
+    const res = await app.request('POST', '/work', { key: null, body: { title: 'x' } });
+    expectEnvelope(res, 401, 'unauthorized');
+    expect(res.headers.get('www-authenticate')).toContain('Bearer');
+  });
+
+  it('an unknown or malformed key is 401 and writes nothing', async () => {
+    await app.expectUnchanged(async () => {
+      for (const key of [`awk_${'A'.repeat(43)}`, 'not-a-key', '']) {
+        const res = await app.request('POST', '/work', { key, body: { title: 'x' } });
+        expectEnvelope(res, 401, 'unauthorized');
+      }
+      const basic = await app.request('GET', '/events/stream', { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+      expectEnvelope(basic, 401, 'unauthorized');
+    });
+  });
+
+  it('authentication comes before input rules: no credential and a bad body is still 401', async () => {
+    const res = await app.request('POST', '/work', { key: null, body: { nope: true } });
+    expectEnvelope(res, 401, 'unauthorized');
+  });
+
+  it('a revoked key is refused at once', async () => {
+    const ws = await app.createWorkspace();
+    const ok = await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'before' } });
+    expect(ok.status).toBe(201);
+    await app.runtime.db.transaction((tx) =>
+      revokeApiKey(
+        tx,
+        { type: 'system', id: 'system:test', ownerId: ws.ownerUserId, workspaceId: ws.workspaceId, trace: systemTrace(randomUUID()) },
+        { keyId: ws.apiKeyId },
+      ),
+    );
+    const refused = await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'after' } });
+    expectEnvelope(refused, 401, 'unauthorized');
+  });
+
+  it('keeps last_used_at', async () => {
+    const ws = await app.createWorkspace();
+    await app.request('GET', '/events/stream', { key: ws.apiKey });
+    const { apiKeys } = await import('@/db/schema');
+    const { eq } = await import('drizzle-orm');
+    const [row] = await app.runtime.db.select().from(apiKeys).where(eq(apiKeys.id, ws.apiKeyId));
+    expect(row?.lastUsedAt).toBeInstanceOf(Date);
+    expect(row!.secretHash).not.toContain(ws.apiKey.slice(4));
+  });
+
+  it('trace headers are validated', async () => {
+    await app.expectUnchanged(async () => {
+      const res = await app.request('POST', '/work', { body: { title: 'x' }, headers: { 'x-correlation-id': 'nope' } });
+      expectEnvelope(res, 400, 'validation_failed');
+      const manifest = await app.request('POST', '/work', { body: { title: 'x' }, headers: { 'x-context-manifest-digest': 'md5:1' } });
+      expectEnvelope(manifest, 400, 'validation_failed');
+    });
+  });
+});
+
+describe('GET /errors', () => {
+  it('documents every code of the table, without a credential', async () => {
+    const res = await app.request('GET', '/errors', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((d: { code: string }) => d.code)).toEqual(errorCodes);
+    for (const doc of res.body.data) expect(doc.status).toBe(errorTable[doc.code as keyof typeof errorTable].status);
+  });
+
+  it('documents one code', async () => {
+    const res = await app.request('GET', '/errors?code=idempotency_conflict', { key: null });
+    expect(res.body.data).toEqual([expect.objectContaining({ code: 'idempotency_conflict', status: 422 })]);
+  });
+
+  it('an unknown code is 404', async () => {
+    const res = await app.request('GET', '/errors?code=nope', { key: null });
+    expectEnvelope(res, 404, 'not_found');
+  });
+});
+
+describe('when the database is gone', () => {
+  it('answers in the envelope without internals (503 on PostgreSQL, 500 on a closed PGlite)', async () => {
+    const lone = await startTestApp();
+    await lone.runtime.close();
+    const res = await lone.request('POST', '/work', { body: { title: 'x' } });
+    expect([500, 503]).toContain(res.status);
+    expect(res.body.error.code).toBe(res.status === 503 ? 'service_unavailable' : 'internal_error');
+    expect(res.text).not.toMatch(/at .*\.(ts|js):\d+|PGlite|postgres|select |insert /i);
+    if (res.status === 503) expect(res.headers.get('retry-after')).toBe('1');
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * An integration-test instance of the API: a fresh database on the run's engine, the real REST
+ * transport (server/api/rest.ts) called in-process with real Request objects, and helpers to make
+ * workspaces and keys and to count what a request wrote.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { expect } from 'vitest';
+import { query } from '@/db';
+import { createRestHandler } from '@/server/api/rest';
+import { createApiKey } from '@/server/domain/api-keys/api-keys';
+import { systemTrace, type Actor } from '@/server/domain/actor';
+import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
+import { checkAgainstDocument } from './contract';
+import { createTestRuntime, type TestRuntime } from './engine';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is (overrides `body`). */
+  rawBody?: string | Uint8Array | ReadableStream<Uint8Array>;
+  headers?: Record<string, string>;
+}
+
+export interface TestWorkspace {
+  workspaceId: string;
+  ownerUserId: string;
+  apiKey: string;
+  apiKeyId: string;
+}
+
+export interface TestApp {
+  runtime: TestRuntime;
+  /** The default workspace of this app. */
+  ws: TestWorkspace;
+  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
+  createWorkspace(name?: string): Promise<TestWorkspace>;
+  /** Row counts of the tables a write touches, for "nothing changed" assertions. */
+  counts(): Promise<Record<string, number>>;
+  /** Runs `action` and asserts it left no row, event or idempotency record behind. */
+  expectUnchanged(action: () => Promise<void>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(envOverrides: Record<string, string> = {}): Promise<TestApp> {
+  const runtime = await createTestRuntime(envOverrides);
+  const handler = createRestHandler({ runtime: async () => runtime });
+
+  const makeWorkspace = async (name = `ws-${randomUUID().slice(0, 8)}`): Promise<TestWorkspace> =>
+    runtime.db.transaction(async (tx) => {
+      const trace = systemTrace(randomUUID());
+      const created = await createWorkspace(tx, trace, {
+        name,
+        owner: { email: `${name}@test.local`, displayName: name, passwordHash: 'not-a-real-hash' },
+      });
+      const actor: Actor = { type: 'system', id: 'system:test', ownerId: created.ownerUserId, workspaceId: created.workspaceId, trace };
+      const key = await createApiKey(tx, actor, { name: 'test key' });
+      return { workspaceId: created.workspaceId, ownerUserId: created.ownerUserId, apiKey: key.secret, apiKeyId: key.id };
+    });
+
+  const ws = await makeWorkspace('primary');
+
+  const app: TestApp = {
+    runtime,
+    ws,
+    createWorkspace: makeWorkspace,
+    async request(method, path, opts = {}) {
+      const headers = new Headers(opts.headers);
+      const key = opts.key === undefined ? ws.apiKey : opts.key;
+      if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+      let body: BodyInit | undefined;
+      if (opts.rawBody !== undefined) body = opts.rawBody as BodyInit;
+      else if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+      }
+      const init: RequestInit & { duplex?: 'half' } = { method, headers, body };
+      if (body instanceof ReadableStream) init.duplex = 'half';
+      const response = await handler(new Request(`http://127.0.0.1:3000/api/v1${path}`, init));
+      const text = await response.text();
+      let parsed: unknown = undefined;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      // Every response the suite sees must be one the OpenAPI document promises.
+      const apiPath = path.split('?')[0]!;
+      expect(checkAgainstDocument(method, apiPath, response.status, parsed), `${method} ${path} → ${response.status} ${text.slice(0, 300)}`).toEqual([]);
+      expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      return { status: response.status, headers: response.headers, body: parsed as never, text };
+    },
+    async counts() {
+      const [row] = await query<Record<string, number | string>>(
+        runtime.db,
+        sql`select
+          (select count(*) from ledger_events) as events,
+          (select count(*) from tasks) as tasks,
+          (select count(*) from receipts) as receipts,
+          (select count(*) from idempotency_records) as idempotency_records,
+          (select count(*) from initiatives) as initiatives`,
+      );
+      return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
+    },
+    async expectUnchanged(action) {
+      const before = await app.counts();
+      await action();
+      expect(await app.counts()).toEqual(before);
+    },
+    close: () => runtime.close(),
+  };
+  return app;
+}

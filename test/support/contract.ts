@@ -1,0 +1,56 @@
+/**
+ * Holds every response the integration suite sees to the served OpenAPI document: the status
+ * must be documented for the operation, and the body must match the documented schema.
+ */
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import { openApiDocument } from '@/server/api/openapi';
+
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+};
+
+let ajv: InstanceType<typeof Ajv2020> | undefined;
+let doc: Doc | undefined;
+const validators = new Map<string, ValidateFunction>();
+
+function load(): { ajv: InstanceType<typeof Ajv2020>; doc: Doc } {
+  if (!ajv || !doc) {
+    doc = JSON.parse(JSON.stringify(openApiDocument('http://localhost:3000'))) as Doc;
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ ...doc, $id: 'openapi' });
+  }
+  return { ajv, doc };
+}
+
+function templateFor(paths: string[], path: string): string | undefined {
+  return paths.find((template) => {
+    const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    return re.test(path);
+  });
+}
+
+const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Returns a list of problems (empty when the response matches the document). */
+export function checkAgainstDocument(method: string, apiPath: string, status: number, body: unknown): string[] {
+  const { ajv: validator, doc: document } = load();
+  const template = templateFor(Object.keys(document.paths), apiPath);
+  if (!template) return status === 404 ? [] : [`${method} ${apiPath}: no such path in the document`];
+  const operation = document.paths[template]?.[method.toLowerCase()];
+  if (!operation) return status === 404 ? [] : [`${method} ${template}: no such operation in the document`];
+  const response = operation.responses[String(status)];
+  if (!response) return [`${method} ${template}: status ${status} is not documented`];
+  const schema = response.content?.['application/json']?.schema;
+  if (!schema) return [];
+  const ref = `openapi#/paths/${escape(template)}/${method.toLowerCase()}/responses/${status}/content/application~1json/schema`;
+  let validate = validators.get(ref);
+  if (!validate) {
+    validate = validator.getSchema(ref) ?? validator.compile({ $ref: ref });
+    validators.set(ref, validate);
+  }
+  if (validate(body)) return [];
+  return (validate.errors ?? []).map((e) => `${method} ${template} ${status}: ${e.instancePath} ${e.message}`);
+}

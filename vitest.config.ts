@@ -1,0 +1,36 @@
+import path from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+// Three projects: pure unit tests beside their code, and the integration suite (*.int.test.ts)
+// run twice, once on embedded PGlite and once on a real PostgreSQL server.
+const alias = { '@': path.resolve(import.meta.dirname) };
+const integration = (engine: 'pglite' | 'postgres') => ({
+  resolve: { alias },
+  test: {
+    name: `int-${engine}`,
+    include: ['**/*.int.test.ts'],
+    exclude: ['node_modules/**', '.next/**', 'e2e/**'],
+    env: { TEST_ENGINE: engine, LOG_LEVEL: 'silent' },
+    globalSetup: ['test/support/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: 'unit',
+          include: ['**/*.test.ts'],
+          exclude: ['**/*.int.test.ts', 'node_modules/**', '.next/**', 'e2e/**'],
+          env: { LOG_LEVEL: 'silent' },
+        },
+      },
+      integration('pglite'),
+      integration('postgres'),
+    ],
+  },
+});
