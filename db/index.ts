@@ -22,6 +22,8 @@ export interface DatabaseHandle {
   engine: Engine;
   /** Runs the committed migrations (idempotent; serialised across instances on PostgreSQL). */
   migrate(): Promise<void>;
+  /** PGlite only: the whole cluster as a tarball. */
+  dump?: () => Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,8 @@ export interface OpenOptions {
   statementTimeoutMs?: number;
   /** Folder holding drizzle-kit's migrations. */
   migrationsFolder?: string;
+  /** PGlite only: start from this dump (PGlite's dumpDataDir) instead of an empty cluster. Tests use it. */
+  pgliteSnapshot?: Blob;
 }
 
 export const defaultMigrationsFolder = () => path.join(process.cwd(), 'drizzle');
@@ -89,7 +93,9 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
   const release = dataDir.startsWith('memory://') ? async () => undefined : await lockDataDir(dataDir);
   let client: InstanceType<typeof PGlite>;
   try {
-    client = await PGlite.create(dataDir);
+    client = opts.pgliteSnapshot
+      ? await PGlite.create({ dataDir, loadDataDir: opts.pgliteSnapshot })
+      : await PGlite.create(dataDir);
   } catch (err) {
     await release();
     throw err;
@@ -101,6 +107,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
     async migrate() {
       await migrate(db as never, { migrationsFolder });
     },
+    dump: () => client.dumpDataDir('none'),
     async close() {
       await client.close();
       await release();

@@ -25,14 +25,17 @@ export interface Runtime {
 }
 
 /** Opens and migrates the database named by `env`, and loads (or creates) the instance secrets. */
-export async function createRuntime(env: Env, migrationsFolder?: string): Promise<Runtime> {
+export async function createRuntime(
+  env: Env,
+  extra: { migrationsFolder?: string; pgliteSnapshot?: Blob } = {},
+): Promise<Runtime> {
   const handle: DatabaseHandle = await openDatabase({
+    ...extra,
     url: env.DATABASE_URL,
     dataDir: env.PGLITE_DATA_DIR,
     poolMax: env.DB_POOL_MAX,
     lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
     statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
-    migrationsFolder,
   });
   try {
     await handle.migrate();

@@ -107,7 +107,7 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
   }
   for (const [status, codes] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
     const headers: Json = { 'X-Request-Id': requestIdHeader };
-    if (status === 429 || status === 503) headers['Retry-After'] = retryAfterHeader;
+    if (codes.some((c) => 'retryAfter' in errorTable[c])) headers['Retry-After'] = retryAfterHeader;
     responses[String(status)] = {
       description: codes.map((c) => `\`${c}\`: ${errorTable[c].meaning}`).join(' '),
       headers,

@@ -285,7 +285,8 @@ export function errorBody(requestId: string, error: AppError, appUrl: string) {
 function errorResponse(requestId: string, error: AppError, appUrl: string): Response {
   const body = errorBody(requestId, error, appUrl);
   const headers = new Headers({ 'Content-Type': 'application/json' });
-  if (error.status === 429 || error.status === 503) headers.set('Retry-After', String(body.error.retryAfter));
+  // 429 and 503 always; any other error worth retrying (409 idempotency_in_progress) too.
+  if (body.error.retryAfter > 0) headers.set('Retry-After', String(body.error.retryAfter));
   if (error.status === 401) headers.set('WWW-Authenticate', 'Bearer realm="api"');
   return new Response(JSON.stringify(body), { status: error.status, headers });
 }

@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
+import postgres from 'postgres';
 import { startTestApp, type TestApp } from '../support/app';
+import { testEngine } from '../support/engine';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -116,3 +118,36 @@ describe('Idempotency-Key', () => {
     expect(a.body.data.taskId).not.toBe(b.body.data.taskId);
   });
 });
+
+// On PostgreSQL a first request can still hold its key when a retry arrives (on PGlite transactions
+// run one at a time, so the retry always finds the first one finished).
+if (testEngine() === 'postgres') {
+  describe('Idempotency-Key held by a request still running', () => {
+    it('is 409 idempotency_in_progress once the lock timeout passes, and writes nothing', async () => {
+      const impatient = await startTestApp({ DB_LOCK_TIMEOUT_MS: '300' });
+      const holder = postgres(impatient.runtime.databaseUrl!, { max: 1, onnotice: () => undefined });
+      const key = `held-${randomUUID()}`;
+      try {
+        const reserved = await holder.reserve();
+        await reserved`begin`;
+        await reserved`insert into idempotency_records (workspace_id, key, fingerprint, expires_at)
+                       values (${impatient.ws.workspaceId}, ${key}, 'first-request', now() + interval '1 day')`;
+        const before = await impatient.counts();
+        const res = await impatient.request('POST', '/work', { body: { title: 'retry' }, headers: { 'idempotency-key': key } });
+        expect(res.status).toBe(409);
+        expect(res.body.error.code).toBe('idempotency_in_progress');
+        expect(res.body.error.retryAfter).toBe(1);
+        expect(res.headers.get('retry-after')).toBe('1');
+        await reserved`rollback`;
+        reserved.release();
+        expect(await impatient.counts()).toEqual(before);
+        // Once the first request gave up, the key is free.
+        const ok = await impatient.request('POST', '/work', { body: { title: 'retry' }, headers: { 'idempotency-key': key } });
+        expect(ok.status).toBe(201);
+      } finally {
+        await holder.end();
+        await impatient.close();
+      }
+    });
+  });
+}

@@ -3,6 +3,7 @@
  * PostgreSQL database cloned from the migrated template that global-setup.ts prepared.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { inject } from 'vitest';
 import postgres from 'postgres';
 import { parseEnv, type Env } from '@/server/env';
@@ -36,7 +37,8 @@ export async function createTestRuntime(overrides: Record<string, string> = {}):
   const engine = testEngine();
   if (engine === 'pglite') {
     const env: Env = parseEnv({ NODE_ENV: 'test', PGLITE_DATA_DIR: 'memory://', SEED_DEMO: 'false', ...overrides });
-    return createRuntime(env);
+    const snapshot = new Blob([readFileSync(inject('pgliteSnapshot'))]);
+    return createRuntime(env, { pgliteSnapshot: snapshot });
   }
   const template = inject('pgTemplate');
   const name = `aws_test_${randomBytes(6).toString('hex')}`;
@@ -67,5 +69,6 @@ export async function createTestRuntime(overrides: Record<string, string> = {}):
 declare module 'vitest' {
   export interface ProvidedContext {
     pgTemplate: string;
+    pgliteSnapshot: string;
   }
 }

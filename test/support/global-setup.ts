@@ -1,16 +1,36 @@
-/**
- * Once per integration run on PostgreSQL: a template database with every migration applied, so
- * each test file gets a fresh database by a fast `create database … template`.
- */
+/** Once per integration run: a migrated database that each test file starts from. */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '@/db';
 import { adminUrl, databaseUrl } from './engine';
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | void> {
-  if (process.env.TEST_ENGINE !== 'postgres' && project.config.env?.TEST_ENGINE !== 'postgres') return;
-  const name = `aws_template_${randomBytes(6).toString('hex')}`;
+  const engine = project.config.env?.TEST_ENGINE ?? process.env.TEST_ENGINE;
+  return engine === 'postgres' ? postgresTemplate(project) : pgliteSnapshot(project);
+}
+
+/**
+ * PGlite: a migrated cluster dumped to a file once; each test file loads it (about 0.6 s here)
+ * instead of creating a cluster (about 2-3 s).
+ */
+async function pgliteSnapshot(project: TestProject): Promise<() => Promise<void>> {
+  const handle = await openDatabase({ dataDir: 'memory://' });
+  await handle.migrate();
+  const dump = await handle.dump!();
+  await handle.close();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'aws-pglite-snapshot-'));
+  const file = path.join(dir, 'migrated.tar');
+  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+  project.provide('pgliteSnapshot', file);
+  return async () => rmSync(dir, { recursive: true, force: true });
+}
+
+/** PostgreSQL: a migrated template database; each test file clones it with create database … template. */
+async function postgresTemplate(project: TestProject): Promise<() => Promise<void>> {  const name = `aws_template_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl(), { max: 1, onnotice: () => undefined });
   try {
     await admin.unsafe(`create database ${name}`);

@@ -1,0 +1,151 @@
+/**
+ * The command-line tools and the first-start seed, run as a user runs them: as processes against
+ * a database of the run's engine (a PGlite directory, or a PostgreSQL database).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRestHandler } from '@/server/api/rest';
+import { seedDemoIfEmpty, type DemoWorkspace } from '@/server/domain/workspaces/seed-demo';
+import { parseEnv } from '@/server/env';
+import { createRuntime, type Runtime } from '@/server/runtime';
+import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
+
+const run = promisify(execFile);
+const tsx = path.join(process.cwd(), 'node_modules', '.bin', 'tsx');
+
+let dir: string | undefined;
+let pgRuntime: TestRuntime | undefined;
+let childEnv: Record<string, string>;
+
+/** Opens the tools' database in this process (PGlite: only while no tool has it open). */
+async function openHere(): Promise<Runtime> {
+  if (pgRuntime) return pgRuntime;
+  return createRuntime(parseEnv({ NODE_ENV: 'test', PGLITE_DATA_DIR: childEnv.PGLITE_DATA_DIR, SEED_DEMO: 'false' }));
+}
+async function withHere<T>(fn: (rt: Runtime) => Promise<T>): Promise<T> {
+  const rt = await openHere();
+  try {
+    return await fn(rt);
+  } finally {
+    if (!pgRuntime) await rt.close();
+  }
+}
+
+async function tool(script: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(tsx, [path.join('scripts', script), ...args], {
+      env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+async function status(rt: Runtime, key: string): Promise<number> {
+  const handler = createRestHandler({ runtime: async () => rt });
+  const res = await handler(new Request('http://127.0.0.1/api/v1/events/stream', { headers: { authorization: `Bearer ${key}` } }));
+  return res.status;
+}
+
+let demo: DemoWorkspace;
+beforeAll(async () => {
+  if (testEngine() === 'postgres') {
+    pgRuntime = await createTestRuntime();
+    childEnv = { DATABASE_URL: pgRuntime.databaseUrl! };
+  } else {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'aws-cli-'));
+    childEnv = { PGLITE_DATA_DIR: path.join(dir, 'pglite') };
+  }
+  demo = (await withHere((rt) => seedDemoIfEmpty(rt.db)))!;
+});
+afterAll(async () => {
+  await pgRuntime?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('first start', () => {
+  it('seeds a demo workspace whose printed key works, once', async () => {
+    expect(demo.workspaceName).toBe('demo');
+    expect(demo.apiKey).toMatch(/^awk_[A-Za-z0-9_-]{43}$/);
+    expect(demo.ownerEmail).toBe('owner@demo.local');
+    await withHere(async (rt) => {
+      expect(await status(rt, demo.apiKey)).toBe(200);
+      expect(await seedDemoIfEmpty(rt.db)).toBeNull();
+      // Only hashes are stored: neither the key nor the password appears in the database.
+      const rows = await rt.db.execute(sql`select secret_hash, (select password_hash from users limit 1) as p from api_keys`);
+      const text = JSON.stringify(rows);
+      expect(text).not.toContain(demo.apiKey);
+      expect(text).not.toContain(demo.ownerPassword);
+      expect(text).toContain('$argon2id$');
+    });
+  });
+});
+
+describe('npm run key:create / key:revoke', () => {
+  it('creates a working key for a workspace named by name, and revokes it', async () => {
+    const created = await tool('key-create.ts', '--workspace', 'demo', '--name', 'ci');
+    expect(created.code, created.stderr).toBe(0);
+    const key = /awk_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0];
+    expect(key).toBeDefined();
+    await withHere(async (rt) => expect(await status(rt, key!)).toBe(200));
+
+    const revoked = await tool('key-revoke.ts', '--key', key!);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain('Revoked');
+    await withHere(async (rt) => {
+      expect(await status(rt, key!)).toBe(401);
+      expect(await status(rt, demo.apiKey)).toBe(200);
+    });
+  });
+
+  it('finds the workspace by id too, and refuses an unknown one', async () => {
+    const byId = await tool('key-create.ts', '--workspace', demo.workspaceId);
+    expect(byId.code, byId.stderr).toBe(0);
+    const unknown = await tool('key-create.ts', '--workspace', 'no-such-workspace');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('No workspace');
+  });
+});
+
+describe('npm run ledger:verify', () => {
+  it('exits 0 on an intact chain and 2 naming the sequence of a tampered event', async () => {
+    const ok = await tool('ledger-verify.ts', '--workspace', 'demo');
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain('OK:');
+
+    await withHere((rt) =>
+      rt.db.transaction(async (tx) => {
+        await tx.execute(sql`alter table ledger_events disable trigger ledger_events_append_only`);
+        await tx.execute(sql`update ledger_events set actor_id = 'forged' where workspace_id = ${demo.workspaceId} and sequence = 3`);
+        await tx.execute(sql`alter table ledger_events enable trigger ledger_events_append_only`);
+      }),
+    );
+    const broken = await tool('ledger-verify.ts', '--workspace', 'demo');
+    expect(broken.code).toBe(2);
+    expect(broken.stdout).toContain('BROKEN at sequence 3: event_hash_mismatch');
+  });
+});
+
+// Only PGlite has a data directory that one process owns; PostgreSQL serves any number of clients.
+if (testEngine() === 'pglite') {
+  describe('a PGlite directory in use', () => {
+    it('is refused to a second process with a clear message, and nothing is written', async () => {
+      const holder = await openHere();
+      try {
+        const res = await tool('key-create.ts', '--workspace', 'demo');
+        expect(res.code).toBe(1);
+        expect(res.stderr).toContain('is in use by another process');
+      } finally {
+        await holder.close();
+      }
+    });
+  });
+}
