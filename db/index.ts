@@ -59,6 +59,9 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
         lock_timeout: opts.lockTimeoutMs ?? 5000,
         statement_timeout: opts.statementTimeoutMs ?? 30000,
         TimeZone: 'UTC',
+        // The append and idempotency paths are written for READ COMMITTED (each statement sees
+        // what committed before it); a server whose default is stricter must not change that.
+        default_transaction_isolation: 'read committed',
       },
       onnotice: () => undefined,
       // int8 columns (sequence) come back as JS numbers, as PGlite returns them; a ledger will

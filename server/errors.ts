@@ -104,8 +104,8 @@ export const errorTable = {
   },
   internal_error: {
     status: 500,
-    meaning: 'An unexpected error. Nothing was changed unless a response said otherwise.',
-    action: 'Retry with the same Idempotency-Key; report error.requestId if it persists.',
+    meaning: 'An unexpected error. The write may or may not have been applied.',
+    action: 'Retry with the same Idempotency-Key (it replays a write that was applied); report error.requestId if it persists.',
   },
   service_unavailable: {
     status: 503,

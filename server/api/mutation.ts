@@ -15,6 +15,11 @@ export interface MutationOptions<T> {
    * the Idempotency-Key header is validated and otherwise ignored (forward compatibility).
    */
   replay?: (stored: T) => T;
+  /**
+   * The operation's output schema. The body is checked against it before commit, so a response
+   * the API could not send never leaves its writes (or a stored replay) behind.
+   */
+  output: { parse(body: unknown): unknown };
 }
 
 export async function runMutation<T>(
@@ -25,18 +30,24 @@ export async function runMutation<T>(
   const { db, env } = ctx.runtime;
   const key = ctx.actor.trace.idempotencyKey;
   const replay = opts.replay;
+  const checked = async (tx: Tx) => {
+    const body = await work(tx);
+    opts.output.parse(body);
+    return body;
+  };
   if (!key || !replay) {
-    const body = await db.transaction(work);
+    const body = await db.transaction(checked);
     ctx.res.status = opts.status;
     return body;
   }
 
   const workspaceId = ctx.actor.workspaceId;
-  const fingerprint = digestOf({ method: ctx.method, path: ctx.path, body: ctx.body ?? null });
+  // The body as sent, canonicalised: key order and whitespace do not matter, values do.
+  const fingerprint = digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null });
   const outcome = await db.transaction(async (tx) => {
     const claim = await claimIdempotencyKey(tx, workspaceId, key, fingerprint, env.IDEMPOTENCY_TTL_HOURS);
     if (!claim.claimed) return { replayed: true as const, body: claim.body as T };
-    const body = await work(tx);
+    const body = await checked(tx);
     await storeIdempotentResponse(tx, workspaceId, key, opts.status, body);
     return { replayed: false as const, body };
   });

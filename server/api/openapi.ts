@@ -84,6 +84,12 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
       const info = operations.get(`${method} ${path}`);
       if (!info) throw new Error(`OpenAPI operation ${method} ${path} has no procedure`);
       operation.responses = responsesFor(info.meta, operation.responses as Record<string, Json>);
+      // Which credentials an operation accepts (the generator lists every scheme on every one).
+      if (operation.security) operation.security = (info.meta.auth ?? ['ApiKey']).map((scheme) => ({ [scheme]: [] }));
+      // An empty body counts as {}: a body is only required when the schema requires fields.
+      const body = operation.requestBody as { required?: boolean; content?: Record<string, { schema?: Json }> } | undefined;
+      const schema = body?.content?.['application/json']?.schema;
+      if (body && schema) body.required = Array.isArray(schema.required) && schema.required.length > 0;
     }
   }
   cache.set(appUrl, doc);

@@ -102,6 +102,13 @@ async function dispatch(
   }
   const runtime = await opts.runtime();
   const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
+  // Operations with a body define no query parameters; like unknown body fields, they are refused.
+  if (body !== undefined && url.search.length > 1) {
+    const fields = [...new Set(url.searchParams.keys())].map((k) => `query.${k}`);
+    throw new AppError('unknown_field', `This operation takes no query parameters: ${fields.join(', ')}.`, { fields });
+  }
+  // HEAD is GET without the body (the adapter would otherwise answer 204 to any HEAD).
+  const method = request.method === 'HEAD' ? 'GET' : request.method;
 
   const state: RequestState = { requestId, runtime, body, path: url.pathname };
   const routeUrl = new URL(url.pathname.slice(API_BASE.length) + url.search, url.origin).toString();
@@ -109,6 +116,7 @@ async function dispatch(
     get(target, prop) {
       if (prop === STATE) return state;
       if (prop === 'url') return routeUrl;
+      if (prop === 'method') return method;
       if (prop === 'body') return body;
       // The adapter checks the media type; the body was read and checked above, so a body-less
       // POST (an empty body means {}) must not be refused for lacking a Content-Type.
@@ -133,6 +141,13 @@ async function dispatch(
     nodeHandler(shim, res).catch(reject);
   });
 
+  if (request.method === 'HEAD') {
+    const status =
+      adapterResponse.status < 400
+        ? adapterResponse.status
+        : toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId).status;
+    return new Response(null, { status, headers: adapterResponse.status < 400 ? adapterResponse.headers : undefined });
+  }
   if (adapterResponse.status < 400) return adapterResponse;
   const appError = toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId);
   return errorResponse(requestId, appError, runtime.env.APP_URL);
@@ -234,7 +249,7 @@ function toAppError(err: unknown, requestId: string): AppError {
     return new AppError('service_unavailable', 'The database is unavailable or busy. Retry shortly.');
   }
   log('error', 'unexpected error', { requestId, error: describe(cause), stack: (cause as Error)?.stack });
-  return new AppError('internal_error', 'An unexpected error occurred. Nothing was changed.');
+  return new AppError('internal_error', 'An unexpected error occurred. Retry with the same Idempotency-Key.');
 }
 
 function describe(err: unknown): string {

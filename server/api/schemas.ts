@@ -57,7 +57,8 @@ export function text(min: number, max: number) {
     .meta({ minLength: min, maxLength: max });
 }
 
-export const uuid = () => z.uuid();
+/** A UUID in any case, handed on lower-cased (as PostgreSQL returns it), so comparisons and payloads agree. */
+export const id = () => z.uuid().transform((s) => s.toLowerCase());
 
 /** ISO 8601 UTC with milliseconds and Z, as every timestamp this API writes. */
 export const timestamp = () =>

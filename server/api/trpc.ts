@@ -1,7 +1,8 @@
 /**
  * tRPC setup: the request context, the procedure metadata, and the procedures routers build on
- * (public, and authenticated by API key). Authentication runs before input parsing, so an
- * unauthenticated caller learns nothing about a route's rules.
+ * (public, and authenticated by API key). Authentication runs before the input's field rules, so
+ * an unauthenticated caller learns nothing about them (the body's form is checked earlier, by the
+ * transport, as it reads the body).
  */
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
@@ -10,7 +11,7 @@ import { EMPTY_CONTEXT_MANIFEST_DIGEST } from '@/server/domain/actor';
 import { authenticateApiKey } from '@/server/auth/api-keys';
 import { AppError, type ErrorCode } from '@/server/errors';
 import type { Runtime } from '@/server/runtime';
-import { IDEMPOTENCY_KEY_PATTERN } from './schemas';
+import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
 
 export interface ResponseInit {
   status: number | undefined;
@@ -38,6 +39,8 @@ export type OperationMeta = {
   errorCodes?: ErrorCode[];
   /** Other success statuses and what they mean (e.g. 200 for an idempotent replay of a 201). */
   otherSuccess?: Record<number, string>;
+  /** Credentials the operation accepts, as OpenAPI security scheme names (default: the API key). */
+  auth?: ('ApiKey' | 'Session')[];
 };
 
 export type Meta = OpenApiMeta<OperationMeta>;
@@ -74,14 +77,17 @@ export const apiKeyProcedure = t.procedure.use(async ({ ctx, next, type }) => {
   if (idempotencyKey !== null && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
     throw new AppError('invalid_idempotency_key', 'Idempotency-Key must match ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$.');
   }
+  // The same schema the OpenAPI document shows for these headers.
   const correlationId = ctx.headers.get('x-correlation-id');
   const manifest = ctx.headers.get('x-context-manifest-digest');
-  const headerIssues: { path: string; message: string }[] = [];
-  if (correlationId !== null && !UUID.test(correlationId))
-    headerIssues.push({ path: 'headers.x-correlation-id', message: 'must be a UUID' });
-  if (manifest !== null && !/^sha256:[0-9a-f]{64}$/.test(manifest))
-    headerIssues.push({ path: 'headers.x-context-manifest-digest', message: 'must be sha256: followed by 64 hex digits' });
-  if (headerIssues.length > 0) throw new AppError('validation_failed', 'Invalid request headers.', { issues: headerIssues });
+  const headers = traceHeaders.safeParse({
+    'x-correlation-id': correlationId ?? undefined,
+    'x-context-manifest-digest': manifest ?? undefined,
+  });
+  if (!headers.success) {
+    const issues = headers.error.issues.map((i) => ({ path: `headers.${i.path.join('.')}`, message: i.message }));
+    throw new AppError('validation_failed', 'Invalid request headers.', { issues });
+  }
 
   const actor: Actor = {
     type: 'api_key',
@@ -98,6 +104,6 @@ export const apiKeyProcedure = t.procedure.use(async ({ ctx, next, type }) => {
   return next({ ctx: { actor } });
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const traceHeaders = mutationHeaders.pick({ 'x-correlation-id': true, 'x-context-manifest-digest': true });
 
 export type AuthedContext = ApiContext & { actor: Actor };

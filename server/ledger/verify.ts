@@ -27,9 +27,12 @@ export interface ChainBreak {
 export interface VerifyReport {
   ok: boolean;
   checkedEvents: number;
+  /** Where the intact part of the chain ends. */
   lastSequence: number;
   lastHash: string;
   firstBreak: ChainBreak | null;
+  /** The head as recorded (ledger_heads), when one was given. */
+  head: { sequence: number; headHash: string } | null;
 }
 
 export class ChainVerifier {
@@ -81,6 +84,7 @@ export class ChainVerifier {
       lastSequence: this.lastSequence,
       lastHash: this.lastHash,
       firstBreak: this.broken,
+      head: head ?? null,
     };
   }
 }
@@ -95,8 +99,30 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, pageSiz
   while (after < end) {
     const page = await readEvents(db, workspaceId, { after, limit: Math.min(pageSize, end - after) });
     if (page.length === 0) break;
-    for (const event of page) if (!verifier.push(event)) return verifier.finish();
+    for (const event of page) if (!verifier.push(event)) return { ...verifier.finish(), head };
     after = page[page.length - 1]!.sequence;
   }
-  return verifier.finish(head ?? undefined);
+  const report = verifier.finish(head ?? undefined);
+  if (!report.ok) return report;
+  // Events past the recorded head mean the head was moved back: whatever lies beyond it would
+  // otherwise escape verification. (An append that committed after we read the head is not one:
+  // it moved the head forward too, so re-read the head before judging.)
+  const [beyond] = await readEvents(db, workspaceId, { after: end, limit: 1 });
+  if (beyond) {
+    const now = await readHead(db, workspaceId);
+    if (!now || now.sequence < beyond.sequence) {
+      return {
+        ...report,
+        ok: false,
+        firstBreak: {
+          sequence: beyond.sequence,
+          eventId: beyond.id,
+          reason: 'head_mismatch',
+          expected: `no event after the head at ${now?.sequence ?? end}`,
+          actual: `event at sequence ${beyond.sequence}`,
+        },
+      };
+    }
+  }
+  return report;
 }

@@ -110,6 +110,22 @@ describe('Idempotency-Key', () => {
     expect(await workEvents([...taskIds][0] as string)).toBe(1);
   });
 
+  it('one key raced with different bodies writes once; the others conflict or replay', async () => {
+    const key = `race-bodies-${randomUUID()}`;
+    const before = await app.counts();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => post({ title: `body ${i % 3}` }, key)));
+    const created = results.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
+    const winner = created[0]!.body.data.task.title;
+    for (const r of results) {
+      if (r.status === 201) continue;
+      if (r.status === 200) expect(r.body.data.task.title).toBe(winner);
+      else expect([422, 409]).toContain(r.status);
+    }
+    const after = await app.counts();
+    expect(after.events! - before.events!).toBe(1);
+  });
+
   it('without the header a request is simply not idempotent', async () => {
     const a = await app.request('POST', '/work', { body: { title: 'Twice' } });
     const b = await app.request('POST', '/work', { body: { title: 'Twice' } });

@@ -52,13 +52,8 @@ describe('the ledger', () => {
     expect(events.filter((e) => acknowledged.has(e.id))).toHaveLength(32);
 
     const report = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
-    expect(report.body.data).toEqual({
-      ok: true,
-      checkedEvents: setup + 32,
-      headSequence: setup + 32,
-      headHash: events[events.length - 1].eventHash,
-      firstBreak: null,
-    });
+    const last = { sequence: setup + 32, hash: events[events.length - 1].eventHash };
+    expect(report.body.data).toEqual({ ok: true, checkedEvents: setup + 32, lastVerified: last, head: last, firstBreak: null });
   });
 
   it('the database refuses UPDATE, DELETE and TRUNCATE of ledger rows', async () => {
@@ -119,6 +114,62 @@ describe('the ledger', () => {
       sequence: removed.sequence + 1,
       reason: 'sequence_gap',
     });
+  });
+
+  it('verifies payloads whose canonical form needs escapes, non-ASCII and number formatting', async () => {
+    const ws = await app.createWorkspace();
+    const titles = ['emoji 😀 and 𝄞', 'line\u2028separator', 'quote " backslash \\ slash /', 'tab\tnew\nline\u0001', 'ß€ü'];
+    for (const title of titles) {
+      const res = await app.request('POST', '/work', { key: ws.apiKey, body: { title, estimate_hours: 0.1 + 0.2 } });
+      expect(res.status).toBe(201);
+    }
+    await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'big', estimate_hours: 99999.999999999 } });
+    const report = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
+    expect(report.body.data.firstBreak).toBeNull();
+    expect(report.body.data.ok).toBe(true);
+  });
+
+  it('the head only moves forward, and events past a rewound head are reported', async () => {
+    const ws = await app.createWorkspace();
+    await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'a' } });
+    const rewind = sql`update ledger_heads set sequence = sequence - 1 where workspace_id = ${ws.workspaceId}`;
+    const refused: unknown = await app.runtime.db.execute(rewind).then(() => null, (err: unknown) => err);
+    expect(String((refused as { cause?: Error })?.cause?.message)).toMatch(/only moves forward/);
+
+    await app.runtime.db.transaction(async (tx) => {
+      await tx.execute(sql`alter table ledger_heads disable trigger ledger_heads_forward_only`);
+      await tx.execute(
+        sql`update ledger_heads h set sequence = h.sequence - 1,
+              head_hash = (select previous_hash from ledger_events e where e.workspace_id = h.workspace_id and e.sequence = h.sequence)
+            where h.workspace_id = ${ws.workspaceId}`,
+      );
+      await tx.execute(sql`alter table ledger_heads enable trigger ledger_heads_forward_only`);
+    });
+    const events = await allEvents(ws.apiKey);
+    const res = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
+    expect(res.body.data.ok).toBe(false);
+    expect(res.body.data.firstBreak).toMatchObject({ sequence: events.length, reason: 'head_mismatch' });
+    expect(res.body.data.head.sequence).toBe(events.length - 1);
+  });
+
+  it('a write that fails after its event was appended leaves nothing: no row, no event, no stored response', async () => {
+    // Make the last step of an idempotent write (storing its response) fail, after the append.
+    await app.runtime.db.execute(sql`create function fail_store() returns trigger language plpgsql as $$
+      begin raise exception 'injected failure'; end $$`);
+    await app.runtime.db.execute(sql`create trigger fail_store before update on idempotency_records for each row execute function fail_store()`);
+    try {
+      await app.expectUnchanged(async () => {
+        const res = await app.request('POST', '/work', { body: { title: 'doomed' }, headers: { 'idempotency-key': `doomed-${Date.now()}` } });
+        expect(res.status).toBe(500);
+        expect(res.body.error.code).toBe('internal_error');
+        expect(res.text).not.toContain('injected failure');
+      });
+    } finally {
+      await app.runtime.db.execute(sql`drop trigger fail_store on idempotency_records`);
+      await app.runtime.db.execute(sql`drop function fail_store()`);
+    }
+    const verify = await app.request('GET', '/ledger/verify');
+    expect(verify.body.data.ok).toBe(true);
   });
 
   it('a rolled-back append leaves no gap', async () => {

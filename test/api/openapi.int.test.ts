@@ -47,12 +47,15 @@ describe('GET /openapi.json', () => {
     expect(requestBody.properties.title).toMatchObject({ type: 'string', minLength: 1, maxLength: 240 });
     expect(requestBody.properties.estimate_hours).toMatchObject({ type: 'number', minimum: 0 });
     expect(requestBody.required).toEqual(['title']);
+    expect(doc.paths['/work'].post.requestBody.required).toBe(true);
+    const cursor = doc.paths['/events/stream'].get.parameters.find((p: { name: string }) => p.name === 'cursor');
+    expect(cursor.schema.description ?? cursor.description).toContain('nextCursor');
   });
 
   it('declares the bearer key and the session cookie, and leaves public routes open', () => {
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.components.securitySchemes.Session).toMatchObject({ type: 'apiKey', in: 'cookie' });
-    expect(doc.paths['/work'].post.security).toEqual([{ ApiKey: [] }, { Session: [] }]);
+    expect(doc.paths['/work'].post.security).toEqual([{ ApiKey: [] }]);
     expect(doc.paths['/errors'].get.security).toBeUndefined();
     expect(doc.paths['/errors'].get.responses['401']).toBeUndefined();
   });

@@ -107,7 +107,32 @@ describe('bodies', () => {
   });
 });
 
+describe('what is checked before the credential', () => {
+  it('the body’s form (JSON, size, media type) is checked first; the field rules only after authentication', async () => {
+    const malformed = await app.request('POST', '/work', { key: null, rawBody: '{', headers: { 'content-type': 'application/json' } });
+    expectEnvelope(malformed, 400, 'invalid_json');
+    const wellFormed = await app.request('POST', '/work', { key: null, body: { title: '' } });
+    expectEnvelope(wellFormed, 401, 'unauthorized');
+  });
+});
+
 describe('routes', () => {
+  it('query parameters on an operation with a body are 400 unknown_field', async () => {
+    await app.expectUnchanged(async () => {
+      const res = await app.request('POST', '/work?title=x&dry_run=1', { body: { title: 'x' } });
+      expectEnvelope(res, 400, 'unknown_field');
+      expect(res.body.error.details.fields).toEqual(['query.title', 'query.dry_run']);
+    });
+  });
+
+  it('HEAD answers like GET without a body', async () => {
+    const ok = await app.request('HEAD', '/events/stream');
+    expect(ok.status).toBe(200);
+    expect(ok.text).toBe('');
+    expect((await app.request('HEAD', '/events/stream', { key: null })).status).toBe(401);
+    expect((await app.request('HEAD', '/nowhere')).status).toBe(404);
+  });
+
   it('an unknown route is 404 not_found in the envelope', async () => {
     const res = await app.request('GET', '/no-such-thing');
     expectEnvelope(res, 404, 'not_found');

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initiatives, milestones, workstreams } from '@/db/schema';
-import { inboxIds } from '@/server/domain/workspaces/inbox';
+import { inboxIds } from '@/server/domain/workspaces/ids';
 import { startTestApp, type TestApp } from '../support/app';
 
 let app: TestApp;
@@ -107,6 +107,19 @@ describe('POST /work with explicit placement', () => {
       workstream_id: other.workstreamId,
       milestone_id: other.milestoneId,
     });
+  });
+
+  it('accepts the ids in upper case and records them as the tables hold them', async () => {
+    const res = await app.request('POST', '/work', {
+      body: {
+        title: 'Upper',
+        initiative_id: other.initiativeId.toUpperCase(),
+        workstream_id: other.workstreamId.toUpperCase(),
+        milestone_id: other.milestoneId.toUpperCase(),
+      },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data.task).toMatchObject({ initiative_id: other.initiativeId, milestone_id: other.milestoneId });
   });
 
   it('refuses ids that do not nest (400) and writes nothing', async () => {

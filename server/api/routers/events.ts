@@ -10,18 +10,15 @@ const listInput = z.strictObject({
   cursor: z
     .string()
     .max(128)
-    .optional()
-    .meta({ description: 'Opaque: meta.nextCursor of the previous page, passed unchanged. Omit to read from the first event.' }),
-  limit: z.coerce.number().int().min(1).max(100).default(50).meta({ description: '1 to 100, default 50.' }),
+    .meta({ description: 'Opaque: meta.nextCursor of the previous page, passed unchanged. Omit to read from the first event.' })
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(100).meta({ description: '1 to 100, default 50.' }).default(50),
   type: z
     .array(z.string().regex(new RegExp(EVENT_TYPE_PATTERN_SOURCE)))
     .max(20)
-    .optional()
-    .meta({ description: 'Only events of these types. Repeat the parameter for several (`type=a&type=b`).' }),
-  format: z
-    .enum(['json'])
-    .default('json')
-    .meta({ description: '`json` (default): a page of events.' }),
+    .meta({ description: 'Only events of these types. Repeat the parameter for several (`type=a&type=b`), up to 20.' })
+    .optional(),
+  format: z.enum(['json']).meta({ description: '`json` (default): a page of events.' }).default('json'),
 });
 
 const listOutput = z

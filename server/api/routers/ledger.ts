@@ -1,5 +1,6 @@
 /** GET /ledger/verify: recompute the workspace's chain and name the first broken link. */
 import { z } from 'zod';
+import { GENESIS_HASH } from '@/db/schema';
 import { verifyWorkspace } from '@/server/ledger/verify';
 import { apiKeyProcedure, router } from '../trpc';
 import { apiMeta } from '../schemas';
@@ -9,8 +10,12 @@ const verifyOutput = z
     data: z.object({
       ok: z.boolean(),
       checkedEvents: z.int().meta({ description: 'Events whose digests and links were recomputed and found intact.' }),
-      headSequence: z.int(),
-      headHash: z.string(),
+      lastVerified: z
+        .object({ sequence: z.int(), hash: z.string() })
+        .meta({ description: 'The last event of the intact part of the chain (sequence 0 and the genesis hash when none is).' }),
+      head: z
+        .object({ sequence: z.int(), hash: z.string() })
+        .meta({ description: 'The head as recorded. Equal to lastVerified when the chain verifies.' }),
       firstBreak: z
         .object({
           sequence: z.int(),
@@ -47,8 +52,8 @@ export const ledgerRouter = router({
         data: {
           ok: report.ok,
           checkedEvents: report.checkedEvents,
-          headSequence: report.lastSequence,
-          headHash: report.lastHash,
+          lastVerified: { sequence: report.lastSequence, hash: report.lastHash },
+          head: report.head ? { sequence: report.head.sequence, hash: report.head.headHash } : { sequence: 0, hash: GENESIS_HASH },
           firstBreak: report.firstBreak,
         },
         meta: { apiVersion: '1' as const, workspaceId: ctx.actor.workspaceId },

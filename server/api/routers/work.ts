@@ -4,7 +4,7 @@ import { taskPriorities, taskStatuses } from '@/db/schema';
 import { createWork, type CreatedWork } from '@/server/domain/work/create-work';
 import { runMutation } from '../mutation';
 import { apiKeyProcedure, router } from '../trpc';
-import { apiMeta, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
+import { apiMeta, id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
 
 const createWorkInput = z
   .strictObject({
@@ -12,9 +12,9 @@ const createWorkInput = z
     description: text(0, 4000).optional().meta({ description: 'At most 4000 characters.' }),
     priority: z.enum(taskPriorities).default('medium'),
     estimate_hours: jsonNumber({ min: 0, max: 100_000 }).optional().meta({ description: 'Hours, a number ≥ 0.' }),
-    initiative_id: z.uuid().optional(),
-    workstream_id: z.uuid().optional(),
-    milestone_id: z.uuid().optional(),
+    initiative_id: id().optional(),
+    workstream_id: id().optional(),
+    milestone_id: id().optional(),
   })
   .meta({
     description:
@@ -108,7 +108,7 @@ export const workRouter = router({
     .input(createWorkInput)
     .output(createWorkOutput)
     .mutation(({ ctx, input }) =>
-      runMutation(ctx, { status: 201, replay: markDuplicate }, async (tx) =>
+      runMutation(ctx, { status: 201, replay: markDuplicate, output: createWorkOutput }, async (tx) =>
         present(ctx.actor.workspaceId, await createWork(tx, ctx.actor, input)),
       ),
     ),

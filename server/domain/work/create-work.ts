@@ -11,7 +11,7 @@ import type { LedgerEvent } from '@/server/ledger/canonical';
 import { appendEvents } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
-import { inboxIds, type InboxIds } from '../workspaces/inbox';
+import { inboxIds, type InboxIds } from '../workspaces/ids';
 
 export interface CreateWorkInput {
   title: string;

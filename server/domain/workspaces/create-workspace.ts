@@ -8,7 +8,7 @@ import type { Tx } from '@/db';
 import { initiatives, ledgerHeads, memberships, milestones, users, workspaces, workstreams } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
 import type { Actor, Trace } from '../actor';
-import { inboxIds } from './inbox';
+import { inboxIds, membershipId } from './ids';
 
 export interface CreateWorkspaceInput {
   name: string;
@@ -55,9 +55,10 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
     { aggregateType: 'workspace', aggregateId: workspaceId, eventType: 'workspace.created', payload: { name: input.name } },
     {
       aggregateType: 'membership',
-      aggregateId: ownerUserId,
+      aggregateId: membershipId(workspaceId, ownerUserId),
       eventType: 'membership.created',
-      payload: { user_id: ownerUserId, role: 'owner' },
+      // Who the member is, for readers of the ledger; the password hash never enters it.
+      payload: { user_id: ownerUserId, email, display_name: input.owner.displayName, role: 'owner', user_created: !existing },
     },
     {
       aggregateType: 'initiative',

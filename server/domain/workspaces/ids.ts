@@ -1,7 +1,8 @@
 /**
+ * Ids derived from a workspace's id (UUIDv5), so finding these costs no lookup.
+ *
  * Every workspace has an Inbox (an initiative, a workstream and a milestone, each named Inbox),
- * created with it. Their ids are derived from the workspace id (UUIDv5), so placing work in the
- * Inbox costs no lookup.
+ * created with it; work without explicit placement lands there.
  */
 import { v5 as uuidv5 } from 'uuid';
 
@@ -9,6 +10,11 @@ export interface InboxIds {
   initiativeId: string;
   workstreamId: string;
   milestoneId: string;
+}
+
+/** A membership's aggregate id: one per (workspace, user), stable, distinct from the user's id. */
+export function membershipId(workspaceId: string, userId: string): string {
+  return uuidv5(`membership/${userId}`, workspaceId);
 }
 
 export function inboxIds(workspaceId: string): InboxIds {
