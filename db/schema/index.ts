@@ -4,3 +4,5 @@ export * from './api-keys';
 export * from './ledger';
 export * from './idempotency';
 export * from './work';
+export * from './runs';
+export * from './decisions';

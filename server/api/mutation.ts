@@ -5,7 +5,8 @@
 import type { Tx } from '@/db';
 import { claimIdempotencyKey, storeIdempotentResponse } from '@/server/domain/idempotency';
 import { digestOf } from '@/server/ledger/canonical';
-import type { AuthedContext } from './trpc';
+import type { Actor } from '@/server/domain/actor';
+import type { ApiContext } from './trpc';
 
 export interface MutationOptions<T> {
   /** Status of a first, successful execution. */
@@ -23,12 +24,13 @@ export interface MutationOptions<T> {
 }
 
 export async function runMutation<T>(
-  ctx: AuthedContext,
+  ctx: ApiContext,
+  actor: Actor,
   opts: MutationOptions<T>,
   work: (tx: Tx) => Promise<T>,
 ): Promise<T> {
   const { db, env } = ctx.runtime;
-  const key = ctx.actor.trace.idempotencyKey;
+  const key = actor.trace.idempotencyKey;
   const replay = opts.replay;
   const checked = async (tx: Tx) => {
     const body = await work(tx);
@@ -41,7 +43,7 @@ export async function runMutation<T>(
     return body;
   }
 
-  const workspaceId = ctx.actor.workspaceId;
+  const workspaceId = actor.workspaceId;
   // The body as sent, canonicalised: key order and whitespace do not matter, values do.
   const fingerprint = digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null });
   const outcome = await db.transaction(async (tx) => {

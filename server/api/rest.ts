@@ -26,6 +26,7 @@ interface RequestState {
   runtime: Runtime;
   body: unknown;
   path: string;
+  origin: string;
   error?: TRPCError;
 }
 
@@ -41,6 +42,7 @@ const nodeHandler = createOpenApiNodeHttpHandler({
       requestId: state.requestId,
       method: req.method,
       path: state.path,
+      origin: state.origin,
       headers: req.headers,
       body: state.body,
       res: { status: undefined, headers: {} },
@@ -110,7 +112,7 @@ async function dispatch(
   // HEAD is GET without the body (the adapter would otherwise answer 204 to any HEAD).
   const method = request.method === 'HEAD' ? 'GET' : request.method;
 
-  const state: RequestState = { requestId, runtime, body, path: url.pathname };
+  const state: RequestState = { requestId, runtime, body, path: url.pathname, origin: url.origin };
   const routeUrl = new URL(url.pathname.slice(API_BASE.length) + url.search, url.origin).toString();
   const shim = new Proxy(request, {
     get(target, prop) {

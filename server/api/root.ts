@@ -1,5 +1,6 @@
 /** The application router: every procedure, each published as REST under /api/v1. */
 import { router } from './trpc';
+import { decisionsRouter } from './routers/decisions';
 import { eventsRouter } from './routers/events';
 import { ledgerRouter } from './routers/ledger';
 import { metaRouter } from './routers/meta';
@@ -7,6 +8,7 @@ import { workRouter } from './routers/work';
 
 export const appRouter = router({
   work: workRouter,
+  decisions: decisionsRouter,
   events: eventsRouter,
   ledger: ledgerRouter,
   meta: metaRouter,

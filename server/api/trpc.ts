@@ -1,14 +1,19 @@
 /**
- * tRPC setup: the request context, the procedure metadata, and the procedures routers build on
- * (public, and authenticated by API key). Authentication runs before the input's field rules, so
- * an unauthenticated caller learns nothing about them (the body's form is checked earlier, by the
+ * tRPC setup: the request context, the procedure metadata, and the procedures routers build on.
+ *
+ * Callers are agents with an API key (`Authorization: Bearer`, bound to one workspace) or humans
+ * with a next-auth session cookie (members of one or more workspaces, each with a role). Which
+ * workspace a human acts in is decided by the resource (a decision's workspace) or the input
+ * (`workspace_id`), through `actorIn`. Authentication runs before the input's field rules, so an
+ * unauthenticated caller learns nothing about them (the body's form is checked earlier, by the
  * transport, as it reads the body).
  */
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import type { Actor } from '@/server/domain/actor';
-import { EMPTY_CONTEXT_MANIFEST_DIGEST } from '@/server/domain/actor';
+import type { MembershipRole } from '@/db/schema';
 import { authenticateApiKey } from '@/server/auth/api-keys';
+import { hasSessionCookie, readSessionUser, type SessionUser } from '@/server/auth/session';
+import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor, type Trace } from '@/server/domain/actor';
 import { AppError, type ErrorCode } from '@/server/errors';
 import type { Runtime } from '@/server/runtime';
 import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
@@ -24,6 +29,8 @@ export interface ApiContext {
   method: string;
   /** The request path (e.g. /api/v1/work), without query. */
   path: string;
+  /** The request's own origin (scheme://host), for same-origin checks of cookie-authenticated writes. */
+  origin: string;
   headers: Headers;
   /** The parsed JSON body (an object) of a POST, exactly as sent; undefined for GET. */
   body: unknown;
@@ -46,12 +53,14 @@ export type OperationMeta = {
 export type Meta = OpenApiMeta<OperationMeta>;
 
 const t = initTRPC.context<ApiContext>().meta<Meta>().create({
-  // Internal tRPC callers (the UI) get the contract's code too.
+  // Internal tRPC callers (the UI) get the contract's code too, and never a stack.
   errorFormatter({ shape, error }) {
     const cause = error.cause;
+    const { stack: _stack, ...data } = shape.data;
     return {
       ...shape,
-      data: { ...shape.data, stack: undefined, appCode: cause instanceof AppError ? cause.code : undefined },
+      message: cause instanceof AppError ? cause.message : error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal error' : shape.message,
+      data: { ...data, appCode: cause instanceof AppError ? cause.code : undefined },
     };
   },
 });
@@ -60,19 +69,19 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;
 
+export type Principal =
+  | { kind: 'api_key'; keyId: string; workspaceId: string; ownerUserId: string }
+  | ({ kind: 'human' } & SessionUser);
+
 function bearerToken(header: string | null): string | null {
   if (!header) return null;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? null;
 }
 
-/** Requires `Authorization: Bearer <API key>` and puts the acting key on the context. */
-export const apiKeyProcedure = t.procedure.use(async ({ ctx, next, type }) => {
-  const token = bearerToken(ctx.headers.get('authorization'));
-  if (!token) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');
-  const principal = await authenticateApiKey(ctx.runtime.db, token);
-  if (!principal) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+const traceHeaders = mutationHeaders.pick({ 'x-correlation-id': true, 'x-context-manifest-digest': true });
 
+function traceOf(ctx: ApiContext, type: string): Trace {
   const idempotencyKey = type === 'mutation' ? ctx.headers.get('idempotency-key') : null;
   if (idempotencyKey !== null && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
     throw new AppError('invalid_idempotency_key', 'Idempotency-Key must match ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$.');
@@ -88,22 +97,101 @@ export const apiKeyProcedure = t.procedure.use(async ({ ctx, next, type }) => {
     const issues = headers.error.issues.map((i) => ({ path: `headers.${i.path.join('.')}`, message: i.message }));
     throw new AppError('validation_failed', 'Invalid request headers.', { issues });
   }
-
-  const actor: Actor = {
-    type: 'api_key',
-    id: principal.keyId,
-    ownerId: principal.ownerUserId,
-    workspaceId: principal.workspaceId,
-    trace: {
-      requestId: ctx.requestId,
-      correlationId: correlationId?.toLowerCase() ?? ctx.requestId,
-      idempotencyKey,
-      contextManifestDigest: manifest ?? EMPTY_CONTEXT_MANIFEST_DIGEST,
-    },
+  return {
+    requestId: ctx.requestId,
+    correlationId: correlationId?.toLowerCase() ?? ctx.requestId,
+    idempotencyKey,
+    contextManifestDigest: manifest ?? EMPTY_CONTEXT_MANIFEST_DIGEST,
   };
+}
+
+/**
+ * A cookie-authenticated write must come from the app's own pages: the browser's Origin (or, when
+ * absent, Sec-Fetch-Site) must say same-origin. API keys are not sent by browsers on their own, so
+ * they need no such check.
+ */
+function assertSameOrigin(ctx: ApiContext): void {
+  const origin = ctx.headers.get('origin');
+  const allowed = new Set([ctx.origin, new URL(ctx.runtime.env.APP_URL).origin]);
+  if (origin !== null ? allowed.has(origin) : ctx.headers.get('sec-fetch-site') === 'same-origin') return;
+  throw new AppError('forbidden', 'Signed-in changes must come from the app’s own pages (cross-site request refused).');
+}
+
+/** Resolves the caller: an API key when one is presented, else a session cookie; 401 without either. */
+const authenticated = t.procedure.use(async ({ ctx, next, type }) => {
+  const { runtime } = ctx;
+  const token = bearerToken(ctx.headers.get('authorization'));
+  let principal: Principal | null = null;
+  if (token) {
+    const key = await authenticateApiKey(runtime.db, token);
+    if (!key) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+    principal = { kind: 'api_key', keyId: key.keyId, workspaceId: key.workspaceId, ownerUserId: key.ownerUserId };
+  } else if (ctx.headers.get('authorization') !== null) {
+    throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');
+  } else if (hasSessionCookie(ctx.headers, runtime.env.APP_URL)) {
+    const user = await readSessionUser(runtime.db, ctx.headers, runtime.secrets.auth, runtime.env.APP_URL);
+    if (!user) throw new AppError('unauthorized', 'The session has expired. Sign in again.');
+    if (type === 'mutation') assertSameOrigin(ctx);
+    principal = { kind: 'human', ...user };
+  }
+  if (!principal) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>, or sign in.');
+  return next({ ctx: { principal, trace: traceOf(ctx, type) } });
+});
+
+export interface ActorOptions {
+  /** When the caller is not a member of the workspace: `forbidden` (a workspace named in the input) or `not_found` (a resource's workspace). */
+  outsider: 'forbidden' | 'not_found';
+  /** Roles allowed to act (humans only); others get 403. */
+  roles?: readonly MembershipRole[];
+}
+
+/** The actor for `principal` acting in `workspaceId`, or the error an outsider gets. */
+export function actorIn(principal: Principal, trace: Trace, workspaceId: string, opts: ActorOptions): Actor {
+  if (principal.kind === 'api_key') {
+    if (principal.workspaceId !== workspaceId) {
+      throw opts.outsider === 'forbidden'
+        ? new AppError('forbidden', 'This API key belongs to another workspace.')
+        : new AppError('not_found', 'No such resource in your workspace.');
+    }
+    return { type: 'api_key', id: principal.keyId, ownerId: principal.ownerUserId, workspaceId, trace };
+  }
+  const membership = principal.memberships.find((m) => m.workspaceId === workspaceId);
+  if (!membership) {
+    throw opts.outsider === 'forbidden'
+      ? new AppError('forbidden', 'You are not a member of that workspace.')
+      : new AppError('not_found', 'No such resource in your workspaces.');
+  }
+  if (opts.roles && !opts.roles.includes(membership.role)) {
+    throw new AppError('forbidden', `Your role in this workspace (${membership.role}) cannot do this.`);
+  }
+  return { type: 'human', id: principal.userId, ownerId: principal.userId, workspaceId, role: membership.role, trace };
+}
+
+/** The workspace a caller means when none is named: the key's, or the human's first membership. */
+export function defaultWorkspace(principal: Principal): string {
+  if (principal.kind === 'api_key') return principal.workspaceId;
+  const first = principal.memberships[0];
+  if (!first) throw new AppError('forbidden', 'You are not a member of any workspace.');
+  return first.workspaceId;
+}
+
+/** Any authenticated caller; the procedure decides the workspace with `actorIn`. */
+export const memberProcedure = authenticated;
+
+/** Agents only: an API key, whose workspace is the actor's. */
+export const apiKeyProcedure = authenticated.use(({ ctx, next }) => {
+  const { principal } = ctx;
+  if (principal.kind !== 'api_key') throw new AppError('unauthorized', 'This operation needs an API key (Authorization: Bearer).');
+  const actor = actorIn(principal, ctx.trace, principal.workspaceId, { outsider: 'not_found' });
   return next({ ctx: { actor } });
 });
 
-const traceHeaders = mutationHeaders.pick({ 'x-correlation-id': true, 'x-context-manifest-digest': true });
+/** Signed-in humans only: an API key gets 403 human_session_required. */
+export const humanProcedure = authenticated.use(({ ctx, next }) => {
+  if (ctx.principal.kind !== 'human') {
+    throw new AppError('human_session_required', 'Only a signed-in human can do this; send them to resolve_url.');
+  }
+  return next({ ctx: { principal: ctx.principal } });
+});
 
 export type AuthedContext = ApiContext & { actor: Actor };

@@ -45,3 +45,17 @@ describe('event cursors', () => {
     }
   });
 });
+
+describe('keyset cursors', () => {
+  it('round-trip and refuse another scope, an edited payload or garbage', async () => {
+    const { encodeKeysetCursor, decodeKeysetCursor } = await import('./cursor');
+    const cursor = encodeKeysetCursor(secret, 'decisions|ws-a', ['2026-11-20T10:00:00.000Z', 'id-1']);
+    expect(decodeKeysetCursor(secret, 'decisions|ws-a', cursor, 2)).toEqual(['2026-11-20T10:00:00.000Z', 'id-1']);
+    expect(decodeKeysetCursor(secret, 'decisions|ws-b', cursor, 2)).toBeNull();
+    expect(decodeKeysetCursor(secret, 'decisions|ws-a', cursor, 3)).toBeNull();
+    const [, sig] = cursor.split('.');
+    const edited = `${Buffer.from(JSON.stringify(['2030-01-01T00:00:00.000Z', 'id-1'])).toString('base64url')}.${sig}`;
+    expect(decodeKeysetCursor(secret, 'decisions|ws-a', edited, 2)).toBeNull();
+    for (const s of ['', 'a.b', 'no-dot', '.', 'x'.repeat(600)]) expect(decodeKeysetCursor(secret, 'decisions|ws-a', s, 2)).toBeNull();
+  });
+});

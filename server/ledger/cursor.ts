@@ -42,3 +42,29 @@ export function decodeCursor(secret: string, workspaceId: string, cursor: string
   if (encodeCursor(secret, workspaceId, sequence) !== cursor) return null;
   return { sequence };
 }
+
+/**
+ * Keyset cursors for lists other than the ledger (e.g. decisions by creation time): the last
+ * row's sort values, signed for one scope (list + workspace) so they cannot be forged or reused
+ * elsewhere.
+ */
+export function encodeKeysetCursor(secret: string, scope: string, values: readonly string[]): string {
+  const payload = Buffer.from(JSON.stringify(values), 'utf8').toString('base64url');
+  const signature = createHmac('sha256', secret).update(`k1|${scope}|${payload}`).digest().subarray(0, MAC_BYTES).toString('base64url');
+  return `${payload}.${signature}`;
+}
+
+export function decodeKeysetCursor(secret: string, scope: string, cursor: string, arity: number): string[] | null {
+  if (cursor.length > 512 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor)) return null;
+  const [payload, signature] = cursor.split('.') as [string, string];
+  const expected = createHmac('sha256', secret).update(`k1|${scope}|${payload}`).digest().subarray(0, MAC_BYTES);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  try {
+    const values: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    if (!Array.isArray(values) || values.length !== arity || !values.every((v) => typeof v === 'string')) return null;
+    return values as string[];
+  } catch {
+    return null;
+  }
+}

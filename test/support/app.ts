@@ -4,9 +4,12 @@
  * workspaces and keys and to count what a request wrote.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { query } from '@/db';
+import { memberships, type MembershipRole } from '@/db/schema';
+import { encodeSession } from '@/server/auth/session';
+import { addMember } from '@/server/domain/workspaces/members';
 import { createRestHandler } from '@/server/api/rest';
 import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace, type Actor } from '@/server/domain/actor';
@@ -22,7 +25,12 @@ export interface ApiResponse<T = any> {
 }
 
 export interface RequestOptions {
+  /** API key (default: the primary workspace's); null sends none. Ignored when `session` is given. */
   key?: string | null;
+  /** A signed-in human's session cookie value (see `member`). */
+  session?: string;
+  /** With `session`: the Origin header of a write (default: the app's own). */
+  origin?: string | null;
   body?: unknown;
   /** Sent as is (overrides `body`). */
   rawBody?: string | Uint8Array | ReadableStream<Uint8Array>;
@@ -36,12 +44,21 @@ export interface TestWorkspace {
   apiKeyId: string;
 }
 
+export interface TestMember {
+  userId: string;
+  email: string;
+  /** A next-auth session cookie value for this user. */
+  session: string;
+}
+
 export interface TestApp {
   runtime: TestRuntime;
   /** The default workspace of this app. */
   ws: TestWorkspace;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
   createWorkspace(name?: string): Promise<TestWorkspace>;
+  /** A human with `role` in the workspace (default: the primary one), signed in. */
+  member(role: MembershipRole, workspaceId?: string): Promise<TestMember>;
   /** Row counts of the tables a write touches, for "nothing changed" assertions. */
   counts(): Promise<Record<string, number>>;
   /** Runs `action` and asserts it left no row, event or idempotency record behind. */
@@ -67,14 +84,35 @@ export async function startTestApp(envOverrides: Record<string, string> = {}): P
 
   const ws = await makeWorkspace('primary');
 
+  const member = async (role: MembershipRole, workspaceId = ws.workspaceId): Promise<TestMember> => {
+    const email = `${role}-${randomUUID().slice(0, 8)}@test.local`;
+    const { userId } = await runtime.db.transaction(async (tx) => {
+      const [owner] = await tx
+        .select({ userId: memberships.userId })
+        .from(memberships)
+        .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.role, 'owner')));
+      const actor: Actor = { type: 'system', id: 'system:test', ownerId: owner!.userId, workspaceId, trace: systemTrace(randomUUID()) };
+      return addMember(tx, actor, { email, displayName: `${role} person`, passwordHash: 'not-a-real-hash', role });
+    });
+    return { userId, email, session: await encodeSession(userId, runtime.secrets.auth) };
+  };
+
   const app: TestApp = {
     runtime,
     ws,
     createWorkspace: makeWorkspace,
+    member,
     async request(method, path, opts = {}) {
       const headers = new Headers(opts.headers);
-      const key = opts.key === undefined ? ws.apiKey : opts.key;
-      if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+      if (opts.session) {
+        headers.append('cookie', `next-auth.session-token=${opts.session}`);
+        if (method !== 'GET' && method !== 'HEAD' && opts.origin !== null && !headers.has('origin')) {
+          headers.set('origin', opts.origin ?? 'http://127.0.0.1:3000');
+        }
+      } else {
+        const key = opts.key === undefined ? ws.apiKey : opts.key;
+        if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+      }
       let body: BodyInit | undefined;
       if (opts.rawBody !== undefined) body = opts.rawBody as BodyInit;
       else if (opts.body !== undefined) {
@@ -105,7 +143,9 @@ export async function startTestApp(envOverrides: Record<string, string> = {}): P
           (select count(*) from tasks) as tasks,
           (select count(*) from receipts) as receipts,
           (select count(*) from idempotency_records) as idempotency_records,
-          (select count(*) from initiatives) as initiatives`,
+          (select count(*) from initiatives) as initiatives,
+          (select count(*) from decisions) as decisions,
+          (select count(*) from decision_attention) as attention`,
       );
       return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
     },

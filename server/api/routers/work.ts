@@ -108,7 +108,7 @@ export const workRouter = router({
     .input(createWorkInput)
     .output(createWorkOutput)
     .mutation(({ ctx, input }) =>
-      runMutation(ctx, { status: 201, replay: markDuplicate, output: createWorkOutput }, async (tx) =>
+      runMutation(ctx, ctx.actor, { status: 201, replay: markDuplicate, output: createWorkOutput }, async (tx) =>
         present(ctx.actor.workspaceId, await createWork(tx, ctx.actor, input)),
       ),
     ),

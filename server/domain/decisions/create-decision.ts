@@ -1,0 +1,136 @@
+/**
+ * Raising a decision for a human ruling. Its placement (initiative, workstream) is derived from the
+ * task or run it names; its options default to approve / decline for the option shapes.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import {
+  decisions,
+  runs,
+  tasks,
+  type DecisionOption,
+  type DecisionShape,
+  type DecisionUrgency,
+} from '@/db/schema';
+import { appendEvents } from '@/server/ledger/append';
+import { AppError } from '@/server/errors';
+import type { Actor } from '../actor';
+import { decisionView, type DecisionView } from './view';
+
+export interface CreateDecisionInput {
+  title: string;
+  description?: string;
+  shape: DecisionShape;
+  urgency: DecisionUrgency;
+  blocks_task: boolean;
+  task_id?: string;
+  run_id?: string;
+  due_at?: string;
+  on_timeout: 'expire' | 'decline';
+  shape_context?: { options?: DecisionOption[] };
+}
+
+export const DEFAULT_OPTIONS: DecisionOption[] = [
+  { id: 'approve', label: 'Approve' },
+  { id: 'decline', label: 'Decline' },
+];
+
+const OPTION_SHAPES: readonly DecisionShape[] = ['option_select', 'option_multiselect'];
+
+export function isDefaultOptions(options: readonly DecisionOption[]): boolean {
+  return options.length === 2 && options[0]?.id === 'approve' && options[1]?.id === 'decline';
+}
+
+export async function createDecision(tx: Tx, actor: Actor, input: CreateDecisionInput): Promise<DecisionView> {
+  const placement = await resolvePlacement(tx, actor.workspaceId, input);
+  if (input.blocks_task && !placement.taskId) {
+    throw new AppError('validation_failed', 'blocks_task needs the task it blocks.', {
+      issues: [{ path: 'blocks_task', message: 'true requires task_id or run_id' }],
+    });
+  }
+  const dueAt = input.due_at ? new Date(input.due_at) : null;
+  if (dueAt && dueAt.getTime() <= Date.now()) {
+    throw new AppError('validation_failed', 'due_at must be in the future.', { issues: [{ path: 'due_at', message: 'must be in the future' }] });
+  }
+  const given = input.shape_context?.options;
+  const options = given && given.length > 0 ? given : OPTION_SHAPES.includes(input.shape) ? DEFAULT_OPTIONS : [];
+  const now = new Date();
+  const [row] = await tx
+    .insert(decisions)
+    .values({
+      id: randomUUID(),
+      workspaceId: actor.workspaceId,
+      title: input.title,
+      description: input.description ?? null,
+      shape: input.shape,
+      urgency: input.urgency,
+      status: 'pending',
+      blocksTask: input.blocks_task,
+      taskId: placement.taskId,
+      runId: placement.runId,
+      initiativeId: placement.initiativeId,
+      workstreamId: placement.workstreamId,
+      options,
+      dueAt,
+      onTimeout: input.on_timeout,
+      createdByType: actor.type,
+      createdById: actor.id,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  const snapshot = decisionView(row!, null, []);
+  const { history: _history, attention: _attention, ...payload } = snapshot;
+  const [event] = await appendEvents(tx, actor, [
+    { aggregateType: 'decision', aggregateId: row!.id, eventType: 'decision.created', payload: payload as unknown as Record<string, unknown> },
+  ]);
+  return {
+    ...snapshot,
+    history: [
+      {
+        event_id: event!.id,
+        event_type: event!.eventType,
+        sequence: event!.sequence,
+        actor_type: event!.actorType,
+        actor_id: event!.actorId,
+        occurred_at: event!.occurredAtCanonical,
+        event_hash: event!.eventHash,
+      },
+    ],
+  };
+}
+
+interface Placement {
+  taskId: string | null;
+  runId: string | null;
+  initiativeId: string | null;
+  workstreamId: string | null;
+}
+
+/** The task and run named (each must be in the workspace, and the run must be of the task), and where they sit. */
+async function resolvePlacement(tx: Tx, workspaceId: string, input: CreateDecisionInput): Promise<Placement> {
+  let taskId = input.task_id ?? null;
+  let runId: string | null = null;
+  if (input.run_id) {
+    const [run] = await tx
+      .select({ id: runs.id, taskId: runs.taskId })
+      .from(runs)
+      .where(and(eq(runs.id, input.run_id), eq(runs.workspaceId, workspaceId)));
+    if (!run) throw new AppError('not_found', 'No run with that id in this workspace.', { fields: ['run_id'] });
+    if (taskId && taskId !== run.taskId) {
+      throw new AppError('validation_failed', 'The run is not a run of that task.', {
+        issues: [{ path: 'run_id', message: 'must be a run of task_id' }],
+      });
+    }
+    runId = run.id;
+    taskId = run.taskId;
+  }
+  if (!taskId) return { taskId: null, runId: null, initiativeId: null, workstreamId: null };
+  const [task] = await tx
+    .select({ initiativeId: tasks.initiativeId, workstreamId: tasks.workstreamId })
+    .from(tasks)
+    .where(and(eq(tasks.id, taskId), eq(tasks.workspaceId, workspaceId)));
+  if (!task) throw new AppError('not_found', 'No task with that id in this workspace.', { fields: ['task_id'] });
+  return { taskId, runId, initiativeId: task.initiativeId, workstreamId: task.workstreamId };
+}

@@ -1,0 +1,92 @@
+/**
+ * The human ruling on a decision: approve (optionally choosing options) or decline, by a signed-in
+ * owner or approver of its workspace who did not raise it. The ruling is a conditional update that
+ * only moves a decision out of `pending`, so of two racing rulings exactly one wins.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import { decisions, users, type DecisionResolution } from '@/db/schema';
+import { appendEvents } from '@/server/ledger/append';
+import { AppError } from '@/server/errors';
+import type { Actor } from '../actor';
+import { isDefaultOptions } from './create-decision';
+import { findDecision, type DecisionRow } from './view';
+
+export interface RulingInput {
+  outcome: 'approved' | 'declined';
+  option_ids?: string[];
+  note?: string;
+}
+
+export const RULING_ROLES = ['owner', 'approver'] as const;
+
+export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, input: RulingInput): Promise<DecisionRow> {
+  if (actor.type !== 'human') throw new AppError('human_session_required');
+  const decision = await findDecision(tx, actor.workspaceId, decisionId);
+  if (!decision) throw new AppError('not_found', 'No such decision in your workspace.');
+  if (decision.status !== 'pending') {
+    throw new AppError('decision_not_pending', `The decision is already ${decision.status}.`, { status: decision.status });
+  }
+  if (decision.createdByType === 'human' && decision.createdById === actor.id) {
+    throw new AppError('forbidden', 'You raised this decision; another owner or approver must rule on it.');
+  }
+  const optionIds = chosenOptions(decision, input);
+
+  const [user] = await tx.select({ name: users.displayName }).from(users).where(eq(users.id, actor.id));
+  const now = new Date();
+  const resolution: DecisionResolution = {
+    outcome: input.outcome,
+    option_ids: optionIds,
+    note: input.note ?? null,
+    resolved_by: actor.id,
+    resolved_by_type: 'human',
+    resolved_by_name: user?.name ?? null,
+    resolved_at: now.toISOString(),
+  };
+  const [updated] = await tx
+    .update(decisions)
+    .set({ status: input.outcome, resolution, updatedAt: now, version: sql`${decisions.version} + 1` })
+    .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, actor.workspaceId), eq(decisions.status, 'pending')))
+    .returning();
+  if (!updated) {
+    // Another ruling (or the timeout sweep) committed first.
+    const current = await findDecision(tx, actor.workspaceId, decisionId);
+    throw new AppError('decision_not_pending', `The decision is already ${current?.status ?? 'resolved'}.`, { status: current?.status });
+  }
+  await appendEvents(tx, actor, [
+    {
+      aggregateType: 'decision',
+      aggregateId: decisionId,
+      eventType: input.outcome === 'approved' ? 'decision.approved' : 'decision.declined',
+      payload: { decision_id: decisionId, status: input.outcome, resolution },
+    },
+  ]);
+  return updated;
+}
+
+/**
+ * Which options a ruling chooses. Declining chooses none. Approving an option_select decision
+ * chooses exactly one (the default approve/decline pair implies `approve`), an option_multiselect
+ * at least one; other shapes may name options they have.
+ */
+function chosenOptions(decision: DecisionRow, input: RulingInput): string[] {
+  const given = [...new Set(input.option_ids ?? [])];
+  const known = new Set(decision.options.map((o) => o.id));
+  const fail = (message: string) => {
+    throw new AppError('validation_failed', message, { issues: [{ path: 'option_ids', message }] });
+  };
+  for (const id of given) if (!known.has(id)) fail(`${id} is not one of the decision’s options`);
+  if (input.outcome === 'declined') {
+    if (given.length > 0) fail('declining chooses no option');
+    return [];
+  }
+  const defaults = isDefaultOptions(decision.options);
+  if (defaults) {
+    if (given.length === 0) return ['approve'];
+    if (given.length !== 1 || given[0] !== 'approve') fail('to decline, decline; approving chooses the approve option');
+    return given;
+  }
+  if (decision.shape === 'option_select' && given.length !== 1) fail('choose exactly one option');
+  if (decision.shape === 'option_multiselect' && given.length === 0) fail('choose at least one option');
+  return given;
+}

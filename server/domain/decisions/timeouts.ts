@@ -1,0 +1,89 @@
+/**
+ * Decision timeouts (CONTRACT §7): a pending decision past its due_at becomes `expired`, or
+ * `declined` by `system` when its on_timeout is `decline`, with a ledger event. A background sweep
+ * does it for every workspace; reads of a decision do it first for what they show, so a poller
+ * never sees a pending decision that is already overdue.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import type { Database, Tx } from '@/db';
+import { decisions, memberships, type DecisionResolution } from '@/db/schema';
+import { appendEvents } from '@/server/ledger/append';
+import { systemTrace, type Actor } from '../actor';
+
+const SWEEP_BATCH = 100;
+
+async function workspaceOwner(tx: Tx, workspaceId: string): Promise<string> {
+  const [owner] = await tx
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.role, 'owner')))
+    .orderBy(asc(memberships.createdAt))
+    .limit(1);
+  if (!owner) throw new Error(`workspace ${workspaceId} has no owner`);
+  return owner.userId;
+}
+
+/** Times out one decision if it is still pending and due; returns whether it did. */
+export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: string, now = new Date()): Promise<boolean> {
+  const [due] = await tx
+    .select({ onTimeout: decisions.onTimeout })
+    .from(decisions)
+    .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, workspaceId), eq(decisions.status, 'pending'), lte(decisions.dueAt, now)));
+  if (!due) return false;
+  const outcome = due.onTimeout === 'decline' ? 'declined' : 'expired';
+  const resolution: DecisionResolution = {
+    outcome,
+    option_ids: [],
+    note: outcome === 'declined' ? 'Declined automatically: due_at passed without a ruling.' : 'Expired: due_at passed without a ruling.',
+    resolved_by: 'system',
+    resolved_by_type: 'system',
+    resolved_by_name: null,
+    resolved_at: now.toISOString(),
+  };
+  // Conditional on `pending`: a human ruling or another instance's sweep that committed first wins.
+  const [updated] = await tx
+    .update(decisions)
+    .set({ status: outcome, resolution, updatedAt: now, version: sql`${decisions.version} + 1` })
+    .where(and(eq(decisions.id, decisionId), eq(decisions.status, 'pending')))
+    .returning({ id: decisions.id });
+  if (!updated) return false;
+  const actor: Actor = {
+    type: 'system',
+    id: 'system:decision-timeouts',
+    ownerId: await workspaceOwner(tx, workspaceId),
+    workspaceId,
+    trace: systemTrace(randomUUID()),
+  };
+  await appendEvents(tx, actor, [
+    {
+      aggregateType: 'decision',
+      aggregateId: decisionId,
+      eventType: outcome === 'declined' ? 'decision.declined' : 'decision.expired',
+      payload: { decision_id: decisionId, status: outcome, resolution },
+    },
+  ]);
+  return true;
+}
+
+/** Times out every overdue pending decision (of one workspace, or all); returns how many. */
+export async function sweepDecisionTimeouts(db: Database, opts: { workspaceId?: string; now?: Date } = {}): Promise<number> {
+  const now = opts.now ?? new Date();
+  let total = 0;
+  for (;;) {
+    const conditions = [eq(decisions.status, 'pending'), lte(decisions.dueAt, now)];
+    if (opts.workspaceId) conditions.push(eq(decisions.workspaceId, opts.workspaceId));
+    const due = await db
+      .select({ id: decisions.id, workspaceId: decisions.workspaceId })
+      .from(decisions)
+      .where(and(...conditions))
+      .orderBy(asc(decisions.dueAt))
+      .limit(SWEEP_BATCH);
+    let changed = 0;
+    for (const d of due) {
+      if (await db.transaction((tx) => expireIfDue(tx, d.workspaceId, d.id, now))) changed++;
+    }
+    total += changed;
+    if (due.length < SWEEP_BATCH || changed === 0) return total;
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * A decision as the API shows it: the row, its attention record, its resolution and its history
+ * (the decision's own ledger events, oldest first).
+ */
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { Executor } from '@/db';
+import {
+  decisionAttention,
+  decisions,
+  ledgerEvents,
+  type DecisionOption,
+  type DecisionResolution,
+  type DecisionShape,
+  type DecisionStatus,
+  type DecisionUrgency,
+} from '@/db/schema';
+
+export type DecisionRow = typeof decisions.$inferSelect;
+export type AttentionRow = typeof decisionAttention.$inferSelect;
+
+export interface AttentionView {
+  attention_id: string;
+  requested_at: string;
+  last_requested_at: string;
+  request_count: number;
+  recommended_option_id: string | null;
+  recommendation_note: string | null;
+  impact_if_delayed: string | null;
+  continuation: { strategy: string } | null;
+}
+
+export interface HistoryEntry {
+  event_id: string;
+  event_type: string;
+  sequence: number;
+  actor_type: string;
+  actor_id: string;
+  occurred_at: string;
+  event_hash: string;
+}
+
+export interface DecisionView {
+  id: string;
+  workspace_id: string;
+  title: string;
+  description: string | null;
+  status: DecisionStatus;
+  shape: DecisionShape;
+  urgency: DecisionUrgency;
+  blocks_task: boolean;
+  task_id: string | null;
+  run_id: string | null;
+  initiative_id: string | null;
+  workstream_id: string | null;
+  shape_context: { options: DecisionOption[] };
+  due_at: string | null;
+  on_timeout: 'expire' | 'decline';
+  resolution: DecisionResolution | null;
+  attention: AttentionView | null;
+  history: HistoryEntry[];
+  created_by: { type: string; id: string };
+  created_at: string;
+  updated_at: string;
+}
+
+export function attentionView(row: AttentionRow | null | undefined): AttentionView | null {
+  if (!row) return null;
+  return {
+    attention_id: row.attentionId,
+    requested_at: row.requestedAt.toISOString(),
+    last_requested_at: row.lastRequestedAt.toISOString(),
+    request_count: row.requestCount,
+    recommended_option_id: row.recommendedOptionId,
+    recommendation_note: row.recommendationNote,
+    impact_if_delayed: row.impactIfDelayed,
+    continuation: row.continuationStrategy ? { strategy: row.continuationStrategy } : null,
+  };
+}
+
+export function decisionView(row: DecisionRow, attention: AttentionRow | null | undefined, history: HistoryEntry[]): DecisionView {
+  return {
+    id: row.id,
+    workspace_id: row.workspaceId,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    shape: row.shape,
+    urgency: row.urgency,
+    blocks_task: row.blocksTask,
+    task_id: row.taskId,
+    run_id: row.runId,
+    initiative_id: row.initiativeId,
+    workstream_id: row.workstreamId,
+    shape_context: { options: row.options },
+    due_at: row.dueAt?.toISOString() ?? null,
+    on_timeout: row.onTimeout,
+    resolution: row.resolution ?? null,
+    attention: attentionView(attention),
+    history,
+    created_by: { type: row.createdByType, id: row.createdById },
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+/** The ledger events of the given decisions, oldest first, grouped by decision. */
+export async function historiesOf(db: Executor, workspaceId: string, decisionIds: string[]): Promise<Map<string, HistoryEntry[]>> {
+  const out = new Map<string, HistoryEntry[]>(decisionIds.map((id) => [id, []]));
+  if (decisionIds.length === 0) return out;
+  const rows = await db
+    .select({
+      aggregateId: ledgerEvents.aggregateId,
+      id: ledgerEvents.id,
+      eventType: ledgerEvents.eventType,
+      sequence: ledgerEvents.sequence,
+      actorType: ledgerEvents.actorType,
+      actorId: ledgerEvents.actorId,
+      occurredAt: ledgerEvents.occurredAtCanonical,
+      eventHash: ledgerEvents.eventHash,
+    })
+    .from(ledgerEvents)
+    .where(and(eq(ledgerEvents.workspaceId, workspaceId), inArray(ledgerEvents.aggregateId, decisionIds)))
+    .orderBy(asc(ledgerEvents.sequence));
+  for (const r of rows) {
+    out.get(r.aggregateId)?.push({
+      event_id: r.id,
+      event_type: r.eventType,
+      sequence: r.sequence,
+      actor_type: r.actorType,
+      actor_id: r.actorId,
+      occurred_at: r.occurredAt,
+      event_hash: r.eventHash,
+    });
+  }
+  return out;
+}
+
+/** Full views of the given rows (attention and history in one query each). */
+export async function decisionViews(db: Executor, workspaceId: string, rows: DecisionRow[]): Promise<DecisionView[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [attention, histories] = await Promise.all([
+    db.select().from(decisionAttention).where(inArray(decisionAttention.decisionId, ids)),
+    historiesOf(db, workspaceId, ids),
+  ]);
+  const byId = new Map(attention.map((a) => [a.decisionId, a]));
+  return rows.map((r) => decisionView(r, byId.get(r.id), histories.get(r.id) ?? []));
+}
+
+/** One decision of the workspace, or null. */
+export async function findDecision(db: Executor, workspaceId: string, id: string): Promise<DecisionRow | null> {
+  const [row] = await db
+    .select()
+    .from(decisions)
+    .where(and(eq(decisions.workspaceId, workspaceId), eq(decisions.id, id)));
+  return row ?? null;
+}
+
+export async function loadDecisionView(db: Executor, workspaceId: string, id: string): Promise<DecisionView | null> {
+  const row = await findDecision(db, workspaceId, id);
+  if (!row) return null;
+  const [view] = await decisionViews(db, workspaceId, [row]);
+  return view ?? null;
+}

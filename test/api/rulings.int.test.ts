@@ -1,0 +1,243 @@
+/** The human ruling (approve / decline / options) and decision timeouts. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encode } from 'next-auth/jwt';
+import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
+import { startTestApp, type TestApp, type TestMember } from '../support/app';
+
+let app: TestApp;
+let approver: TestMember;
+let owner: TestMember;
+beforeAll(async () => {
+  app = await startTestApp();
+  approver = await app.member('approver');
+  owner = await app.member('owner');
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+const MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+async function raise(body: Record<string, unknown> = {}): Promise<{ id: string }> {
+  const res = await app.request('POST', '/decisions', { body: { workspace_id: app.ws.workspaceId, title: 'Rule on me', ...body } });
+  expect(res.status).toBe(201);
+  return res.body.decision;
+}
+const rule = (id: string, action: 'approve' | 'decline', who: { session: string }, body: Record<string, unknown> = {}, origin?: string | null) =>
+  app.request('POST', `/decisions/${id}/${action}`, { session: who.session, body, origin });
+
+async function eventsOf(decisionId: string) {
+  const res = await app.request('GET', `/decisions/${decisionId}`);
+  return res.body.decision.history as { event_type: string; actor_type: string; actor_id: string; event_id: string }[];
+}
+
+describe('approve and decline', () => {
+  it('an approver approves with a note: resolution, a human event, and the agent’s poll sees it', async () => {
+    const d = await raise();
+    const res = await rule(d.id, 'approve', approver, { note: 'Looks right.' });
+    expect(res.status).toBe(200);
+    const decision = res.body.decision;
+    expect(decision.status).toBe('approved');
+    expect(decision.resolution).toMatchObject({
+      outcome: 'approved',
+      option_ids: ['approve'],
+      note: 'Looks right.',
+      resolved_by: approver.userId,
+      resolved_by_type: 'human',
+      resolved_by_name: 'approver person',
+    });
+    expect(decision.resolution.resolved_at).toMatch(MS);
+
+    const polled = await app.request('GET', `/decisions/${d.id}`);
+    expect(polled.body.decision.status).toBe('approved');
+    expect(polled.body.decision.resolution).toEqual(decision.resolution);
+    const ruling = polled.body.decision.history.at(-1);
+    expect(ruling).toMatchObject({ event_type: 'decision.approved', actor_type: 'human', actor_id: approver.userId });
+    const page = await app.request('GET', '/events/stream?type=decision.approved&limit=100');
+    const event = page.body.data.find((e: { id: string }) => e.id === ruling.event_id);
+    expect(event).toMatchObject({ actorType: 'human', actorId: approver.userId, ownerId: approver.userId });
+    expect(event.payload.resolution.note).toBe('Looks right.');
+  });
+
+  it('an owner declines', async () => {
+    const d = await raise();
+    const res = await rule(d.id, 'decline', owner, { note: 'Not now.' });
+    expect(res.status).toBe(200);
+    expect(res.body.decision).toMatchObject({ status: 'declined', resolution: { outcome: 'declined', option_ids: [], note: 'Not now.' } });
+    expect((await eventsOf(d.id)).at(-1)?.event_type).toBe('decision.declined');
+  });
+
+  it('an API key gets 403 human_session_required and changes nothing', async () => {
+    const d = await raise();
+    await app.expectUnchanged(async () => {
+      for (const action of ['approve', 'decline']) {
+        const res = await app.request('POST', `/decisions/${d.id}/${action}`, { body: {} });
+        expect(res.status).toBe(403);
+        expect(res.body.error.code).toBe('human_session_required');
+      }
+    });
+    expect((await app.request('GET', `/decisions/${d.id}`)).body.decision.status).toBe('pending');
+  });
+
+  it('a viewer gets 403; a member of another workspace gets 404', async () => {
+    const d = await raise();
+    const viewer = await app.member('viewer');
+    const denied = await rule(d.id, 'approve', viewer);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.code).toBe('forbidden');
+    const elsewhere = await app.createWorkspace();
+    const stranger = await app.member('owner', elsewhere.workspaceId);
+    const hidden = await rule(d.id, 'approve', stranger);
+    expect(hidden.status).toBe(404);
+    expect((await app.request('GET', `/decisions/${d.id}`, { session: stranger.session })).status).toBe(404);
+    // A viewer may read it.
+    expect((await app.request('GET', `/decisions/${d.id}`, { session: viewer.session })).status).toBe(200);
+    expect((await app.request('GET', `/decisions/${d.id}`)).body.decision.status).toBe('pending');
+  });
+
+  it('whoever raised a decision cannot rule on it', async () => {
+    const raised = await app.request('POST', '/decisions', { session: owner.session, body: { workspace_id: app.ws.workspaceId, title: 'Mine' } });
+    const id = raised.body.decision.id;
+    const self = await rule(id, 'approve', owner);
+    expect(self.status).toBe(403);
+    expect((await rule(id, 'approve', approver)).status).toBe(200);
+  });
+
+  it('a ruled decision is 409 decision_not_pending for rulings and attention', async () => {
+    const d = await raise();
+    expect((await rule(d.id, 'approve', approver)).status).toBe(200);
+    for (const res of [await rule(d.id, 'decline', owner), await rule(d.id, 'approve', owner), await app.request('POST', `/decisions/${d.id}/attention`, { body: {} })]) {
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('decision_not_pending');
+    }
+  });
+
+  it('refuses cross-site writes and bad sessions', async () => {
+    const d = await raise();
+    const evil = await rule(d.id, 'approve', approver, {}, 'https://evil.example');
+    expect(evil.status).toBe(403);
+    expect(evil.body.error.code).toBe('forbidden');
+    const noOrigin = await rule(d.id, 'approve', approver, {}, null);
+    expect(noOrigin.status).toBe(403);
+    const fetchSite = await app.request('POST', `/decisions/${d.id}/approve`, {
+      session: approver.session,
+      origin: null,
+      headers: { 'sec-fetch-site': 'same-origin' },
+      body: {},
+    });
+    expect(fetchSite.status).toBe(200);
+
+    const d2 = await raise();
+    const garbage = await rule(d2.id, 'approve', { session: 'not-a-token' });
+    expect(garbage.status).toBe(401);
+    const forged = await encode({ token: { sub: approver.userId }, secret: 'some-other-secret-of-32-characters-or-more' });
+    expect((await rule(d2.id, 'approve', { session: forged })).status).toBe(401);
+    const expired = await encode({ token: { sub: approver.userId }, secret: app.runtime.secrets.auth, maxAge: -60 });
+    expect((await rule(d2.id, 'approve', { session: expired })).status).toBe(401);
+  });
+
+  it('approve versus decline raced 50 times ends in exactly one terminal state each time', async () => {
+    for (let i = 0; i < 50; i++) {
+      const d = await raise({ title: `race ${i}` });
+      const [a, b] = await Promise.all([rule(d.id, 'approve', approver), rule(d.id, 'decline', owner)]);
+      expect([a.status, b.status].sort()).toEqual([200, 409]);
+      const polled = (await app.request('GET', `/decisions/${d.id}`)).body.decision;
+      const winner = a.status === 200 ? 'approved' : 'declined';
+      expect(polled.status).toBe(winner);
+      const rulings = polled.history.filter((h: { event_type: string }) => h.event_type !== 'decision.created');
+      expect(rulings).toHaveLength(1);
+    }
+  });
+});
+
+describe('options', () => {
+  const options = [
+    { id: 'red', label: 'Red' },
+    { id: 'blue', label: 'Blue' },
+    { id: 'green', label: 'Green' },
+  ];
+
+  it('option_select: exactly one known option', async () => {
+    const d = await raise({ shape_context: { options } });
+    for (const body of [{}, { option_ids: ['red', 'blue'] }, { option_ids: ['purple'] }]) {
+      const res = await rule(d.id, 'approve', approver, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+    }
+    const ok = await rule(d.id, 'approve', approver, { option_ids: ['blue'] });
+    expect(ok.body.decision.resolution.option_ids).toEqual(['blue']);
+  });
+
+  it('option_multiselect: one or more', async () => {
+    const d = await raise({ shape: 'option_multiselect', shape_context: { options } });
+    expect((await rule(d.id, 'approve', approver, {})).status).toBe(400);
+    const ok = await rule(d.id, 'approve', approver, { option_ids: ['red', 'green'] });
+    expect(ok.body.decision.resolution.option_ids).toEqual(['red', 'green']);
+  });
+
+  it('the default pair: approve chooses approve; declining names no option', async () => {
+    const d = await raise();
+    expect((await rule(d.id, 'approve', approver, { option_ids: ['decline'] })).status).toBe(400);
+    expect((await rule(d.id, 'decline', approver, { option_ids: ['decline'] })).status).toBe(400);
+    const ok = await rule(d.id, 'approve', approver, { option_ids: ['approve'] });
+    expect(ok.body.decision.resolution.option_ids).toEqual(['approve']);
+  });
+
+  it('rulings refuse unknown fields and overlong notes', async () => {
+    const d = await raise();
+    expect((await rule(d.id, 'approve', approver, { outcome: 'declined' })).body.error.code).toBe('unknown_field');
+    expect((await rule(d.id, 'decline', approver, { note: 'x'.repeat(2001) })).body.error.code).toBe('validation_failed');
+  });
+});
+
+describe('timeouts', () => {
+  it('past due_at a poll shows it expired by the system, with its event', async () => {
+    const d = await raise({ due_at: new Date(Date.now() + 400).toISOString() });
+    expect((await app.request('GET', `/decisions/${d.id}`)).body.decision.status).toBe('pending');
+    await new Promise((r) => setTimeout(r, 500));
+    const polled = (await app.request('GET', `/decisions/${d.id}`)).body.decision;
+    expect(polled.status).toBe('expired');
+    expect(polled.resolution).toMatchObject({ outcome: 'expired', resolved_by: 'system', resolved_by_type: 'system' });
+    expect(polled.history.at(-1)).toMatchObject({ event_type: 'decision.expired', actor_type: 'system' });
+    expect((await rule(d.id, 'approve', approver)).status).toBe(409);
+  });
+
+  it('on_timeout decline declines by the system', async () => {
+    const d = await raise({ due_at: new Date(Date.now() + 300).toISOString(), on_timeout: 'decline' });
+    await new Promise((r) => setTimeout(r, 400));
+    const polled = (await app.request('GET', `/decisions/${d.id}`)).body.decision;
+    expect(polled).toMatchObject({ status: 'declined', resolution: { outcome: 'declined', resolved_by: 'system' } });
+    expect(polled.history.at(-1)).toMatchObject({ event_type: 'decision.declined', actor_type: 'system' });
+  });
+
+  it('the sweep times out every overdue decision once, without anyone reading them', async () => {
+    const ws = await app.createWorkspace();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await app.request('POST', '/decisions', {
+        key: ws.apiKey,
+        body: { workspace_id: ws.workspaceId, title: `due ${i}`, due_at: new Date(Date.now() + 60_000).toISOString() },
+      });
+      ids.push(res.body.decision.id);
+    }
+    const later = new Date(Date.now() + 120_000);
+    expect(await sweepDecisionTimeouts(app.runtime.db, { workspaceId: ws.workspaceId, now: later })).toBe(3);
+    expect(await sweepDecisionTimeouts(app.runtime.db, { workspaceId: ws.workspaceId, now: later })).toBe(0);
+    for (const id of ids) {
+      const d = (await app.request('GET', `/decisions/${id}`, { key: ws.apiKey })).body.decision;
+      expect(d.status).toBe('expired');
+      expect(d.history.filter((h: { event_type: string }) => h.event_type === 'decision.expired')).toHaveLength(1);
+    }
+    expect((await app.request('GET', '/ledger/verify', { key: ws.apiKey })).body.data.ok).toBe(true);
+  });
+
+  it('a decision not yet due is left alone', async () => {
+    const d = await raise({ due_at: new Date(Date.now() + 3_600_000).toISOString() });
+    await sweepDecisionTimeouts(app.runtime.db);
+    expect((await app.request('GET', `/decisions/${d.id}`)).body.decision.status).toBe('pending');
+  });
+});
+
+it('the ledger verifies after all of it', async () => {
+  const res = await app.request('GET', '/ledger/verify');
+  expect(res.body.data.ok).toBe(true);
+});
