@@ -3,12 +3,12 @@
  * A decision's history is not stored here: it is the decision's own events in the ledger.
  */
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { aggregateColumns, ts } from './columns';
 import { runs } from './runs';
 import { initiatives, tasks, workstreams } from './work';
 import { workspaces } from './workspaces';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
 export const decisionShapes = [
   'generic',
@@ -51,10 +51,7 @@ export interface DecisionResolution {
 export const decisions = pgTable(
   'decisions',
   {
-    id: uuid('id').primaryKey(),
-    workspaceId: uuid('workspace_id')
-      .notNull()
-      .references(() => workspaces.id),
+    ...aggregateColumns(),
     title: text('title').notNull(),
     description: text('description'),
     shape: text('shape', { enum: decisionShapes }).notNull(),
@@ -72,9 +69,6 @@ export const decisions = pgTable(
     /** Who raised it: `api_key` or `human`, and that key's or user's id (a human may not rule on their own). */
     createdByType: text('created_by_type', { enum: ['api_key', 'human', 'system'] }).notNull(),
     createdById: text('created_by_id').notNull(),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull().defaultNow(),
-    updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
     index('decisions_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),

@@ -8,27 +8,13 @@ import {
   check,
   doublePrecision,
   index,
-  integer,
   jsonb,
   pgTable,
   text,
-  timestamp,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { aggregateColumns, ts } from './columns';
 import { workspaces } from './workspaces';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
-
-/** The columns every aggregate of the hierarchy has (fresh builders on each call). */
-const aggregateColumns = () => ({
-  id: uuid('id').primaryKey(),
-  workspaceId: uuid('workspace_id')
-    .notNull()
-    .references(() => workspaces.id),
-  version: integer('version').notNull().default(1),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-});
 
 export const nodeStatuses = ['active', 'paused', 'completed', 'cancelled'] as const;
 export const taskStatuses = ['todo', 'in_progress', 'blocked', 'paused', 'done', 'failed', 'cancelled'] as const;
