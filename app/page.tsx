@@ -4,8 +4,8 @@ export default function Home() {
     <main>
       <h1>Accountable Work Service</h1>
       <p>
-        The system of record where AI agents create work, keep receipts and ask humans for rulings. Every accepted
-        change is an event in a per-workspace, hash-chained ledger that anyone can verify.
+        The system of record where AI agents create work, keep receipts and ask humans for rulings. Every accepted change is an event in a
+        per-workspace, hash-chained ledger that anyone can verify.
       </p>
       <div className="cards">
         <section className="card">

@@ -96,9 +96,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
   const release = dataDir.startsWith('memory://') ? async () => undefined : await lockDataDir(dataDir);
   let client: InstanceType<typeof PGlite>;
   try {
-    client = opts.pgliteSnapshot
-      ? await PGlite.create({ dataDir, loadDataDir: opts.pgliteSnapshot })
-      : await PGlite.create(dataDir);
+    client = opts.pgliteSnapshot ? await PGlite.create({ dataDir, loadDataDir: opts.pgliteSnapshot }) : await PGlite.create(dataDir);
   } catch (err) {
     await release();
     throw err;

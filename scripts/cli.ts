@@ -29,7 +29,13 @@ export async function findWorkspace(db: Database, ref: string): Promise<{ id: st
 }
 
 export function cliActor(tool: string, workspace: { id: string; ownerId: string }): Actor {
-  return { type: 'system', id: `system:cli:${tool}`, ownerId: workspace.ownerId, workspaceId: workspace.id, trace: systemTrace(randomUUID()) };
+  return {
+    type: 'system',
+    id: `system:cli:${tool}`,
+    ownerId: workspace.ownerId,
+    workspaceId: workspace.id,
+    trace: systemTrace(randomUUID()),
+  };
 }
 
 export function fail(message: string): never {

@@ -15,7 +15,9 @@ await withRuntime(async ({ db }) => {
   const started = performance.now();
   const report = await verifyWorkspace(db, workspace.id);
   const seconds = (performance.now() - started) / 1000;
-  console.log(JSON.stringify({ workspace: workspace.name, workspaceId: workspace.id, ...report, seconds: Number(seconds.toFixed(3)) }, null, 2));
+  console.log(
+    JSON.stringify({ workspace: workspace.name, workspaceId: workspace.id, ...report, seconds: Number(seconds.toFixed(3)) }, null, 2),
+  );
   if (report.ok) console.log(`OK: ${report.checkedEvents} events verified, head ${report.lastSequence} ${report.lastHash}`);
   else console.log(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);
   return report.ok ? 0 : 2;

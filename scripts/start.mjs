@@ -29,7 +29,10 @@ if (builtAt < changedAt) {
 const host = process.env.HOST ?? '127.0.0.1';
 const port = process.env.PORT ?? '3000';
 // Links printed at start (resolve_url, the demo's sign-in, docsUrl) follow the port unless APP_URL says otherwise.
-const env = { ...process.env, APP_URL: process.env.APP_URL || `http://${['127.0.0.1', '0.0.0.0', '::'].includes(host) ? 'localhost' : host}:${port}` };
+const env = {
+  ...process.env,
+  APP_URL: process.env.APP_URL || `http://${['127.0.0.1', '0.0.0.0', '::'].includes(host) ? 'localhost' : host}:${port}`,
+};
 const server = spawn(process.execPath, [nextBin, 'start', '-H', host, '-p', port], { cwd: root, stdio: 'inherit', env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

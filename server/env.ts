@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 
-const intFromString = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+const intFromString = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),

@@ -25,10 +25,7 @@ export interface Runtime {
 }
 
 /** Opens and migrates the database named by `env`, and loads (or creates) the instance secrets. */
-export async function createRuntime(
-  env: Env,
-  extra: { migrationsFolder?: string; pgliteSnapshot?: Blob } = {},
-): Promise<Runtime> {
+export async function createRuntime(env: Env, extra: { migrationsFolder?: string; pgliteSnapshot?: Blob } = {}): Promise<Runtime> {
   const handle: DatabaseHandle = await openDatabase({
     ...extra,
     url: env.DATABASE_URL,

@@ -9,7 +9,6 @@ import { runs } from './runs';
 import { initiatives, tasks, workstreams } from './work';
 import { workspaces } from './workspaces';
 
-
 export const decisionShapes = [
   'generic',
   'artifact_review',
@@ -72,7 +71,9 @@ export const decisions = pgTable(
   },
   (t) => [
     index('decisions_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
-    index('decisions_pending_due_idx').on(t.dueAt).where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),
+    index('decisions_pending_due_idx')
+      .on(t.dueAt)
+      .where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),
     check('decisions_status_check', sql`${t.status} in ('pending', 'approved', 'declined', 'cancelled', 'expired')`),
     check('decisions_resolution_check', sql`(${t.status} = 'pending') = (${t.resolution} is null)`),
   ],

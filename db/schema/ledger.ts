@@ -4,19 +4,7 @@
  * DELETE and TRUNCATE, and the append itself is the SQL function ledger_append (same file).
  */
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  check,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  unique,
-  uuid,
-} from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
 import { workspaces } from './workspaces';
 
 export const GENESIS_HASH = `sha256:${'0'.repeat(64)}`;

@@ -3,16 +3,7 @@
  * These tables are projections of ledger events; `version` mirrors the aggregate's last aggregateVersion.
  */
 import { sql } from 'drizzle-orm';
-import {
-  boolean,
-  check,
-  doublePrecision,
-  index,
-  jsonb,
-  pgTable,
-  text,
-  uuid,
-} from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { aggregateColumns, ts } from './columns';
 import { workspaces } from './workspaces';
 
@@ -31,8 +22,12 @@ export const initiatives = pgTable(
     title: text('title').notNull(),
     summary: text('summary').notNull().default(''),
     status: text('status', { enum: nodeStatuses }).notNull().default('active'),
-    visibility: text('visibility', { enum: ['private', 'workspace'] }).notNull().default('workspace'),
-    modelTier: text('model_tier', { enum: ['economy', 'standard', 'premium'] }).notNull().default('standard'),
+    visibility: text('visibility', { enum: ['private', 'workspace'] })
+      .notNull()
+      .default('workspace'),
+    modelTier: text('model_tier', { enum: ['economy', 'standard', 'premium'] })
+      .notNull()
+      .default('standard'),
     executionPolicy: jsonb('execution_policy')
       .$type<{ mode: 'sequential' | 'parallel' | 'manual'; max_concurrent_agents: number }>()
       .notNull(),
@@ -103,10 +98,7 @@ export const tasks = pgTable(
   (t) => [
     index('tasks_milestone_idx').on(t.milestoneId),
     index('tasks_workspace_idx').on(t.workspaceId),
-    check(
-      'tasks_status_check',
-      sql`${t.status} in ('todo', 'in_progress', 'blocked', 'paused', 'done', 'failed', 'cancelled')`,
-    ),
+    check('tasks_status_check', sql`${t.status} in ('todo', 'in_progress', 'blocked', 'paused', 'done', 'failed', 'cancelled')`),
     check('tasks_priority_check', sql`${t.priority} in ('low', 'medium', 'high', 'urgent')`),
     check('tasks_estimate_check', sql`${t.estimateHours} is null or ${t.estimateHours} >= 0`),
   ],

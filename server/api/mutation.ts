@@ -23,12 +23,7 @@ export interface MutationOptions<T> {
   output: { parse(body: unknown): unknown };
 }
 
-export async function runMutation<T>(
-  ctx: ApiContext,
-  actor: Actor,
-  opts: MutationOptions<T>,
-  work: (tx: Tx) => Promise<T>,
-): Promise<T> {
+export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: MutationOptions<T>, work: (tx: Tx) => Promise<T>): Promise<T> {
   const { db, env } = ctx.runtime;
   const key = actor.trace.idempotencyKey;
   const replay = opts.replay;

@@ -93,11 +93,7 @@ export function createRestHandler(opts: RestHandlerOptions) {
   };
 }
 
-async function dispatch(
-  request: Request,
-  requestId: string,
-  opts: RestHandlerOptions,
-): Promise<Response> {
+async function dispatch(request: Request, requestId: string, opts: RestHandlerOptions): Promise<Response> {
   const url = new URL(request.url);
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
     throw new AppError('not_found', 'No such route.');
@@ -191,7 +187,9 @@ async function readJsonBody(request: Request, limit: number): Promise<Record<str
   if (mediaType !== 'application/json') {
     throw new AppError(
       'unsupported_media_type',
-      contentType ? `Content-Type ${contentType.slice(0, 100)} is not supported; send application/json.` : 'Send Content-Type: application/json.',
+      contentType
+        ? `Content-Type ${contentType.slice(0, 100)} is not supported; send application/json.`
+        : 'Send Content-Type: application/json.',
     );
   }
   let text: string;
@@ -255,7 +253,8 @@ function toAppError(err: unknown, requestId: string): AppError {
 }
 
 function describe(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}`;
+  if (err instanceof Error)
+    return `${err.name}: ${err.message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}`;
   return String(err);
 }
 
@@ -268,11 +267,9 @@ function fromValidationIssues(issues: ZodLikeIssue[]): AppError {
   }
   const list = issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
   const first = list[0];
-  return new AppError(
-    'validation_failed',
-    first ? `${first.path || 'body'}: ${first.message}` : 'The request is not valid.',
-    { issues: list },
-  );
+  return new AppError('validation_failed', first ? `${first.path || 'body'}: ${first.message}` : 'The request is not valid.', {
+    issues: list,
+  });
 }
 
 async function appUrlOf(opts: RestHandlerOptions): Promise<string> {

@@ -1,5 +1,6 @@
 /** The application router: every procedure, each published as REST under /api/v1. */
 import { router } from './trpc';
+import { apiKeysRouter } from './routers/api-keys';
 import { decisionsRouter } from './routers/decisions';
 import { eventsRouter } from './routers/events';
 import { ledgerRouter } from './routers/ledger';
@@ -9,6 +10,7 @@ import { workRouter } from './routers/work';
 export const appRouter = router({
   work: workRouter,
   decisions: decisionsRouter,
+  apiKeys: apiKeysRouter,
   events: eventsRouter,
   ledger: ledgerRouter,
   meta: metaRouter,

@@ -61,8 +61,7 @@ export function text(min: number, max: number) {
 export const id = () => z.uuid().transform((s) => s.toLowerCase());
 
 /** ISO 8601 UTC with milliseconds and Z, as every timestamp this API writes. */
-export const timestamp = () =>
-  z.string().meta({ format: 'date-time', example: '2026-11-20T10:00:00.000Z' });
+export const timestamp = () => z.string().meta({ format: 'date-time', example: '2026-11-20T10:00:00.000Z' });
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
 export const EVENT_TYPE_PATTERN_SOURCE = '^[a-z][a-z0-9_.-]{0,99}$';
@@ -103,7 +102,9 @@ export const ledgerEventSchema = z
     id: z.uuid(),
     workspaceId: z.uuid(),
     sequence: z.int().min(1).meta({ description: 'Position in the workspace chain: 1, 2, 3 … without gaps, in commit order.' }),
-    ownerId: z.uuid().meta({ description: 'The human accountable for the actor (the API key’s owner, the user, or the workspace owner for system jobs).' }),
+    ownerId: z.uuid().meta({
+      description: 'The human accountable for the actor (the API key’s owner, the user, or the workspace owner for system jobs).',
+    }),
     aggregateType: z.string(),
     aggregateId: z.uuid(),
     aggregateVersion: z.int().min(1).meta({ description: '1 for the event that creates the aggregate, then +1 per event.' }),
@@ -112,13 +113,19 @@ export const ledgerEventSchema = z
     actorType: z.enum(['api_key', 'human', 'system']),
     actorId: z.string(),
     payload: z.record(z.string(), z.unknown()),
-    payloadDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/).meta({ description: 'sha256 of the RFC 8785 canonical payload.' }),
+    payloadDigest: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/)
+      .meta({ description: 'sha256 of the RFC 8785 canonical payload.' }),
     occurredAtCanonical: timestamp(),
     idempotencyKey: z.string().nullable(),
     causationId: z.uuid().meta({ description: 'The request (X-Request-Id) that caused the event.' }),
     correlationId: z.uuid(),
     contextManifestDigest: z.string(),
-    previousHash: z.string().regex(/^sha256:[0-9a-f]{64}$/).meta({ description: 'eventHash of the previous event; sha256: + 64 zeros for the first.' }),
+    previousHash: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/)
+      .meta({ description: 'eventHash of the previous event; sha256: + 64 zeros for the first.' }),
     eventHash: z
       .string()
       .regex(/^sha256:[0-9a-f]{64}$/)

@@ -8,7 +8,8 @@
  * unauthenticated caller learns nothing about them (the body's form is checked earlier, by the
  * transport, as it reads the body).
  */
-import { initTRPC } from '@trpc/server';
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { MembershipRole } from '@/db/schema';
 import { authenticateApiKey } from '@/server/auth/api-keys';
@@ -52,26 +53,53 @@ export type OperationMeta = {
 
 export type Meta = OpenApiMeta<OperationMeta>;
 
-const t = initTRPC.context<ApiContext>().meta<Meta>().create({
-  // Internal tRPC callers (the UI) get the contract's code too, and never a stack.
-  errorFormatter({ shape, error }) {
-    const cause = error.cause;
-    const { stack: _stack, ...data } = shape.data;
-    return {
-      ...shape,
-      message: cause instanceof AppError ? cause.message : error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal error' : shape.message,
-      data: { ...data, appCode: cause instanceof AppError ? cause.code : undefined },
-    };
-  },
-});
+const t = initTRPC
+  .context<ApiContext>()
+  .meta<Meta>()
+  .create({
+    // Internal tRPC callers (the UI) get the contract's code too, and never a stack.
+    errorFormatter({ shape, error }) {
+      const cause = error.cause;
+      const { stack: _stack, ...data } = shape.data;
+      return {
+        ...shape,
+        message: cause instanceof AppError ? cause.message : error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal error' : shape.message,
+        data: { ...data, appCode: cause instanceof AppError ? cause.code : undefined },
+      };
+    },
+  });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure;
 
-export type Principal =
-  | { kind: 'api_key'; keyId: string; workspaceId: string; ownerUserId: string }
-  | ({ kind: 'human' } & SessionUser);
+const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * Domain errors become tRPC errors of the matching HTTP status (tRPC would call any other throw a
+ * 500), keeping the AppError as the cause: the REST transport and the error formatter read it there.
+ */
+export const publicProcedure = t.procedure.use(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && result.error.cause instanceof AppError) {
+    const cause = result.error.cause;
+    const code = TRPC_CODE_BY_STATUS[cause.status] ?? 'INTERNAL_SERVER_ERROR';
+    return { ...result, error: new TRPCError({ code, message: cause.message, cause }) };
+  }
+  return result;
+});
+
+export type Principal = { kind: 'api_key'; keyId: string; workspaceId: string; ownerUserId: string } | ({ kind: 'human' } & SessionUser);
 
 function bearerToken(header: string | null): string | null {
   if (!header) return null;
@@ -118,7 +146,7 @@ function assertSameOrigin(ctx: ApiContext): void {
 }
 
 /** Resolves the caller: an API key when one is presented, else a session cookie; 401 without either. */
-const authenticated = t.procedure.use(async ({ ctx, next, type }) => {
+const authenticated = publicProcedure.use(async ({ ctx, next, type }) => {
   const { runtime } = ctx;
   const token = bearerToken(ctx.headers.get('authorization'));
   let principal: Principal | null = null;

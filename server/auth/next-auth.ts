@@ -26,7 +26,9 @@ export function authOptions(runtime: Runtime): NextAuthOptions {
         name: 'Email and password',
         credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
         async authorize(credentials) {
-          const email = String(credentials?.email ?? '').trim().toLowerCase();
+          const email = String(credentials?.email ?? '')
+            .trim()
+            .toLowerCase();
           const password = String(credentials?.password ?? '');
           if (!email || !password || email.length > 320 || password.length > 1024) return null;
           const [user] = await runtime.db

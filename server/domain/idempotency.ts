@@ -9,22 +9,14 @@ import type { Tx } from '@/db';
 import { idempotencyRecords } from '@/db/schema';
 import { AppError, isLockTimeout } from '@/server/errors';
 
-export type Claim =
-  | { claimed: true }
-  | { claimed: false; status: number; body: unknown };
+export type Claim = { claimed: true } | { claimed: false; status: number; body: unknown };
 
 /**
  * Claims `key` for this request, or returns the stored response of the earlier request with the
  * same key and fingerprint. A different fingerprint is 422 idempotency_conflict. An expired record
  * is taken over as if absent.
  */
-export async function claimIdempotencyKey(
-  tx: Tx,
-  workspaceId: string,
-  key: string,
-  fingerprint: string,
-  ttlHours: number,
-): Promise<Claim> {
+export async function claimIdempotencyKey(tx: Tx, workspaceId: string, key: string, fingerprint: string, ttlHours: number): Promise<Claim> {
   const expiresAt = sql`now() + make_interval(hours => ${ttlHours})`;
   let inserted: unknown[];
   try {
@@ -62,13 +54,7 @@ export async function claimIdempotencyKey(
   return { claimed: false, status: record.status, body: record.body };
 }
 
-export async function storeIdempotentResponse(
-  tx: Tx,
-  workspaceId: string,
-  key: string,
-  status: number,
-  body: unknown,
-): Promise<void> {
+export async function storeIdempotentResponse(tx: Tx, workspaceId: string, key: string, status: number, body: unknown): Promise<void> {
   await tx
     .update(idempotencyRecords)
     .set({ responseStatus: status, responseBody: body })

@@ -57,10 +57,7 @@ export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEve
     };
   });
   const input = unsealed.map((e) => ({ ...e, canonical: eventCanonicalSegments(e) }));
-  const rows = await query<AppendRow>(
-    tx,
-    sql`select * from ledger_append(${actor.workspaceId}::uuid, ${JSON.stringify(input)}::jsonb)`,
-  );
+  const rows = await query<AppendRow>(tx, sql`select * from ledger_append(${actor.workspaceId}::uuid, ${JSON.stringify(input)}::jsonb)`);
   return unsealed.map((e, i) => {
     const row = rows[i];
     if (!row || row.r_id !== e.id) throw new Error('ledger_append returned an unexpected row');

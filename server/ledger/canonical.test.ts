@@ -2,14 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sealedChain } from '@/test/support/chain';
-import {
-  canonicalJson,
-  digestOf,
-  eventCanonicalSegments,
-  eventHashOf,
-  joinCanonicalSegments,
-  type UnsealedEvent,
-} from './canonical';
+import { canonicalJson, digestOf, eventCanonicalSegments, eventHashOf, joinCanonicalSegments, type UnsealedEvent } from './canonical';
 
 describe('RFC 8785 canonical JSON', () => {
   it('matches the RFC’s own sample (§3.2.2): whitespace, number forms, string escapes, key order', () => {

@@ -13,10 +13,7 @@ export interface CursorPosition {
 }
 
 function mac(secret: string, workspaceId: string, sequence: number): Buffer {
-  return createHmac('sha256', secret)
-    .update(`${VERSION}|${workspaceId}|${sequence}`)
-    .digest()
-    .subarray(0, MAC_BYTES);
+  return createHmac('sha256', secret).update(`${VERSION}|${workspaceId}|${sequence}`).digest().subarray(0, MAC_BYTES);
 }
 
 export function encodeCursor(secret: string, workspaceId: string, sequence: number): string {

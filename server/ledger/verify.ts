@@ -9,12 +9,7 @@ import { GENESIS_HASH } from '@/db/schema';
 import { digestOf, eventHashOf, type LedgerEvent } from './canonical';
 import { readEvents, readHead } from './read';
 
-export type BreakReason =
-  | 'sequence_gap'
-  | 'payload_digest_mismatch'
-  | 'event_hash_mismatch'
-  | 'previous_hash_mismatch'
-  | 'head_mismatch';
+export type BreakReason = 'sequence_gap' | 'payload_digest_mismatch' | 'event_hash_mismatch' | 'previous_hash_mismatch' | 'head_mismatch';
 
 export interface ChainBreak {
   sequence: number;
@@ -54,8 +49,7 @@ export class ChainVerifier {
       this.broken = { sequence: event.sequence, eventId: event.id, reason, expected, actual };
       return false;
     };
-    if (event.sequence !== this.lastSequence + 1)
-      return fail('sequence_gap', String(this.lastSequence + 1), String(event.sequence));
+    if (event.sequence !== this.lastSequence + 1) return fail('sequence_gap', String(this.lastSequence + 1), String(event.sequence));
     const payloadDigest = digestOf(event.payload);
     if (payloadDigest !== event.payloadDigest) return fail('payload_digest_mismatch', payloadDigest, event.payloadDigest);
     if (event.previousHash !== this.lastHash) return fail('previous_hash_mismatch', this.lastHash, event.previousHash);

@@ -39,7 +39,12 @@ describe('POST /decisions', () => {
       status: 'pending',
       resolution: null,
       attention: null,
-      shape_context: { options: [{ id: 'approve', label: 'Approve' }, { id: 'decline', label: 'Decline' }] },
+      shape_context: {
+        options: [
+          { id: 'approve', label: 'Approve' },
+          { id: 'decline', label: 'Decline' },
+        ],
+      },
       created_by: { type: 'api_key', id: app.ws.apiKeyId },
       on_timeout: 'expire',
       due_at: null,
@@ -61,7 +66,12 @@ describe('POST /decisions', () => {
       task_id: task.taskId,
       due_at: due,
       on_timeout: 'decline',
-      shape_context: { options: [{ id: 'a', label: 'Vendor A', description: 'cheapest' }, { id: 'b', label: 'Vendor B' }] },
+      shape_context: {
+        options: [
+          { id: 'a', label: 'Vendor A', description: 'cheapest' },
+          { id: 'b', label: 'Vendor B' },
+        ],
+      },
     });
     expect(res.status).toBe(201);
     expect(res.body.decision).toMatchObject({
@@ -74,7 +84,12 @@ describe('POST /decisions', () => {
       run_id: null,
       due_at: due,
       on_timeout: 'decline',
-      shape_context: { options: [{ id: 'a', label: 'Vendor A', description: 'cheapest' }, { id: 'b', label: 'Vendor B' }] },
+      shape_context: {
+        options: [
+          { id: 'a', label: 'Vendor A', description: 'cheapest' },
+          { id: 'b', label: 'Vendor B' },
+        ],
+      },
     });
   });
 
@@ -103,10 +118,50 @@ describe('POST /decisions', () => {
     ['blocks_task as a string', { title: 't', blocks_task: 'true' }, 'validation_failed'],
     ['blocks_task without a task', { title: 't', blocks_task: true }, 'validation_failed'],
     ['one option', { title: 't', shape_context: { options: [{ id: 'a', label: 'A' }] } }, 'validation_failed'],
-    ['21 options', { title: 't', shape_context: { options: Array.from({ length: 21 }, (_, i) => ({ id: `o${i}`, label: 'x' })) } }, 'validation_failed'],
-    ['repeated option ids', { title: 't', shape_context: { options: [{ id: 'a', label: 'A' }, { id: 'a', label: 'B' }] } }, 'validation_failed'],
-    ['an option id of 121 characters', { title: 't', shape_context: { options: [{ id: 'x'.repeat(121), label: 'A' }, { id: 'b', label: 'B' }] } }, 'validation_failed'],
-    ['an unknown option field', { title: 't', shape_context: { options: [{ id: 'a', label: 'A', score: 1 }, { id: 'b', label: 'B' }] } }, 'unknown_field'],
+    [
+      '21 options',
+      { title: 't', shape_context: { options: Array.from({ length: 21 }, (_, i) => ({ id: `o${i}`, label: 'x' })) } },
+      'validation_failed',
+    ],
+    [
+      'repeated option ids',
+      {
+        title: 't',
+        shape_context: {
+          options: [
+            { id: 'a', label: 'A' },
+            { id: 'a', label: 'B' },
+          ],
+        },
+      },
+      'validation_failed',
+    ],
+    [
+      'an option id of 121 characters',
+      {
+        title: 't',
+        shape_context: {
+          options: [
+            { id: 'x'.repeat(121), label: 'A' },
+            { id: 'b', label: 'B' },
+          ],
+        },
+      },
+      'validation_failed',
+    ],
+    [
+      'an unknown option field',
+      {
+        title: 't',
+        shape_context: {
+          options: [
+            { id: 'a', label: 'A', score: 1 },
+            { id: 'b', label: 'B' },
+          ],
+        },
+      },
+      'unknown_field',
+    ],
     ['a due_at in the past', { title: 't', due_at: '2020-01-01T00:00:00.000Z' }, 'validation_failed'],
     ['a due_at that is not a timestamp', { title: 't', due_at: 'tomorrow' }, 'validation_failed'],
     ['an unknown on_timeout', { title: 't', on_timeout: 'escalate' }, 'validation_failed'],
@@ -148,11 +203,17 @@ describe('POST /decisions', () => {
 
   it('a signed-in owner can raise one; a viewer cannot', async () => {
     const owner = await app.member('owner');
-    const res = await app.request('POST', '/decisions', { session: owner.session, body: { workspace_id: app.ws.workspaceId, title: 'Human ask' } });
+    const res = await app.request('POST', '/decisions', {
+      session: owner.session,
+      body: { workspace_id: app.ws.workspaceId, title: 'Human ask' },
+    });
     expect(res.status).toBe(201);
     expect(res.body.decision.created_by).toEqual({ type: 'human', id: owner.userId });
     const viewer = await app.member('viewer');
-    const refused = await app.request('POST', '/decisions', { session: viewer.session, body: { workspace_id: app.ws.workspaceId, title: 'No' } });
+    const refused = await app.request('POST', '/decisions', {
+      session: viewer.session,
+      body: { workspace_id: app.ws.workspaceId, title: 'No' },
+    });
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('forbidden');
   });
@@ -174,7 +235,10 @@ describe('GET /decisions/{id} and GET /decisions', () => {
     const ws = await app.createWorkspace();
     const made: string[] = [];
     for (const urgency of ['deferred', 'standard', 'urgent', 'critical', 'standard']) {
-      const r = await app.request('POST', '/decisions', { key: ws.apiKey, body: { workspace_id: ws.workspaceId, title: urgency, urgency } });
+      const r = await app.request('POST', '/decisions', {
+        key: ws.apiKey,
+        body: { workspace_id: ws.workspaceId, title: urgency, urgency },
+      });
       made.push(r.body.decision.id);
     }
     const seen: string[] = [];
@@ -209,7 +273,12 @@ describe('GET /decisions/{id} and GET /decisions', () => {
 describe('POST /decisions/{id}/attention', () => {
   it('creates the record, then refreshes it keeping attention_id and requested_at', async () => {
     const d = (await raise({ title: 'Look', urgency: 'standard' })).body.decision;
-    const first = await attention(d.id, { recommended_option_id: 'approve', recommendation_note: 'safe', impact_if_delayed: 'launch slips', continuation: { strategy: 'resume_session' } });
+    const first = await attention(d.id, {
+      recommended_option_id: 'approve',
+      recommendation_note: 'safe',
+      impact_if_delayed: 'launch slips',
+      continuation: { strategy: 'resume_session' },
+    });
     expect(first.status).toBe(200);
     expect(first.body.data).toMatchObject({
       decision_id: d.id,

@@ -57,7 +57,11 @@ describe('the ledger', () => {
   });
 
   it('the database refuses UPDATE, DELETE and TRUNCATE of ledger rows', async () => {
-    for (const statement of [sql`update ledger_events set actor_id = 'x'`, sql`delete from ledger_events`, sql`truncate ledger_events cascade`]) {
+    for (const statement of [
+      sql`update ledger_events set actor_id = 'x'`,
+      sql`delete from ledger_events`,
+      sql`truncate ledger_events cascade`,
+    ]) {
       const error: unknown = await app.runtime.db.execute(statement).then(
         () => null,
         (err: unknown) => err,
@@ -94,7 +98,9 @@ describe('the ledger', () => {
     for (let i = 0; i < 4; i++) await app.request('POST', '/work', { key: ws.apiKey, body: { title: `t${i}` } });
     const events = await allEvents(ws.apiKey);
     const forged = events[events.length - 2];
-    await tamper(sql`update ledger_events set actor_id = 'forged' where workspace_id = ${ws.workspaceId} and sequence = ${forged.sequence}`);
+    await tamper(
+      sql`update ledger_events set actor_id = 'forged' where workspace_id = ${ws.workspaceId} and sequence = ${forged.sequence}`,
+    );
     expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).firstBreak).toMatchObject({
       sequence: forged.sequence,
       reason: 'event_hash_mismatch',
@@ -133,7 +139,10 @@ describe('the ledger', () => {
     const ws = await app.createWorkspace();
     await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'a' } });
     const rewind = sql`update ledger_heads set sequence = sequence - 1 where workspace_id = ${ws.workspaceId}`;
-    const refused: unknown = await app.runtime.db.execute(rewind).then(() => null, (err: unknown) => err);
+    const refused: unknown = await app.runtime.db.execute(rewind).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(String((refused as { cause?: Error })?.cause?.message)).toMatch(/only moves forward/);
 
     await app.runtime.db.transaction(async (tx) => {
@@ -156,10 +165,15 @@ describe('the ledger', () => {
     // Make the last step of an idempotent write (storing its response) fail, after the append.
     await app.runtime.db.execute(sql`create function fail_store() returns trigger language plpgsql as $$
       begin raise exception 'injected failure'; end $$`);
-    await app.runtime.db.execute(sql`create trigger fail_store before update on idempotency_records for each row execute function fail_store()`);
+    await app.runtime.db.execute(
+      sql`create trigger fail_store before update on idempotency_records for each row execute function fail_store()`,
+    );
     try {
       await app.expectUnchanged(async () => {
-        const res = await app.request('POST', '/work', { body: { title: 'doomed' }, headers: { 'idempotency-key': `doomed-${Date.now()}` } });
+        const res = await app.request('POST', '/work', {
+          body: { title: 'doomed' },
+          headers: { 'idempotency-key': `doomed-${Date.now()}` },
+        });
         expect(res.status).toBe(500);
         expect(res.body.error.code).toBe('internal_error');
         expect(res.text).not.toContain('injected failure');

@@ -22,8 +22,13 @@ async function raise(body: Record<string, unknown> = {}): Promise<{ id: string }
   expect(res.status).toBe(201);
   return res.body.decision;
 }
-const rule = (id: string, action: 'approve' | 'decline', who: { session: string }, body: Record<string, unknown> = {}, origin?: string | null) =>
-  app.request('POST', `/decisions/${id}/${action}`, { session: who.session, body, origin });
+const rule = (
+  id: string,
+  action: 'approve' | 'decline',
+  who: { session: string },
+  body: Record<string, unknown> = {},
+  origin?: string | null,
+) => app.request('POST', `/decisions/${id}/${action}`, { session: who.session, body, origin });
 
 async function eventsOf(decisionId: string) {
   const res = await app.request('GET', `/decisions/${decisionId}`);
@@ -95,7 +100,10 @@ describe('approve and decline', () => {
   });
 
   it('whoever raised a decision cannot rule on it', async () => {
-    const raised = await app.request('POST', '/decisions', { session: owner.session, body: { workspace_id: app.ws.workspaceId, title: 'Mine' } });
+    const raised = await app.request('POST', '/decisions', {
+      session: owner.session,
+      body: { workspace_id: app.ws.workspaceId, title: 'Mine' },
+    });
     const id = raised.body.decision.id;
     const self = await rule(id, 'approve', owner);
     expect(self.status).toBe(403);
@@ -105,7 +113,11 @@ describe('approve and decline', () => {
   it('a ruled decision is 409 decision_not_pending for rulings and attention', async () => {
     const d = await raise();
     expect((await rule(d.id, 'approve', approver)).status).toBe(200);
-    for (const res of [await rule(d.id, 'decline', owner), await rule(d.id, 'approve', owner), await app.request('POST', `/decisions/${d.id}/attention`, { body: {} })]) {
+    for (const res of [
+      await rule(d.id, 'decline', owner),
+      await rule(d.id, 'approve', owner),
+      await app.request('POST', `/decisions/${d.id}/attention`, { body: {} }),
+    ]) {
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe('decision_not_pending');
     }

@@ -58,7 +58,10 @@ describe('bodies', () => {
 
   it('a body that is not application/json is 415', async () => {
     await app.expectUnchanged(async () => {
-      const res = await app.request('POST', '/work', { rawBody: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await app.request('POST', '/work', {
+        rawBody: 'title=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expectEnvelope(res, 415, 'unsupported_media_type');
       const none = await app.request('POST', '/work', { rawBody: '{"title":"x"}' });
       expect(none.status).toBe(415);

@@ -93,8 +93,12 @@ describe('POST /work with explicit placement', () => {
       title: 'Launch',
       executionPolicy: { mode: 'parallel', max_concurrent_agents: 2 },
     });
-    await app.runtime.db.insert(workstreams).values({ id: other.workstreamId, workspaceId: ws, initiativeId: other.initiativeId, name: 'Docs' });
-    await app.runtime.db.insert(milestones).values({ id: other.milestoneId, workspaceId: ws, workstreamId: other.workstreamId, title: 'Beta' });
+    await app.runtime.db
+      .insert(workstreams)
+      .values({ id: other.workstreamId, workspaceId: ws, initiativeId: other.initiativeId, name: 'Docs' });
+    await app.runtime.db
+      .insert(milestones)
+      .values({ id: other.milestoneId, workspaceId: ws, workstreamId: other.workstreamId, title: 'Beta' });
   });
 
   it('places the task where all three ids say', async () => {
@@ -171,7 +175,11 @@ describe('POST /work field rules', () => {
     ['an unknown priority', { title: 't', priority: 'critical' }, 'validation_failed'],
     ['a negative estimate', { title: 't', estimate_hours: -1 }, 'validation_failed'],
     ['an estimate sent as a string', { title: 't', estimate_hours: '5' }, 'validation_failed'],
-    ['a placement id that is not a UUID', { title: 't', initiative_id: 'abc', workstream_id: 'abc', milestone_id: 'abc' }, 'validation_failed'],
+    [
+      'a placement id that is not a UUID',
+      { title: 't', initiative_id: 'abc', workstream_id: 'abc', milestone_id: 'abc' },
+      'validation_failed',
+    ],
     ['a NUL character', { title: 'a\u0000b' }, 'validation_failed'],
     ['a lone surrogate', { title: 'a\ud800b' }, 'validation_failed'],
     ['an unknown field', { title: 't', status: 'done' }, 'unknown_field'],

@@ -9,7 +9,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@/db';
 import { createRestHandler } from '@/server/api/rest';
+import { verifyPassword } from '@/server/auth/passwords';
 import { seedDemoIfEmpty, type DemoWorkspace } from '@/server/domain/workspaces/seed-demo';
 import { parseEnv } from '@/server/env';
 import { createRuntime, type Runtime } from '@/server/runtime';
@@ -112,6 +114,40 @@ describe('npm run key:create / key:revoke', () => {
     const unknown = await tool('key-create.ts', '--workspace', 'no-such-workspace');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('No workspace');
+  });
+});
+
+describe('npm run user:add', () => {
+  it('adds a human with a role and a password printed once; adding them twice is refused', async () => {
+    const added = await tool(
+      'user-add.ts',
+      '--workspace',
+      'demo',
+      '--email',
+      'Approver@Example.test',
+      '--role',
+      'approver',
+      '--name',
+      'Ada Approver',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const password = /Password \(shown once\): (\S+)/.exec(added.stdout)?.[1];
+    expect(password).toBeDefined();
+    await withHere(async (rt) => {
+      const [row] = await query<{ password_hash: string; display_name: string; role: string }>(
+        rt.db,
+        sql`select u.password_hash, u.display_name, m.role from users u join memberships m on m.user_id = u.id
+            where u.email = 'approver@example.test' and m.workspace_id = ${demo.workspaceId}`,
+      );
+      expect(row).toMatchObject({ display_name: 'Ada Approver', role: 'approver' });
+      expect(await verifyPassword(row!.password_hash, password!)).toBe(true);
+      expect(await verifyPassword(row!.password_hash, 'wrong')).toBe(false);
+    });
+    const twice = await tool('user-add.ts', '--workspace', 'demo', '--email', 'approver@example.test', '--role', 'viewer');
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('already a member');
+    const badRole = await tool('user-add.ts', '--workspace', 'demo', '--email', 'x@example.test', '--role', 'admin');
+    expect(badRole.code).toBe(1);
   });
 });
 

@@ -131,7 +131,10 @@ export async function startTestApp(envOverrides: Record<string, string> = {}): P
       }
       // Every response the suite sees must be one the OpenAPI document promises.
       const apiPath = path.split('?')[0]!;
-      expect(checkAgainstDocument(method, apiPath, response.status, parsed), `${method} ${path} → ${response.status} ${text.slice(0, 300)}`).toEqual([]);
+      expect(
+        checkAgainstDocument(method, apiPath, response.status, parsed),
+        `${method} ${path} → ${response.status} ${text.slice(0, 300)}`,
+      ).toEqual([]);
       expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
       return { status: response.status, headers: response.headers, body: parsed as never, text };
     },

@@ -30,15 +30,14 @@ async function pgliteSnapshot(project: TestProject): Promise<() => Promise<void>
 }
 
 /** PostgreSQL: a migrated template database; each test file clones it with create database … template. */
-async function postgresTemplate(project: TestProject): Promise<() => Promise<void>> {  const name = `aws_template_${randomBytes(6).toString('hex')}`;
+async function postgresTemplate(project: TestProject): Promise<() => Promise<void>> {
+  const name = `aws_template_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl(), { max: 1, onnotice: () => undefined });
   try {
     await admin.unsafe(`create database ${name}`);
   } catch (err) {
     await admin.end();
-    throw new Error(
-      `Integration tests on PostgreSQL need a server at ${adminUrl()} (set TEST_DATABASE_URL): ${(err as Error).message}`,
-    );
+    throw new Error(`Integration tests on PostgreSQL need a server at ${adminUrl()} (set TEST_DATABASE_URL): ${(err as Error).message}`);
   }
   const handle = await openDatabase({ url: databaseUrl(name), poolMax: 1 });
   await handle.migrate();

@@ -12,15 +12,7 @@ import type { Actor, Trace } from '@/server/domain/actor';
 import { AppError } from '@/server/errors';
 import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
 import { runMutation } from '../mutation';
-import {
-  actorIn,
-  defaultWorkspace,
-  humanProcedure,
-  memberProcedure,
-  router,
-  type ApiContext,
-  type Principal,
-} from '../trpc';
+import { actorIn, defaultWorkspace, humanProcedure, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { apiMeta, id, jsonBoolean, mutationHeaders, text, timestamp } from '../schemas';
 
 // ---- schemas -------------------------------------------------------------------------------
@@ -126,8 +118,7 @@ const createInput = z.strictObject({
     })
     .optional()
     .meta({
-      description:
-        '2 to 20 options with unique ids. option_select and option_multiselect without options get approve / decline.',
+      description: '2 to 20 options with unique ids. option_select and option_multiselect without options get approve / decline.',
     }),
 });
 
@@ -169,7 +160,9 @@ const rulingFields = {
 };
 
 const listQuery = z.strictObject({
-  workspace_id: id().optional().meta({ description: 'Optional for an API key (its workspace); a signed-in human’s default is their first workspace.' }),
+  workspace_id: id()
+    .optional()
+    .meta({ description: 'Optional for an API key (its workspace); a signed-in human’s default is their first workspace.' }),
   status: z.array(z.enum(decisionStatuses)).max(5).optional().meta({ description: 'Repeatable.' }),
   urgency: z.array(z.enum(decisionUrgencies)).max(4).optional().meta({ description: 'Repeatable.' }),
   cursor: z.string().max(512).meta({ description: 'meta.nextCursor of the previous page.' }).optional(),
@@ -247,7 +240,8 @@ export const decisionsRouter = router({
         path: '/decisions/{id}',
         tags: ['decisions'],
         summary: 'Poll a decision',
-        description: 'The poll_url. Shows the resolution once a human has ruled (or the decision timed out), the attention record and the history.',
+        description:
+          'The poll_url. Shows the resolution once a human has ruled (or the decision timed out), the attention record and the history.',
       },
       auth: ['ApiKey', 'Session'],
       errorCodes: ['not_found'],
@@ -301,7 +295,8 @@ export const decisionsRouter = router({
         meta: {
           apiVersion: '1' as const,
           workspaceId,
-          nextCursor: hasMore && last ? encodeKeysetCursor(secrets.cursor, listScope(workspaceId), [last.createdAt.toISOString(), last.id]) : null,
+          nextCursor:
+            hasMore && last ? encodeKeysetCursor(secrets.cursor, listScope(workspaceId), [last.createdAt.toISOString(), last.id]) : null,
           hasMore,
           limit: input.limit,
         },

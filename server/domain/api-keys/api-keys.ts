@@ -18,11 +18,7 @@ export interface CreatedApiKey {
 }
 
 /** Creates a key in the actor's workspace, owned by `ownerUserId` (default: the actor's owner). */
-export async function createApiKey(
-  tx: Tx,
-  actor: Actor,
-  input: { name: string; ownerUserId?: string },
-): Promise<CreatedApiKey> {
+export async function createApiKey(tx: Tx, actor: Actor, input: { name: string; ownerUserId?: string }): Promise<CreatedApiKey> {
   const id = randomUUID();
   const key = generateApiKey();
   const ownerUserId = input.ownerUserId ?? actor.ownerId;
@@ -61,7 +57,12 @@ export async function revokeApiKey(tx: Tx, actor: Actor, input: { keyId: string 
     return { revoked: false };
   }
   await appendEvents(tx, actor, [
-    { aggregateType: 'api_key', aggregateId: updated.id, eventType: 'api_key.revoked', payload: { id: updated.id, prefix: updated.prefix } },
+    {
+      aggregateType: 'api_key',
+      aggregateId: updated.id,
+      eventType: 'api_key.revoked',
+      payload: { id: updated.id, prefix: updated.prefix },
+    },
   ]);
   return { revoked: true };
 }

@@ -5,14 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import type { Tx } from '@/db';
-import {
-  decisions,
-  runs,
-  tasks,
-  type DecisionOption,
-  type DecisionShape,
-  type DecisionUrgency,
-} from '@/db/schema';
+import { decisions, runs, tasks, type DecisionOption, type DecisionShape, type DecisionUrgency } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
@@ -51,7 +44,9 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
   }
   const dueAt = input.due_at ? new Date(input.due_at) : null;
   if (dueAt && dueAt.getTime() <= Date.now()) {
-    throw new AppError('validation_failed', 'due_at must be in the future.', { issues: [{ path: 'due_at', message: 'must be in the future' }] });
+    throw new AppError('validation_failed', 'due_at must be in the future.', {
+      issues: [{ path: 'due_at', message: 'must be in the future' }],
+    });
   }
   const given = input.shape_context?.options;
   const options = given && given.length > 0 ? given : OPTION_SHAPES.includes(input.shape) ? DEFAULT_OPTIONS : [];
@@ -83,7 +78,12 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
   const snapshot = decisionView(row!, null, []);
   const { history: _history, attention: _attention, ...payload } = snapshot;
   const [event] = await appendEvents(tx, actor, [
-    { aggregateType: 'decision', aggregateId: row!.id, eventType: 'decision.created', payload: payload as unknown as Record<string, unknown> },
+    {
+      aggregateType: 'decision',
+      aggregateId: row!.id,
+      eventType: 'decision.created',
+      payload: payload as unknown as Record<string, unknown>,
+    },
   ]);
   return {
     ...snapshot,

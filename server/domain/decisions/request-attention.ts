@@ -44,11 +44,15 @@ export async function requestAttention(tx: Tx, actor: Actor, decisionId: string,
     .for('update');
   if (!decision) throw new AppError('not_found', 'No such decision in your workspace.');
   if (decision.status !== 'pending') {
-    throw new AppError('decision_not_pending', `The decision is ${decision.status}; poll it for the resolution.`, { status: decision.status });
+    throw new AppError('decision_not_pending', `The decision is ${decision.status}; poll it for the resolution.`, {
+      status: decision.status,
+    });
   }
   if (input.recommended_option_id !== undefined && !decision.options.some((o) => o.id === input.recommended_option_id)) {
     throw new AppError('validation_failed', 'recommended_option_id is not one of the decision’s options.', {
-      issues: [{ path: 'recommended_option_id', message: `must be one of: ${decision.options.map((o) => o.id).join(', ') || '(no options)'}` }],
+      issues: [
+        { path: 'recommended_option_id', message: `must be one of: ${decision.options.map((o) => o.id).join(', ') || '(no options)'}` },
+      ],
     });
   }
 

@@ -29,7 +29,9 @@ export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: strin
   const [due] = await tx
     .select({ onTimeout: decisions.onTimeout })
     .from(decisions)
-    .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, workspaceId), eq(decisions.status, 'pending'), lte(decisions.dueAt, now)));
+    .where(
+      and(eq(decisions.id, decisionId), eq(decisions.workspaceId, workspaceId), eq(decisions.status, 'pending'), lte(decisions.dueAt, now)),
+    );
   if (!due) return false;
   const outcome = due.onTimeout === 'decline' ? 'declined' : 'expired';
   const resolution: DecisionResolution = {

@@ -91,18 +91,15 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
       })
       .returning({ id: tasks.id }),
   );
-  await tx
-    .with(insertedTask)
-    .insert(receipts)
-    .values({
-      id: receipt.id,
-      workspaceId: actor.workspaceId,
-      taskId: task.id,
-      status: receipt.status,
-      summary: receipt.summary,
-      createdAt: now,
-      updatedAt: now,
-    });
+  await tx.with(insertedTask).insert(receipts).values({
+    id: receipt.id,
+    workspaceId: actor.workspaceId,
+    taskId: task.id,
+    status: receipt.status,
+    summary: receipt.summary,
+    createdAt: now,
+    updatedAt: now,
+  });
 
   const [event] = await appendEvents(tx, actor, [
     { aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } },
@@ -144,8 +141,7 @@ async function resolvePlacement(tx: Tx, workspaceId: string, input: CreateWorkIn
   const issues: { path: string; message: string }[] = [];
   if (row!.workstream_parent !== initiativeId)
     issues.push({ path: 'workstream_id', message: 'workstream does not belong to initiative_id' });
-  if (row!.milestone_parent !== workstreamId)
-    issues.push({ path: 'milestone_id', message: 'milestone does not belong to workstream_id' });
+  if (row!.milestone_parent !== workstreamId) issues.push({ path: 'milestone_id', message: 'milestone does not belong to workstream_id' });
   if (issues.length > 0) throw new AppError('validation_failed', 'The placement ids do not nest.', { issues });
   return { initiativeId, workstreamId, milestoneId };
 }

@@ -31,9 +31,7 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
   await tx.insert(workspaces).values({ id: workspaceId, name: input.name });
   await tx.insert(ledgerHeads).values({ workspaceId });
   if (!existing) {
-    await tx
-      .insert(users)
-      .values({ id: ownerUserId, email, displayName: input.owner.displayName, passwordHash: input.owner.passwordHash });
+    await tx.insert(users).values({ id: ownerUserId, email, displayName: input.owner.displayName, passwordHash: input.owner.passwordHash });
   }
   await tx.insert(memberships).values({ workspaceId, userId: ownerUserId, role: 'owner' });
 

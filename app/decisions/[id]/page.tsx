@@ -1,0 +1,201 @@
+/**
+ * One decision with everything a human needs to rule on it: the ask, its context, the agent's
+ * recommendation, what waiting costs, what it blocks, and its history. Agent-written text is
+ * rendered as text (React escapes it), never as markup.
+ */
+import { notFound } from 'next/navigation';
+import { isDefaultOptions } from '@/server/domain/decisions/create-decision';
+import { AppError } from '@/server/errors';
+import { AutoRefresh } from '../../_components/auto-refresh';
+import { ago, EVENT_LABELS, when } from '../../_lib/format';
+import { caller, requireUser } from '../../_lib/session';
+import { RulingForm } from './ruling-form';
+
+export const dynamic = 'force-dynamic';
+
+const OUTCOME = { approved: 'Approved', declined: 'Declined', expired: 'Expired', cancelled: 'Cancelled' } as const;
+
+export default async function DecisionPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const user = await requireUser(`/decisions/${id}`);
+  let decision;
+  try {
+    decision = (await (await caller()).decisions.get({ id })).decision;
+  } catch (err) {
+    const cause = (err as { cause?: unknown }).cause;
+    if ((cause instanceof AppError && cause.code === 'not_found') || (err as { code?: string }).code === 'BAD_REQUEST') notFound();
+    throw err;
+  }
+  const role = user.memberships.find((m) => m.workspaceId === decision.workspace_id)?.role;
+  const raisedByMe = decision.created_by.type === 'human' && decision.created_by.id === user.userId;
+  const canRule = decision.status === 'pending' && (role === 'owner' || role === 'approver') && !raisedByMe;
+  const recommended = decision.attention?.recommended_option_id ?? null;
+  const options = decision.shape_context.options;
+
+  return (
+    <main>
+      {decision.status === 'pending' && <AutoRefresh />}
+      <p>
+        <a href={`/decisions?workspace=${decision.workspace_id}`}>← Inbox</a>
+      </p>
+      <h1 className="prewrap">{decision.title}</h1>
+      <p className="meta-row">
+        <span className={`badge status-${decision.status}`}>{decision.status}</span>
+        <span className={`badge ${decision.urgency}`}>{decision.urgency}</span>
+        {decision.blocks_task && <span className="badge blocking">blocking</span>}
+        <span className="muted">
+          {decision.shape.replace(/_/g, ' ')} · raised {ago(decision.created_at)}
+          {decision.due_at ? ` · due ${when(decision.due_at)}` : ''}
+        </span>
+      </p>
+
+      {decision.description && (
+        <section className="panel" aria-labelledby="context-h">
+          <h2 id="context-h">Context</h2>
+          <p className="prewrap" data-testid="description">
+            {decision.description}
+          </p>
+        </section>
+      )}
+
+      {options.length > 0 && !isDefaultOptions(options) && (
+        <section className="panel" aria-labelledby="options-h">
+          <h2 id="options-h">Options</h2>
+          <ul>
+            {options.map((o) => (
+              <li key={o.id}>
+                <strong className="prewrap">{o.label}</strong>
+                {o.id === recommended && <span className="badge"> recommended</span>}
+                {o.description && <span className="prewrap"> — {o.description}</span>}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+
+      <section className="panel" aria-labelledby="attention-h">
+        <h2 id="attention-h">Attention</h2>
+        {decision.attention ? (
+          <dl className="facts">
+            <dt>Asked</dt>
+            <dd>
+              {decision.attention.request_count} time{decision.attention.request_count === 1 ? '' : 's'}, first{' '}
+              {ago(decision.attention.requested_at)}
+            </dd>
+            {recommended && (
+              <>
+                <dt>Recommendation</dt>
+                <dd className="prewrap">{options.find((o) => o.id === recommended)?.label ?? recommended}</dd>
+              </>
+            )}
+            {decision.attention.recommendation_note && (
+              <>
+                <dt>Why</dt>
+                <dd className="prewrap">{decision.attention.recommendation_note}</dd>
+              </>
+            )}
+            {decision.attention.impact_if_delayed && (
+              <>
+                <dt>If delayed</dt>
+                <dd className="prewrap">{decision.attention.impact_if_delayed}</dd>
+              </>
+            )}
+            {decision.attention.continuation && (
+              <>
+                <dt>After approval</dt>
+                <dd>{decision.attention.continuation.strategy.replace(/_/g, ' ')}</dd>
+              </>
+            )}
+          </dl>
+        ) : (
+          <p className="muted">No agent has asked for attention yet.</p>
+        )}
+        <dl className="facts">
+          {decision.run_id && (
+            <>
+              <dt>Blocking run</dt>
+              <dd>
+                <code>{decision.run_id}</code>
+              </dd>
+            </>
+          )}
+          {decision.task_id && (
+            <>
+              <dt>Task</dt>
+              <dd>
+                <code>{decision.task_id}</code>
+              </dd>
+            </>
+          )}
+        </dl>
+      </section>
+
+      <section className="panel" aria-labelledby="ruling-h">
+        <h2 id="ruling-h">Ruling</h2>
+        {decision.resolution ? (
+          <>
+            <p role="status" className={decision.resolution.outcome === 'approved' ? 'success' : undefined}>
+              {OUTCOME[decision.resolution.outcome]} by{' '}
+              {decision.resolution.resolved_by_type === 'system' ? 'the system' : (decision.resolution.resolved_by_name ?? 'a member')}{' '}
+              {ago(decision.resolution.resolved_at)}.
+            </p>
+            <dl className="facts" data-testid="resolution">
+              <dt>Outcome</dt>
+              <dd>{decision.resolution.outcome}</dd>
+              {decision.resolution.option_ids.length > 0 && !isDefaultOptions(options) && (
+                <>
+                  <dt>Chosen</dt>
+                  <dd className="prewrap">
+                    {decision.resolution.option_ids.map((oid) => options.find((o) => o.id === oid)?.label ?? oid).join(', ')}
+                  </dd>
+                </>
+              )}
+              <dt>By</dt>
+              <dd>
+                {decision.resolution.resolved_by_type === 'system'
+                  ? 'the system (timeout)'
+                  : (decision.resolution.resolved_by_name ?? decision.resolution.resolved_by)}
+              </dd>
+              <dt>When</dt>
+              <dd>{when(decision.resolution.resolved_at)}</dd>
+              {decision.resolution.note && (
+                <>
+                  <dt>Note</dt>
+                  <dd className="prewrap">{decision.resolution.note}</dd>
+                </>
+              )}
+            </dl>
+          </>
+        ) : canRule ? (
+          <RulingForm
+            decisionId={decision.id}
+            title={decision.title}
+            shape={decision.shape}
+            options={isDefaultOptions(options) ? [] : options}
+            recommended={recommended}
+          />
+        ) : (
+          <p className="muted">
+            {raisedByMe
+              ? 'You raised this decision; another owner or approver must rule on it.'
+              : 'Waiting for an owner or approver of this workspace to rule. Your role can read it only.'}
+          </p>
+        )}
+      </section>
+
+      <section className="panel" aria-labelledby="history-h">
+        <h2 id="history-h">History</h2>
+        <ol className="history">
+          {decision.history.map((h) => (
+            <li key={h.event_id}>
+              <strong>{EVENT_LABELS[h.event_type] ?? h.event_type}</strong> · {when(h.occurred_at)} · {h.actor_type}{' '}
+              <span className="muted">
+                #{h.sequence} <code>{h.event_hash.slice(0, 19)}…</code>
+              </span>
+            </li>
+          ))}
+        </ol>
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,162 @@
+import { expect, test } from '@playwright/test';
+import { agent, fixture, raiseAndAsk, signIn } from './support';
+
+test('approve: an agent asks over REST, a human approves in the browser, the agent’s poll sees it', async ({ page, request }) => {
+  const { decision, attention } = await raiseAndAsk(
+    request,
+    { title: 'Publish the pricing page?', description: 'Copy and prices were reviewed by finance.', urgency: 'critical' },
+    { recommended_option_id: 'approve', recommendation_note: 'All checks passed.', impact_if_delayed: 'Launch slips a day.' },
+  );
+  expect(attention.resolve_url).toBe(`http://127.0.0.1:3100/decisions/${decision.id}`);
+  expect(attention.poll_after_ms).toBe(5000);
+
+  await signIn(page, fixture().users.approver);
+  const item = page.getByRole('link', { name: /Publish the pricing page\?/ });
+  await expect(item).toBeVisible();
+  await expect(item).toContainText('critical');
+
+  await page.goto(attention.resolve_url);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Publish the pricing page?');
+  await expect(page.getByText('All checks passed.')).toBeVisible();
+  await expect(page.getByText('Launch slips a day.')).toBeVisible();
+  await page.getByLabel('Note (optional)').fill('Ship it.');
+  await page.getByRole('button', { name: 'Approve', exact: true }).click();
+  await page.getByRole('button', { name: 'Confirm approve' }).click();
+  await expect(page.getByRole('status')).toContainText('Approved');
+  await expect(page.getByTestId('resolution')).toContainText('Ship it.');
+
+  const polled = await agent(request, 'GET', `/decisions/${decision.id}`);
+  expect(polled.body.decision.status).toBe('approved');
+  expect(polled.body.decision.resolution).toMatchObject({
+    outcome: 'approved',
+    note: 'Ship it.',
+    resolved_by_type: 'human',
+    resolved_by_name: 'Avery Approver',
+  });
+  const events = await agent(request, 'GET', '/events/stream?type=decision.approved&limit=100');
+  const event = events.body.data.find((e: { aggregateId: string }) => e.aggregateId === decision.id);
+  expect(event).toMatchObject({ actorType: 'human', eventType: 'decision.approved' });
+  const verified = await agent(request, 'GET', '/ledger/verify');
+  expect(verified.body.data.ok).toBe(true);
+});
+
+test('decline: an owner declines with a note', async ({ page, request }) => {
+  const { decision } = await raiseAndAsk(request, { title: 'Email all customers tonight?', shape: 'generic', urgency: 'standard' });
+  await signIn(page, fixture().users.owner);
+  await page.goto(`/decisions/${decision.id}`);
+  await page.getByLabel('Note (optional)').fill('Wait for Monday.');
+  await page.getByRole('button', { name: 'Decline' }).click();
+  await page.getByRole('button', { name: 'Confirm decline' }).click();
+  await expect(page.getByRole('status')).toContainText('Declined');
+  const polled = await agent(request, 'GET', `/decisions/${decision.id}`);
+  expect(polled.body.decision).toMatchObject({ status: 'declined', resolution: { note: 'Wait for Monday.' } });
+});
+
+test('options: a human chooses one option of an option_select decision', async ({ page, request }) => {
+  const { decision } = await raiseAndAsk(
+    request,
+    {
+      title: 'Which region first?',
+      shape_context: {
+        options: [
+          { id: 'eu', label: 'Europe', description: 'GDPR review done' },
+          { id: 'us', label: 'United States' },
+          { id: 'apac', label: 'Asia-Pacific' },
+        ],
+      },
+    },
+    { recommended_option_id: 'eu' },
+  );
+  await signIn(page, fixture().users.approver);
+  await page.goto(`/decisions/${decision.id}`);
+  await expect(page.getByRole('radio', { name: /Europe \(recommended\)/ })).toBeChecked();
+  await page.getByRole('radio', { name: 'United States' }).check();
+  await page.getByRole('button', { name: 'Approve selection' }).click();
+  await expect(page.getByText('with United States')).toBeVisible();
+  await page.getByRole('button', { name: 'Confirm approve' }).click();
+  await expect(page.getByRole('status')).toContainText('Approved');
+  const polled = await agent(request, 'GET', `/decisions/${decision.id}`);
+  expect(polled.body.decision.resolution.option_ids).toEqual(['us']);
+});
+
+test('a viewer reads but cannot rule, in the page or through the API', async ({ page, request }) => {
+  const { decision } = await raiseAndAsk(request, { title: 'Viewer check' });
+  await signIn(page, fixture().users.viewer);
+  await page.goto(`/decisions/${decision.id}`);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Viewer check');
+  await expect(page.getByRole('button', { name: 'Approve' })).toHaveCount(0);
+  await expect(page.getByText('Your role can read it only')).toBeVisible();
+  const attempt = await page.request.post(`/api/v1/decisions/${decision.id}/approve`, {
+    headers: { 'Content-Type': 'application/json', Origin: 'http://127.0.0.1:3100' },
+    data: '{}',
+  });
+  expect(attempt.status()).toBe(403);
+  expect((await attempt.json()).error.code).toBe('forbidden');
+  const polled = await agent(request, 'GET', `/decisions/${decision.id}`);
+  expect(polled.body.decision.status).toBe('pending');
+});
+
+test('a member of another workspace gets 404, and an API key cannot rule', async ({ page, request }) => {
+  const { decision } = await raiseAndAsk(request, { title: 'Not theirs' });
+  const byKey = await agent(request, 'POST', `/decisions/${decision.id}/approve`, {});
+  expect(byKey.status).toBe(403);
+  expect(byKey.body.error.code).toBe('human_session_required');
+  await signIn(page, fixture().users.stranger);
+  const res = await page.goto(`/decisions/${decision.id}`);
+  expect(res?.status()).toBe(404);
+});
+
+test('agent-written text is shown as text and never runs', async ({ page, request }) => {
+  const hostile = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>';
+  const { decision } = await raiseAndAsk(
+    request,
+    { title: `Title ${hostile}`, description: `Context ${hostile}` },
+    { recommendation_note: `Note ${hostile}` },
+  );
+  await signIn(page, fixture().users.approver);
+  await page.goto(`/decisions/${decision.id}`);
+  await expect(page.getByTestId('description')).toHaveText(`Context ${hostile}`);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Title ${hostile}`);
+  await expect(page.locator('img[src="x"]')).toHaveCount(0);
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+});
+
+test('the inbox shows a new decision without a reload, pending first by urgency', async ({ page, request }) => {
+  await signIn(page, fixture().users.owner);
+  await raiseAndAsk(request, { title: 'Deferred one', urgency: 'deferred' });
+  const title = `Fresh critical ${Date.now()}`;
+  await raiseAndAsk(request, { title, urgency: 'critical' });
+  await expect(page.getByRole('link', { name: new RegExp(title) })).toBeVisible({ timeout: 15_000 });
+  const titles = await page.locator('.decision-list .title').allTextContents();
+  expect(titles.indexOf(title)).toBeLessThan(titles.indexOf('Deferred one'));
+});
+
+test('an owner creates an API key (shown once), which works until revoked; then signs out', async ({ page, request }) => {
+  await signIn(page, fixture().users.owner);
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.getByLabel('New key name').fill('browser-made');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secret = (await page.getByTestId('new-key').textContent())!.trim();
+  expect(secret).toMatch(/^awk_/);
+  const ok = await request.get('/api/v1/events/stream', { headers: { Authorization: `Bearer ${secret}` } });
+  expect(ok.status()).toBe(200);
+
+  page.once('dialog', (dialog) => void dialog.accept());
+  await page.getByRole('button', { name: 'Revoke browser-made' }).click();
+  await expect(page.getByRole('row', { name: /browser-made/ })).toContainText('revoked');
+  const refused = await request.get('/api/v1/events/stream', { headers: { Authorization: `Bearer ${secret}` } });
+  expect(refused.status()).toBe(401);
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/signin/);
+  await page.goto('/decisions');
+  await expect(page).toHaveURL(/\/signin\?callbackUrl=%2Fdecisions/);
+});
+
+test('a wrong password is refused with a message', async ({ page }) => {
+  await page.goto('/signin');
+  await page.getByLabel('Email').fill(fixture().users.owner);
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert').filter({ hasText: 'do not match' })).toBeVisible();
+});

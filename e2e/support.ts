@@ -1,0 +1,45 @@
+/** What the end-to-end tests share: the fixture e2e/setup.ts wrote, signing in, and agent calls. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
+
+export interface Fixture {
+  workspaceId: string;
+  otherWorkspaceId: string;
+  apiKey: string;
+  password: string;
+  users: { owner: string; approver: string; viewer: string; stranger: string };
+}
+
+let cached: Fixture | undefined;
+export function fixture(): Fixture {
+  cached ??= JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '.data', 'e2e', 'fixture.json'), 'utf8')) as Fixture;
+  return cached;
+}
+
+export async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto('/signin');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(fixture().password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/decisions$/);
+}
+
+/** An agent's call to the REST API with the fixture's key. */
+export async function agent(request: APIRequestContext, method: 'GET' | 'POST', url: string, data?: unknown) {
+  const response = await request.fetch(`/api/v1${url}`, {
+    method,
+    headers: { Authorization: `Bearer ${fixture().apiKey}`, ...(data ? { 'Content-Type': 'application/json' } : {}) },
+    data: data === undefined ? undefined : JSON.stringify(data),
+  });
+  return { status: response.status(), body: await response.json() };
+}
+
+/** An agent raises a decision and asks for attention; returns the decision and the attention answer. */
+export async function raiseAndAsk(request: APIRequestContext, decision: Record<string, unknown>, ask: Record<string, unknown> = {}) {
+  const created = await agent(request, 'POST', '/decisions', { workspace_id: fixture().workspaceId, ...decision });
+  expect(created.status).toBe(201);
+  const attention = await agent(request, 'POST', `/decisions/${created.body.decision.id}/attention`, ask);
+  expect(attention.status).toBe(200);
+  return { decision: created.body.decision, attention: attention.body.data };
+}
