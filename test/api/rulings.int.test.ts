@@ -1,6 +1,8 @@
 /** The human ruling (approve / decline / options) and decision timeouts. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { encode } from 'next-auth/jwt';
+import { runs } from '@/db/schema';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 
@@ -252,4 +254,56 @@ describe('timeouts', () => {
 it('the ledger verifies after all of it', async () => {
   const res = await app.request('GET', '/ledger/verify');
   expect(res.body.data.ok).toBe(true);
+});
+
+describe('continuation after approval', () => {
+  // Runs are written directly here: run control (POST /runs) is another issue.
+  async function pausedRun(): Promise<{ runId: string; taskId: string }> {
+    const work = await app.request('POST', '/work', { body: { title: 'agent task' } });
+    const taskId = work.body.data.taskId as string;
+    const runId = crypto.randomUUID();
+    await app.runtime.db.insert(runs).values({ id: runId, workspaceId: app.ws.workspaceId, taskId, agentId: 'agent-7', status: 'paused' });
+    return { runId, taskId };
+  }
+  const runStatus = async (id: string) => (await app.runtime.db.select().from(runs).where(eq(runs.id, id)))[0]?.status;
+
+  it('resume_session resumes the run paused for the decision', async () => {
+    const { runId } = await pausedRun();
+    const d = await raise({ run_id: runId, blocks_task: true });
+    const asked = await app.request('POST', `/decisions/${d.id}/attention`, { body: { continuation: { strategy: 'resume_session' } } });
+    expect(asked.body.data.blocking.run_id).toBe(runId);
+    expect(asked.body.data.blocking.initiative_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await rule(d.id, 'approve', approver)).status).toBe(200);
+    expect(await runStatus(runId)).toBe('running');
+    const events = await app.request('GET', '/events/stream?type=run.resumed&limit=100');
+    expect(events.body.data.find((e: { aggregateId: string }) => e.aggregateId === runId)?.payload).toMatchObject({ decision_id: d.id });
+  });
+
+  it('restart_task re-dispatches the task with a new run', async () => {
+    const { runId, taskId } = await pausedRun();
+    const d = await raise({ run_id: runId });
+    await app.request('POST', `/decisions/${d.id}/attention`, { body: { continuation: { strategy: 'restart_task' } } });
+    expect((await rule(d.id, 'approve', approver)).status).toBe(200);
+    expect(await runStatus(runId)).toBe('cancelled');
+    const taskRuns = await app.runtime.db.select().from(runs).where(eq(runs.taskId, taskId));
+    expect(taskRuns.map((r) => r.status).sort()).toEqual(['cancelled', 'queued']);
+    const events = await app.request('GET', '/events/stream?type=task.redispatched&limit=100');
+    expect(events.body.data.find((e: { aggregateId: string }) => e.aggregateId === taskId)?.payload).toMatchObject({
+      previous_run_id: runId,
+    });
+  });
+
+  it('manual, a decline, or no strategy leave the run paused', async () => {
+    for (const [strategy, action] of [
+      ['manual', 'approve'],
+      ['resume_session', 'decline'],
+      [null, 'approve'],
+    ] as const) {
+      const { runId } = await pausedRun();
+      const d = await raise({ run_id: runId });
+      if (strategy) await app.request('POST', `/decisions/${d.id}/attention`, { body: { continuation: { strategy } } });
+      expect((await rule(d.id, action, approver)).status).toBe(200);
+      expect(await runStatus(runId)).toBe('paused');
+    }
+  });
 });

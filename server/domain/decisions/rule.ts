@@ -9,6 +9,7 @@ import { decisions, users, type DecisionResolution } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
+import { continueAfterApproval } from './continuation';
 import { isDefaultOptions } from './create-decision';
 import { findDecision, type DecisionRow } from './view';
 
@@ -61,6 +62,7 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
       payload: { decision_id: decisionId, status: input.outcome, resolution },
     },
   ]);
+  if (input.outcome === 'approved') await continueAfterApproval(tx, actor, updated);
   return updated;
 }
 
