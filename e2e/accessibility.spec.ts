@@ -1,0 +1,53 @@
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+import { raiseAndAsk, fixture, signIn } from './support';
+
+// axe-core's WCAG 2 A/AA rules on each page a human uses; any violation fails the test.
+async function violations(page: Page) {
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa']).analyze();
+  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
+}
+
+test('sign-in, inbox, decision and API keys pages pass axe (WCAG 2 A/AA), on a desktop and a phone', async ({ page, request }) => {
+  const { decision } = await raiseAndAsk(
+    request,
+    {
+      title: 'Accessible?',
+      description: 'Check it.',
+      shape_context: {
+        options: [
+          { id: 'a', label: 'A' },
+          { id: 'b', label: 'B' },
+        ],
+      },
+    },
+    { recommended_option_id: 'a' },
+  );
+  await page.goto('/signin');
+  expect(await violations(page)).toEqual([]);
+  await signIn(page, fixture().users.owner);
+  for (const size of [
+    { width: 1200, height: 800 },
+    { width: 390, height: 844 },
+  ]) {
+    await page.setViewportSize(size);
+    for (const path of ['/decisions', `/decisions/${decision.id}`, '/settings/api-keys']) {
+      await page.goto(path);
+      expect(await violations(page), `${path} at ${size.width}px`).toEqual([]);
+    }
+  }
+});
+
+test('a decision can be ruled on with the keyboard alone', async ({ page, request }) => {
+  const { decision } = await raiseAndAsk(request, { title: 'Keyboard only' });
+  await signIn(page, fixture().users.approver);
+  await page.goto(`/decisions/${decision.id}`);
+  await page.getByLabel('Note (optional)').focus();
+  await page.keyboard.type('Typed, not clicked.');
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('button', { name: 'Approve', exact: true })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('button', { name: 'Confirm approve' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('status')).toContainText('Approved');
+});
