@@ -147,10 +147,26 @@ test('an owner creates an API key (shown once), which works until revoked; then 
   const refused = await request.get('/api/v1/events/stream', { headers: { Authorization: `Bearer ${secret}` } });
   expect(refused.status()).toBe(401);
 
+  const cookies = await page.context().cookies();
+  const session = cookies.find((c) => c.name === 'next-auth.session-token');
+  expect(session).toBeDefined();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/signin/);
+  // The cookie copied before signing out no longer works.
+  const replayed = await request.get('/api/v1/decisions', { headers: { Cookie: `next-auth.session-token=${session!.value}` } });
+  expect(replayed.status()).toBe(401);
   await page.goto('/decisions');
   await expect(page).toHaveURL(/\/signin\?callbackUrl=%2Fdecisions/);
+});
+
+test('an owner cancels a pending decision', async ({ page, request }) => {
+  const { decision } = await raiseAndAsk(request, { title: 'Withdraw this' });
+  await signIn(page, fixture().users.owner);
+  await page.goto(`/decisions/${decision.id}`);
+  page.once('dialog', (dialog) => void dialog.accept());
+  await page.getByRole('button', { name: 'Cancel this decision' }).click();
+  await expect(page.getByRole('status')).toContainText('Cancelled');
+  expect((await agent(request, 'GET', `/decisions/${decision.id}`)).body.decision.status).toBe('cancelled');
 });
 
 test('a wrong password is refused with a message', async ({ page }) => {

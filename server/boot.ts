@@ -2,13 +2,10 @@
  * Service start (called once from instrumentation.ts): open and migrate the database, create the
  * demo workspace on first start, print what a newcomer needs, and close cleanly on shutdown.
  */
-import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { seedDemoIfEmpty, type DemoWorkspace } from './domain/workspaces/seed-demo';
+import { startBackgroundJobs } from './jobs';
 import { log } from './log';
 import { closeRuntime, getRuntime, type Runtime } from './runtime';
-
-/** How often overdue decisions are timed out (reads of a decision also do it for what they show). */
-const TIMEOUT_SWEEP_MS = 5_000;
 
 export async function boot(): Promise<Runtime> {
   const runtime = await getRuntime();
@@ -19,13 +16,10 @@ export async function boot(): Promise<Runtime> {
     const demo = await seedDemoIfEmpty(runtime.db);
     if (demo) printDemo(demo, runtime.env.APP_URL);
   }
-  const sweep = setInterval(() => {
-    sweepDecisionTimeouts(runtime.db).catch((err: unknown) => log('warn', 'decision timeout sweep failed', { error: String(err) }));
-  }, TIMEOUT_SWEEP_MS);
-  sweep.unref();
+  const stopJobs = startBackgroundJobs(runtime);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      clearInterval(sweep);
+      stopJobs();
       closeRuntime()
         .catch((err: unknown) => log('error', 'shutdown failed', { error: String(err) }))
         .finally(() => process.exit(0));

@@ -19,6 +19,12 @@ export const runs = pgTable(
       .references(() => tasks.id),
     agentId: text('agent_id'),
     status: text('status', { enum: runStatuses }).notNull(),
+    /**
+     * The blocking decision this run is paused for (set when such a decision is raised on a
+     * running run). Approving that decision carries out its continuation strategy on this run.
+     * No foreign key: decisions already reference runs.
+     */
+    pausedForDecisionId: uuid('paused_for_decision_id'),
   },
   (t) => [
     index('runs_task_idx').on(t.taskId),

@@ -1,6 +1,6 @@
 /** Workspaces (tenants), the humans who belong to them, and the instance-wide secrets. */
 import { sql } from 'drizzle-orm';
-import { check, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { check, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const workspaces = pgTable('workspaces', {
   id: uuid('id').primaryKey(),
@@ -15,6 +15,11 @@ export const users = pgTable('users', {
   displayName: text('display_name').notNull(),
   /** argon2id hash (PHC string). Never the password. */
   passwordHash: text('password_hash').notNull(),
+  /**
+   * Sessions carry the epoch they were issued in; signing out advances it, so a copied session
+   * cookie stops working at once even though sessions are stateless JWTs.
+   */
+  sessionEpoch: integer('session_epoch').notNull().default(0),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
 });
 

@@ -13,6 +13,7 @@ import { createCallerFactory, type ApiContext } from './trpc';
 function contextFor(runtime: Runtime, headers: Headers, method: string, url: URL): ApiContext {
   return {
     runtime,
+    transport: 'internal',
     requestId: randomUUID(),
     method,
     path: url.pathname,

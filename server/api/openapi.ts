@@ -4,6 +4,7 @@
  * status the contract's error body, the codes that can produce it, and the Retry-After header.
  */
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { sessionCookieName } from '@/server/auth/session';
 import { errorTable, type ErrorCode } from '@/server/errors';
 import { appRouter } from './root';
 import { errorBodySchema } from './schemas';
@@ -59,18 +60,20 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
     openApiVersion: '3.1.0',
     baseUrl: '/api/v1',
     description:
-      'REST API v1 of the Accountable Work Service: create work and receipts, read the hash-chained ledger. ' +
-      'Every response carries X-Request-Id. Success bodies are enveloped as {data, meta} with meta.apiVersion "1". ' +
-      'Errors are {error: {code, message, details, requestId, timestamp, docsUrl, retryAfter}}; see GET /errors. ' +
-      'Bodies are JSON objects (Content-Type: application/json, at most 1 MiB); an empty POST body counts as {}. ' +
-      'Unknown fields are rejected (400 unknown_field), never ignored. Timestamps are ISO 8601 UTC with milliseconds. ' +
-      `The signed-in human interface is at ${appUrl}.`,
+      'REST API v1 of the Accountable Work Service: create work and receipts, raise decisions for a human ruling and ' +
+      'poll them, read and verify the hash-chained ledger. Every response carries X-Request-Id. Success bodies are ' +
+      '{data, meta} with meta.apiVersion "1", except where the specification shows another shape (a decision is ' +
+      '{decision}). Errors are {error: {code, message, details, requestId, timestamp, docsUrl, retryAfter}}; see ' +
+      'GET /errors. Bodies are JSON objects (Content-Type: application/json, at most 1 MiB); an empty POST body counts ' +
+      'as {}. Unknown fields, query parameters on operations with a body, and body fields named like a path ' +
+      'parameter are rejected (400 unknown_field), never ignored. Timestamps are ISO 8601 UTC with milliseconds. ' +
+      `Approving, declining and cancelling decisions need a signed-in human session from ${appUrl}.`,
     securitySchemes: {
       ApiKey: { type: 'http', scheme: 'bearer', description: 'A workspace-bound API key: Authorization: Bearer awk_…' },
       Session: {
         type: 'apiKey',
         in: 'cookie',
-        name: 'next-auth.session-token',
+        name: sessionCookieName(appUrl),
         description: 'A signed-in human session (the web interface).',
       },
     },

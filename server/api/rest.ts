@@ -15,7 +15,7 @@ import { AppError, errorTable, isStoreUnavailable, type ErrorCode } from '@/serv
 import { log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { appRouter } from './root';
-import type { ApiContext } from './trpc';
+import type { ApiContext, Meta } from './trpc';
 
 export const API_BASE = '/api/v1';
 
@@ -39,6 +39,7 @@ const nodeHandler = createOpenApiNodeHttpHandler({
     const state = req[STATE];
     return {
       runtime: state.runtime,
+      transport: 'rest',
       requestId: state.requestId,
       method: req.method,
       path: state.path,
@@ -62,6 +63,25 @@ interface ShimResponse {
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Path parameters by route. The adapter merges them over the body, so a body field named like one
+ * (`{"id": …}` on /decisions/{id}/attention) would be silently dropped; it is refused instead.
+ */
+const pathParamsByRoute = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>)
+  .map((p) => p._def.meta?.openapi)
+  .filter((o): o is NonNullable<typeof o> => Boolean(o))
+  .map((o) => ({
+    method: o.method,
+    pattern: new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    params: [...o.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
+  }))
+  .filter((r) => r.params.length > 0);
+
+function pathParamsIn(method: string, routePath: string, body: Record<string, unknown>): string[] {
+  const route = pathParamsByRoute.find((r) => r.method === method && r.pattern.test(routePath));
+  return route ? route.params.filter((p) => Object.hasOwn(body, p)) : [];
+}
 
 export interface RestHandlerOptions {
   /** The runtime to serve from (the process runtime in the app; a test database in tests). */
@@ -104,6 +124,12 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
   if (body !== undefined && url.search.length > 1) {
     const fields = [...new Set(url.searchParams.keys())].map((k) => `query.${k}`);
     throw new AppError('unknown_field', `This operation takes no query parameters: ${fields.join(', ')}.`, { fields });
+  }
+  if (body !== undefined) {
+    const clashes = pathParamsIn(request.method, url.pathname.slice(API_BASE.length), body);
+    if (clashes.length > 0) {
+      throw new AppError('unknown_field', `${clashes.join(', ')} comes from the path, not the body.`, { fields: clashes });
+    }
   }
   // HEAD is GET without the body (the adapter would otherwise answer 204 to any HEAD).
   const method = request.method === 'HEAD' ? 'GET' : request.method;

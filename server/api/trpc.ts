@@ -26,6 +26,11 @@ export interface ResponseInit {
 
 export interface ApiContext {
   runtime: Runtime;
+  /**
+   * `rest`: /api/v1 (agents and humans; body limits, envelope, idempotency). `internal`: /api/trpc,
+   * the web interface's own endpoint, for session cookies only.
+   */
+  transport: 'rest' | 'internal';
   requestId: string;
   method: string;
   /** The request path (e.g. /api/v1/work), without query. */
@@ -110,7 +115,8 @@ function bearerToken(header: string | null): string | null {
 const traceHeaders = mutationHeaders.pick({ 'x-correlation-id': true, 'x-context-manifest-digest': true });
 
 function traceOf(ctx: ApiContext, type: string): Trace {
-  const idempotencyKey = type === 'mutation' ? ctx.headers.get('idempotency-key') : null;
+  // Idempotency keys are part of the REST contract; the interface's endpoint does not offer them.
+  const idempotencyKey = type === 'mutation' && ctx.transport === 'rest' ? ctx.headers.get('idempotency-key') : null;
   if (idempotencyKey !== null && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
     throw new AppError('invalid_idempotency_key', 'Idempotency-Key must match ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$.');
   }
@@ -148,6 +154,9 @@ function assertSameOrigin(ctx: ApiContext): void {
 /** Resolves the caller: an API key when one is presented, else a session cookie; 401 without either. */
 const authenticated = publicProcedure.use(async ({ ctx, next, type }) => {
   const { runtime } = ctx;
+  if (ctx.transport === 'internal' && ctx.headers.get('authorization') !== null) {
+    throw new AppError('unauthorized', 'API keys are accepted at /api/v1 only; this endpoint serves the signed-in web interface.');
+  }
   const token = bearerToken(ctx.headers.get('authorization'));
   let principal: Principal | null = null;
   if (token) {

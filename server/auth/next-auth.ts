@@ -9,7 +9,7 @@ import { users } from '@/db/schema';
 import type { Runtime } from '@/server/runtime';
 import { randomBytes } from 'node:crypto';
 import { hashPassword, verifyPassword } from './passwords';
-import { SESSION_MAX_AGE_SECONDS } from './session';
+import { endSessions, SESSION_MAX_AGE_SECONDS } from './session';
 
 // Verifying against a real hash when the email is unknown keeps both paths equally slow, so timing
 // does not tell which emails have accounts.
@@ -32,18 +32,27 @@ export function authOptions(runtime: Runtime): NextAuthOptions {
           const password = String(credentials?.password ?? '');
           if (!email || !password || email.length > 320 || password.length > 1024) return null;
           const [user] = await runtime.db
-            .select({ id: users.id, email: users.email, name: users.displayName, hash: users.passwordHash })
+            .select({ id: users.id, email: users.email, name: users.displayName, hash: users.passwordHash, epoch: users.sessionEpoch })
             .from(users)
             .where(eq(users.email, email));
           const ok = await verifyPassword(user?.hash ?? (await dummy()), password);
           if (!user || !ok) return null;
-          return { id: user.id, email: user.email, name: user.name };
+          return { id: user.id, email: user.email, name: user.name, epoch: user.epoch };
         },
       }),
     ],
+    events: {
+      // A signed-out session must not come back from a copied cookie.
+      async signOut({ token }) {
+        if (token?.sub) await endSessions(runtime.db, token.sub);
+      },
+    },
     callbacks: {
       jwt({ token, user }) {
-        if (user) token.sub = user.id;
+        if (user) {
+          token.sub = user.id;
+          token.epoch = (user as { epoch?: number }).epoch ?? 0;
+        }
         return token;
       },
       session({ session, token }) {

@@ -2,7 +2,7 @@
  * Human sessions: next-auth's JWT session cookie, read here without Next.js so the REST transport,
  * the tRPC endpoint and server components all resolve the same signed-in user the same way.
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { decode, encode } from 'next-auth/jwt';
 import type { Database } from '@/db';
 import { memberships, users, type MembershipRole } from '@/db/schema';
@@ -58,13 +58,21 @@ export async function readSessionUser(db: Database, headers: Headers, secret: st
   }
   const userId = claims?.sub;
   if (!userId || !/^[0-9a-f-]{36}$/.test(userId)) return null;
+  const epoch = typeof claims?.epoch === 'number' ? claims.epoch : 0;
   const rows = await db
-    .select({ email: users.email, displayName: users.displayName, workspaceId: memberships.workspaceId, role: memberships.role })
+    .select({
+      email: users.email,
+      displayName: users.displayName,
+      sessionEpoch: users.sessionEpoch,
+      workspaceId: memberships.workspaceId,
+      role: memberships.role,
+    })
     .from(users)
     .leftJoin(memberships, eq(memberships.userId, users.id))
     .where(and(eq(users.id, userId)));
   const first = rows[0];
-  if (!first) return null;
+  // Unknown user, or a session from before the user last signed out.
+  if (!first || first.sessionEpoch !== epoch) return null;
   return {
     userId,
     email: first.email,
@@ -74,6 +82,14 @@ export async function readSessionUser(db: Database, headers: Headers, secret: st
 }
 
 /** A session cookie value for `userId`, exactly as next-auth would set it (used by tests and tools). */
-export function encodeSession(userId: string, secret: string): Promise<string> {
-  return encode({ token: { sub: userId }, secret, maxAge: SESSION_MAX_AGE_SECONDS });
+export function encodeSession(userId: string, secret: string, epoch = 0): Promise<string> {
+  return encode({ token: { sub: userId, epoch }, secret, maxAge: SESSION_MAX_AGE_SECONDS });
+}
+
+/** Ends every session of the user issued so far (sign-out; later, password changes). */
+export async function endSessions(db: Database, userId: string): Promise<void> {
+  await db
+    .update(users)
+    .set({ sessionEpoch: sql`${users.sessionEpoch} + 1` })
+    .where(eq(users.id, userId));
 }

@@ -357,6 +357,16 @@ describe('POST /decisions/{id}/attention', () => {
     });
   }
 
+  it('refuses a body id that would contradict the path (400 unknown_field)', async () => {
+    const a = (await raise({ title: 'A' })).body.decision;
+    const b = (await raise({ title: 'B' })).body.decision;
+    await app.expectUnchanged(async () => {
+      const res = await attention(a.id, { id: b.id });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'unknown_field', details: { fields: ['id'] } });
+    });
+  });
+
   it('is 404 for another workspace’s decision', async () => {
     const d = (await raise({ title: 'Mine' })).body.decision;
     expect((await attention(d.id, {}, other.apiKey)).status).toBe(404);

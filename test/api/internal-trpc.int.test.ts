@@ -49,11 +49,13 @@ const raise = async (body: Record<string, unknown> = {}) =>
   (await app.request('POST', '/decisions', { body: { workspace_id: app.ws.workspaceId, title: 'via trpc', ...body } })).body.decision;
 
 describe('/api/trpc enforces the REST rules', () => {
-  it('an API key cannot rule (human_session_required)', async () => {
+  it('takes no API keys at all (they belong at /api/v1, with its limits and idempotency)', async () => {
     const d = await raise();
     const res = await mutate('decisions.approve', { id: d.id }, { key: app.ws.apiKey });
-    expect(res.status).toBe(403);
-    expect(res.body.error.data.appCode).toBe('human_session_required');
+    expect(res.status).toBe(401);
+    expect(res.body.error.data.appCode).toBe('unauthorized');
+    const create = await mutate('decisions.create', { workspace_id: app.ws.workspaceId, title: 'x' }, { key: app.ws.apiKey });
+    expect(create.status).toBe(401);
   });
 
   it('a viewer cannot rule; cross-site and origin-less writes are refused; an approver can', async () => {

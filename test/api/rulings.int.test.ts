@@ -1,8 +1,10 @@
 /** The human ruling (approve / decline / options) and decision timeouts. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { encode } from 'next-auth/jwt';
-import { runs } from '@/db/schema';
+import { decisions, memberships, runs, tasks } from '@/db/schema';
+import { encodeSession, endSessions } from '@/server/auth/session';
+import { startBackgroundJobs } from '@/server/jobs';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 
@@ -256,54 +258,202 @@ it('the ledger verifies after all of it', async () => {
   expect(res.body.data.ok).toBe(true);
 });
 
-describe('continuation after approval', () => {
+describe('runs paused for a decision, and continuation after approval', () => {
   // Runs are written directly here: run control (POST /runs) is another issue.
-  async function pausedRun(): Promise<{ runId: string; taskId: string }> {
+  async function runningRun(status: 'running' | 'paused' = 'running'): Promise<{ runId: string; taskId: string }> {
     const work = await app.request('POST', '/work', { body: { title: 'agent task' } });
     const taskId = work.body.data.taskId as string;
     const runId = crypto.randomUUID();
-    await app.runtime.db.insert(runs).values({ id: runId, workspaceId: app.ws.workspaceId, taskId, agentId: 'agent-7', status: 'paused' });
+    await app.runtime.db.insert(runs).values({ id: runId, workspaceId: app.ws.workspaceId, taskId, agentId: 'agent-7', status });
     return { runId, taskId };
   }
-  const runStatus = async (id: string) => (await app.runtime.db.select().from(runs).where(eq(runs.id, id)))[0]?.status;
+  const runRow = async (id: string) => (await app.runtime.db.select().from(runs).where(eq(runs.id, id)))[0];
+  const runStatus = async (id: string) => (await runRow(id))?.status;
+  const ask = (id: string, strategy: string) => app.request('POST', `/decisions/${id}/attention`, { body: { continuation: { strategy } } });
+
+  it('a blocking decision raised on a running run pauses it, with an event', async () => {
+    const { runId } = await runningRun();
+    const d = await raise({ run_id: runId, blocks_task: true });
+    expect(await runRow(runId)).toMatchObject({ status: 'paused', pausedForDecisionId: d.id });
+    const events = await app.request('GET', '/events/stream?type=run.paused&limit=100');
+    expect(events.body.data.find((e: { aggregateId: string }) => e.aggregateId === runId)?.payload).toMatchObject({ decision_id: d.id });
+    const nonBlocking = await runningRun();
+    await raise({ run_id: nonBlocking.runId });
+    expect(await runStatus(nonBlocking.runId)).toBe('running');
+  });
 
   it('resume_session resumes the run paused for the decision', async () => {
-    const { runId } = await pausedRun();
+    const { runId } = await runningRun();
     const d = await raise({ run_id: runId, blocks_task: true });
-    const asked = await app.request('POST', `/decisions/${d.id}/attention`, { body: { continuation: { strategy: 'resume_session' } } });
+    const asked = await ask(d.id, 'resume_session');
     expect(asked.body.data.blocking.run_id).toBe(runId);
     expect(asked.body.data.blocking.initiative_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((await rule(d.id, 'approve', approver)).status).toBe(200);
-    expect(await runStatus(runId)).toBe('running');
+    expect(await runRow(runId)).toMatchObject({ status: 'running', pausedForDecisionId: null });
     const events = await app.request('GET', '/events/stream?type=run.resumed&limit=100');
     expect(events.body.data.find((e: { aggregateId: string }) => e.aggregateId === runId)?.payload).toMatchObject({ decision_id: d.id });
   });
 
-  it('restart_task re-dispatches the task with a new run', async () => {
-    const { runId, taskId } = await pausedRun();
-    const d = await raise({ run_id: runId });
-    await app.request('POST', `/decisions/${d.id}/attention`, { body: { continuation: { strategy: 'restart_task' } } });
+  it('restart_task re-dispatches the task: the run is cancelled, the task is todo, a new run is queued', async () => {
+    const { runId, taskId } = await runningRun();
+    await app.runtime.db.update(tasks).set({ status: 'in_progress' }).where(eq(tasks.id, taskId));
+    const d = await raise({ run_id: runId, blocks_task: true });
+    await ask(d.id, 'restart_task');
     expect((await rule(d.id, 'approve', approver)).status).toBe(200);
     expect(await runStatus(runId)).toBe('cancelled');
     const taskRuns = await app.runtime.db.select().from(runs).where(eq(runs.taskId, taskId));
     expect(taskRuns.map((r) => r.status).sort()).toEqual(['cancelled', 'queued']);
+    expect((await app.runtime.db.select().from(tasks).where(eq(tasks.id, taskId)))[0]?.status).toBe('todo');
     const events = await app.request('GET', '/events/stream?type=task.redispatched&limit=100');
     expect(events.body.data.find((e: { aggregateId: string }) => e.aggregateId === taskId)?.payload).toMatchObject({
       previous_run_id: runId,
     });
+    expect((await app.request('GET', '/ledger/verify')).body.data.ok).toBe(true);
   });
 
-  it('manual, a decline, or no strategy leave the run paused', async () => {
+  it('leaves the run alone: manual, a decline, no strategy, a run paused for another reason, a finished task', async () => {
     for (const [strategy, action] of [
       ['manual', 'approve'],
       ['resume_session', 'decline'],
       [null, 'approve'],
     ] as const) {
-      const { runId } = await pausedRun();
-      const d = await raise({ run_id: runId });
-      if (strategy) await app.request('POST', `/decisions/${d.id}/attention`, { body: { continuation: { strategy } } });
+      const { runId } = await runningRun();
+      const d = await raise({ run_id: runId, blocks_task: true });
+      if (strategy) await ask(d.id, strategy);
       expect((await rule(d.id, action, approver)).status).toBe(200);
-      expect(await runStatus(runId)).toBe('paused');
+      expect(await runStatus(runId), `${strategy} ${action}`).toBe('paused');
+    }
+    const pausedElsewhere = await runningRun('paused');
+    const d = await raise({ run_id: pausedElsewhere.runId, blocks_task: true });
+    await ask(d.id, 'resume_session');
+    expect((await rule(d.id, 'approve', approver)).status).toBe(200);
+    expect(await runStatus(pausedElsewhere.runId)).toBe('paused');
+
+    const finished = await runningRun();
+    const d2 = await raise({ run_id: finished.runId, blocks_task: true });
+    await app.runtime.db.update(tasks).set({ status: 'done' }).where(eq(tasks.id, finished.taskId));
+    await ask(d2.id, 'restart_task');
+    expect((await rule(d2.id, 'approve', approver)).status).toBe(200);
+    expect(await runStatus(finished.runId)).toBe('paused');
+  });
+});
+
+describe('cancel', () => {
+  it('an owner cancels a pending decision (even one they raised); approvers, viewers and keys cannot', async () => {
+    const d = await raise();
+    const viewer = await app.member('viewer');
+    for (const who of [approver, viewer]) {
+      const res = await app.request('POST', `/decisions/${d.id}/cancel`, { session: who.session, body: {} });
+      expect(res.status).toBe(403);
+    }
+    const byKey = await app.request('POST', `/decisions/${d.id}/cancel`, { body: {} });
+    expect(byKey.body.error.code).toBe('human_session_required');
+    const ok = await app.request('POST', `/decisions/${d.id}/cancel`, { session: owner.session, body: { note: 'No longer needed.' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.decision).toMatchObject({
+      status: 'cancelled',
+      resolution: { outcome: 'cancelled', note: 'No longer needed.', resolved_by: owner.userId },
+    });
+    expect(ok.body.decision.history.at(-1).event_type).toBe('decision.cancelled');
+    expect((await rule(d.id, 'approve', approver)).status).toBe(409);
+
+    const mine = await app.request('POST', '/decisions', {
+      session: owner.session,
+      body: { workspace_id: app.ws.workspaceId, title: 'Withdraw me' },
+    });
+    const withdrawn = await app.request('POST', `/decisions/${mine.body.decision.id}/cancel`, { session: owner.session, body: {} });
+    expect(withdrawn.status).toBe(200);
+  });
+});
+
+describe('sessions and roles take effect at once', () => {
+  it('a role lowered to viewer can no longer rule; a removed member sees 404', async () => {
+    const person = await app.member('approver');
+    const d = await raise();
+    await app.runtime.db
+      .update(memberships)
+      .set({ role: 'viewer' })
+      .where(and(eq(memberships.userId, person.userId), eq(memberships.workspaceId, app.ws.workspaceId)));
+    expect((await rule(d.id, 'approve', person)).status).toBe(403);
+    await app.runtime.db.delete(memberships).where(eq(memberships.userId, person.userId));
+    expect((await app.request('GET', `/decisions/${d.id}`, { session: person.session })).status).toBe(404);
+  });
+
+  it('signing out ends every session issued before, even a copied cookie', async () => {
+    const person = await app.member('approver');
+    const d = await raise();
+    expect((await app.request('GET', `/decisions/${d.id}`, { session: person.session })).status).toBe(200);
+    await endSessions(app.runtime.db, person.userId);
+    expect((await app.request('GET', `/decisions/${d.id}`, { session: person.session })).status).toBe(401);
+    const fresh = await encodeSession(person.userId, app.runtime.secrets.auth, 1);
+    expect((await rule(d.id, 'approve', { session: fresh })).status).toBe(200);
+  });
+
+  it('cookie-authenticated raising and attention also need the app’s own origin', async () => {
+    const raised = await app.request('POST', '/decisions', {
+      session: owner.session,
+      origin: 'https://evil.example',
+      body: { workspace_id: app.ws.workspaceId, title: 'x' },
+    });
+    expect(raised.status).toBe(403);
+    const d = await raise();
+    const asked = await app.request('POST', `/decisions/${d.id}/attention`, {
+      session: owner.session,
+      origin: 'https://evil.example',
+      body: {},
+    });
+    expect(asked.status).toBe(403);
+  });
+});
+
+describe('races', () => {
+  it('attention racing a ruling never lands after it', async () => {
+    for (let i = 0; i < 20; i++) {
+      const d = await raise({ title: `attention race ${i}` });
+      const [asked, ruled] = await Promise.all([
+        app.request('POST', `/decisions/${d.id}/attention`, { body: {} }),
+        rule(d.id, 'approve', approver),
+      ]);
+      expect(ruled.status).toBe(200);
+      expect([200, 409]).toContain(asked.status);
+      const history = (await app.request('GET', `/decisions/${d.id}`)).body.decision.history.map(
+        (h: { event_type: string }) => h.event_type,
+      );
+      const approvedAt = history.indexOf('decision.approved');
+      expect(history.slice(approvedAt + 1)).toEqual([]);
+      expect(history.includes('decision.attention_requested')).toBe(asked.status === 200);
+    }
+  });
+
+  it('a ruling racing the timeout sweep: exactly one terminal event', async () => {
+    for (let i = 0; i < 10; i++) {
+      const d = await raise({ title: `sweep race ${i}`, due_at: new Date(Date.now() + 150).toISOString() });
+      await new Promise((r) => setTimeout(r, 160));
+      const [ruled] = await Promise.all([rule(d.id, 'approve', approver), sweepDecisionTimeouts(app.runtime.db)]);
+      expect([200, 409]).toContain(ruled.status);
+      const decision = (await app.request('GET', `/decisions/${d.id}`)).body.decision;
+      const terminal = decision.history.filter((h: { event_type: string }) => h.event_type !== 'decision.created');
+      expect(terminal).toHaveLength(1);
+      expect(decision.status).toBe(ruled.status === 200 ? 'approved' : 'expired');
+    }
+  });
+});
+
+describe('the background sweep', () => {
+  it('times out an overdue decision with nobody reading it', async () => {
+    const d = await raise({ due_at: new Date(Date.now() + 200).toISOString() });
+    const stop = startBackgroundJobs(app.runtime, { sweepMs: 50 });
+    try {
+      await expect
+        .poll(
+          async () => (await app.runtime.db.select({ status: decisions.status }).from(decisions).where(eq(decisions.id, d.id)))[0]?.status,
+          {
+            timeout: 5_000,
+          },
+        )
+        .toBe('expired');
+    } finally {
+      stop();
     }
   });
 });

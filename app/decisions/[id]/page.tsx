@@ -9,6 +9,7 @@ import { AppError } from '@/server/errors';
 import { AutoRefresh } from '../../_components/auto-refresh';
 import { ago, EVENT_LABELS, when } from '../../_lib/format';
 import { caller, requireUser } from '../../_lib/session';
+import { CancelDecision } from './cancel-decision';
 import { RulingForm } from './ruling-form';
 
 export const dynamic = 'force-dynamic';
@@ -182,6 +183,8 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
           </p>
         )}
       </section>
+
+      {decision.status === 'pending' && role === 'owner' && <CancelDecision decisionId={decision.id} />}
 
       <section className="panel" aria-labelledby="history-h">
         <h2 id="history-h">History</h2>

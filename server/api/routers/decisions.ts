@@ -366,10 +366,10 @@ export const decisionsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { actor, row } = await locate(ctx, input.id, RULING_ROLES);
       await settleTimeout(ctx, row);
-      await runMutation(ctx, actor, { status: 200, output: z.any() }, (tx) =>
-        ruleOnDecision(tx, actor, input.id, { outcome: 'approved', option_ids: input.option_ids, note: input.note }),
-      );
-      return { decision: await viewOf(ctx, row.workspaceId, row.id) };
+      return runMutation(ctx, actor, { status: 200, output: decisionBody }, async (tx) => {
+        await ruleOnDecision(tx, actor, input.id, { outcome: 'approved', option_ids: input.option_ids, note: input.note });
+        return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
+      });
     }),
 
   decline: humanProcedure
@@ -389,10 +389,36 @@ export const decisionsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { actor, row } = await locate(ctx, input.id, RULING_ROLES);
       await settleTimeout(ctx, row);
-      await runMutation(ctx, actor, { status: 200, output: z.any() }, (tx) =>
-        ruleOnDecision(tx, actor, input.id, { outcome: 'declined', note: input.note }),
-      );
-      return { decision: await viewOf(ctx, row.workspaceId, row.id) };
+      return runMutation(ctx, actor, { status: 200, output: decisionBody }, async (tx) => {
+        await ruleOnDecision(tx, actor, input.id, { outcome: 'declined', note: input.note });
+        return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
+      });
+    }),
+
+  cancel: humanProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/decisions/{id}/cancel',
+        tags: ['decisions'],
+        summary: 'Cancel a decision (signed-in owners)',
+        description:
+          'Withdraws a pending decision: status `cancelled`, with a resolution and a `decision.cancelled` event. For a ' +
+          'signed-in owner of the decision’s workspace (who may cancel a decision they raised); an API key gets 403 ' +
+          'human_session_required.',
+      },
+      auth: ['Session'],
+      errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending'],
+    })
+    .input(z.strictObject(rulingFields))
+    .output(decisionBody)
+    .mutation(async ({ ctx, input }) => {
+      const { actor, row } = await locate(ctx, input.id, ['owner']);
+      await settleTimeout(ctx, row);
+      return runMutation(ctx, actor, { status: 200, output: decisionBody }, async (tx) => {
+        await ruleOnDecision(tx, actor, input.id, { outcome: 'cancelled', note: input.note });
+        return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
+      });
     }),
 
   /** The human inbox (UI only): pending first by urgency and age, with counts. */

@@ -1,5 +1,5 @@
 /**
- * What happens when a decision that a paused run waits for is approved, as the agent asked in
+ * What happens when a decision that a run is paused for is approved, as the agent asked in
  * its attention record (continuation.strategy): `resume_session` resumes that run; `restart_task`
  * re-dispatches the task (the paused run is cancelled, the task goes back to `todo` and a new run
  * is queued); `manual` (or no strategy) leaves it to the agent. Runs in the same transaction as
@@ -27,11 +27,18 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
 
   const now = new Date();
   const cause = { decision_id: decision.id, reason: `decision approved (${strategy})` };
+  // Only a run paused for this very decision: a run paused for another reason stays paused.
+  const pausedForThis = and(
+    eq(runs.id, decision.runId),
+    eq(runs.workspaceId, actor.workspaceId),
+    eq(runs.status, 'paused'),
+    eq(runs.pausedForDecisionId, decision.id),
+  );
   if (strategy === 'resume_session') {
     const [resumed] = await tx
       .update(runs)
-      .set({ status: 'running', updatedAt: now, version: sql`${runs.version} + 1` })
-      .where(and(eq(runs.id, decision.runId), eq(runs.workspaceId, actor.workspaceId), eq(runs.status, 'paused')))
+      .set({ status: 'running', pausedForDecisionId: null, updatedAt: now, version: sql`${runs.version} + 1` })
+      .where(pausedForThis)
       .returning({ id: runs.id });
     if (!resumed) return { action: 'none' };
     await appendEvents(tx, actor, [
@@ -45,10 +52,17 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
     return { action: 'resumed', runId: resumed.id };
   }
 
+  // A task that is done or cancelled is not re-dispatched.
+  const [task] = await tx
+    .select({ status: tasks.status })
+    .from(tasks)
+    .innerJoin(runs, eq(runs.taskId, tasks.id))
+    .where(and(eq(runs.id, decision.runId), eq(tasks.workspaceId, actor.workspaceId)));
+  if (!task || task.status === 'done' || task.status === 'cancelled') return { action: 'none' };
   const [cancelled] = await tx
     .update(runs)
-    .set({ status: 'cancelled', updatedAt: now, version: sql`${runs.version} + 1` })
-    .where(and(eq(runs.id, decision.runId), eq(runs.workspaceId, actor.workspaceId), eq(runs.status, 'paused')))
+    .set({ status: 'cancelled', pausedForDecisionId: null, updatedAt: now, version: sql`${runs.version} + 1` })
+    .where(pausedForThis)
     .returning({ id: runs.id, taskId: runs.taskId, agentId: runs.agentId });
   if (!cancelled) return { action: 'none' };
   const runId = randomUUID();
@@ -58,7 +72,7 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
   await tx
     .update(tasks)
     .set({ status: 'todo', updatedAt: now, version: sql`${tasks.version} + 1` })
-    .where(eq(tasks.id, cancelled.taskId));
+    .where(and(eq(tasks.id, cancelled.taskId), eq(tasks.workspaceId, actor.workspaceId)));
   await appendEvents(tx, actor, [
     {
       aggregateType: 'run',

@@ -3,7 +3,7 @@
  * task or run it names; its options default to approve / decline for the option shapes.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisions, runs, tasks, type DecisionOption, type DecisionShape, type DecisionUrgency } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
@@ -75,6 +75,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       updatedAt: now,
     })
     .returning();
+  const paused = input.blocks_task && placement.runId ? await pauseRunFor(tx, placement.runId, row!.id) : false;
   const snapshot = decisionView(row!, null, []);
   const { history: _history, attention: _attention, ...payload } = snapshot;
   const [event] = await appendEvents(tx, actor, [
@@ -84,6 +85,16 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       eventType: 'decision.created',
       payload: payload as unknown as Record<string, unknown>,
     },
+    ...(paused
+      ? [
+          {
+            aggregateType: 'run',
+            aggregateId: placement.runId!,
+            eventType: 'run.paused',
+            payload: { run_id: placement.runId, status: 'paused', decision_id: row!.id, reason: 'waiting for a blocking decision' },
+          },
+        ]
+      : []),
   ]);
   return {
     ...snapshot,
@@ -99,6 +110,16 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       },
     ],
   };
+}
+
+/** A blocking decision raised on a queued or running run pauses it until the ruling. */
+async function pauseRunFor(tx: Tx, runId: string, decisionId: string): Promise<boolean> {
+  const [paused] = await tx
+    .update(runs)
+    .set({ status: 'paused', pausedForDecisionId: decisionId, updatedAt: new Date(), version: sql`${runs.version} + 1` })
+    .where(and(eq(runs.id, runId), inArray(runs.status, ['queued', 'running'])))
+    .returning({ id: runs.id });
+  return Boolean(paused);
 }
 
 interface Placement {

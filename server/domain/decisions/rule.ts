@@ -1,7 +1,8 @@
 /**
  * The human ruling on a decision: approve (optionally choosing options) or decline, by a signed-in
- * owner or approver of its workspace who did not raise it. The ruling is a conditional update that
- * only moves a decision out of `pending`, so of two racing rulings exactly one wins.
+ * owner or approver of its workspace who did not raise it; or cancel, by an owner (who may withdraw
+ * a decision they raised). Each is a conditional update that only moves a decision out of
+ * `pending`, so of two racing rulings exactly one wins.
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
@@ -14,7 +15,7 @@ import { isDefaultOptions } from './create-decision';
 import { findDecision, type DecisionRow } from './view';
 
 export interface RulingInput {
-  outcome: 'approved' | 'declined';
+  outcome: 'approved' | 'declined' | 'cancelled';
   option_ids?: string[];
   note?: string;
 }
@@ -28,7 +29,7 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
   if (decision.status !== 'pending') {
     throw new AppError('decision_not_pending', `The decision is already ${decision.status}.`, { status: decision.status });
   }
-  if (decision.createdByType === 'human' && decision.createdById === actor.id) {
+  if (input.outcome !== 'cancelled' && decision.createdByType === 'human' && decision.createdById === actor.id) {
     throw new AppError('forbidden', 'You raised this decision; another owner or approver must rule on it.');
   }
   const optionIds = chosenOptions(decision, input);
@@ -58,7 +59,7 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
     {
       aggregateType: 'decision',
       aggregateId: decisionId,
-      eventType: input.outcome === 'approved' ? 'decision.approved' : 'decision.declined',
+      eventType: `decision.${input.outcome}`,
       payload: { decision_id: decisionId, status: input.outcome, resolution },
     },
   ]);
@@ -78,8 +79,8 @@ function chosenOptions(decision: DecisionRow, input: RulingInput): string[] {
     throw new AppError('validation_failed', message, { issues: [{ path: 'option_ids', message }] });
   };
   for (const id of given) if (!known.has(id)) fail(`${id} is not one of the decision’s options`);
-  if (input.outcome === 'declined') {
-    if (given.length > 0) fail('declining chooses no option');
+  if (input.outcome !== 'approved') {
+    if (given.length > 0) fail(`${input.outcome === 'declined' ? 'declining' : 'cancelling'} chooses no option`);
     return [];
   }
   const defaults = isDefaultOptions(decision.options);

@@ -5,10 +5,12 @@
  * never sees a pending decision that is already overdue.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, lte, or, sql } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
 import { decisions, memberships, type DecisionResolution } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
+import { isStoreUnavailable } from '@/server/errors';
+import { log } from '@/server/log';
 import { systemTrace, type Actor } from '../actor';
 
 const SWEEP_BATCH = 100;
@@ -68,24 +70,34 @@ export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: strin
   return true;
 }
 
-/** Times out every overdue pending decision (of one workspace, or all); returns how many. */
+/**
+ * Times out every overdue pending decision (of one workspace, or all); returns how many. One
+ * decision that cannot be timed out is logged and passed over, never blocking the others.
+ */
 export async function sweepDecisionTimeouts(db: Database, opts: { workspaceId?: string; now?: Date } = {}): Promise<number> {
   const now = opts.now ?? new Date();
   let total = 0;
+  let after: { dueAt: Date; id: string } | null = null;
   for (;;) {
     const conditions = [eq(decisions.status, 'pending'), lte(decisions.dueAt, now)];
     if (opts.workspaceId) conditions.push(eq(decisions.workspaceId, opts.workspaceId));
+    if (after) conditions.push(or(gt(decisions.dueAt, after.dueAt), and(eq(decisions.dueAt, after.dueAt), gt(decisions.id, after.id)))!);
     const due = await db
-      .select({ id: decisions.id, workspaceId: decisions.workspaceId })
+      .select({ id: decisions.id, workspaceId: decisions.workspaceId, dueAt: decisions.dueAt })
       .from(decisions)
       .where(and(...conditions))
-      .orderBy(asc(decisions.dueAt))
+      .orderBy(asc(decisions.dueAt), asc(decisions.id))
       .limit(SWEEP_BATCH);
-    let changed = 0;
     for (const d of due) {
-      if (await db.transaction((tx) => expireIfDue(tx, d.workspaceId, d.id, now))) changed++;
+      try {
+        if (await db.transaction((tx) => expireIfDue(tx, d.workspaceId, d.id, now))) total++;
+      } catch (err) {
+        if (isStoreUnavailable(err)) throw err;
+        log('error', 'decision timeout failed', { decisionId: d.id, error: String(err) });
+      }
     }
-    total += changed;
-    if (due.length < SWEEP_BATCH || changed === 0) return total;
+    const last = due[due.length - 1];
+    if (due.length < SWEEP_BATCH || !last?.dueAt) return total;
+    after = { dueAt: last.dueAt, id: last.id };
   }
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "runs" ADD COLUMN "paused_for_decision_id" uuid;
