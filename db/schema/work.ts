@@ -52,6 +52,11 @@ export const workstreams = pgTable(
     status: text('status', { enum: nodeStatuses }).notNull().default('active'),
     domain: text('domain').notNull().default('general'),
     agentId: text('agent_id'),
+    /** Sibling workstreams this one waits for (ids, in the order given). */
+    dependsOn: uuid('depends_on')
+      .array()
+      .notNull()
+      .default(sql`'{}'::uuid[]`),
   },
   (t) => [
     index('workstreams_initiative_idx').on(t.initiativeId),
@@ -94,9 +99,16 @@ export const tasks = pgTable(
     type: text('type', { enum: taskTypes }).notNull().default('build'),
     estimateHours: doublePrecision('estimate_hours'),
     status: text('status', { enum: taskStatuses }).notNull().default('todo'),
+    agentId: text('agent_id'),
+    /** Sibling tasks (same milestone) this one waits for (ids, in the order given). */
+    dependsOn: uuid('depends_on')
+      .array()
+      .notNull()
+      .default(sql`'{}'::uuid[]`),
   },
   (t) => [
     index('tasks_milestone_idx').on(t.milestoneId),
+    index('tasks_initiative_idx').on(t.initiativeId),
     index('tasks_workspace_idx').on(t.workspaceId),
     check('tasks_status_check', sql`${t.status} in ('todo', 'in_progress', 'blocked', 'paused', 'done', 'failed', 'cancelled')`),
     check('tasks_priority_check', sql`${t.priority} in ('low', 'medium', 'high', 'urgent')`),

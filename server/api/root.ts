@@ -3,6 +3,7 @@ import { router } from './trpc';
 import { apiKeysRouter } from './routers/api-keys';
 import { decisionsRouter } from './routers/decisions';
 import { eventsRouter } from './routers/events';
+import { initiativesRouter } from './routers/initiatives';
 import { ledgerRouter } from './routers/ledger';
 import { metaRouter } from './routers/meta';
 import { workRouter } from './routers/work';
@@ -11,6 +12,7 @@ export const appRouter = router({
   work: workRouter,
   decisions: decisionsRouter,
   apiKeys: apiKeysRouter,
+  initiatives: initiativesRouter,
   events: eventsRouter,
   ledger: ledgerRouter,
   meta: metaRouter,

@@ -31,10 +31,13 @@ interface AppendRow {
 /**
  * Appends `events` in order, inside the caller's transaction (one round trip). Returns the sealed
  * events. The events commit or vanish with the caller's other writes.
+ *
+ * `at` is when the change happened: services pass the same instant they write into their rows
+ * (created_at, updated_at), so rebuilding the rows from the events gives back the same values.
  */
-export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEvent[]): Promise<LedgerEvent[]> {
+export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEvent[], at: Date = new Date()): Promise<LedgerEvent[]> {
   if (events.length === 0) return [];
-  const occurredAtCanonical = new Date().toISOString();
+  const occurredAtCanonical = at.toISOString();
   const unsealed: UnsealedEvent[] = events.map((e) => {
     if (!EVENT_TYPE_PATTERN.test(e.eventType)) throw new Error(`invalid event type ${e.eventType}`);
     return {

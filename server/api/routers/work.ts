@@ -1,6 +1,6 @@
 /** POST /work: create a work item (task) with its receipt. */
 import { z } from 'zod';
-import { taskPriorities, taskStatuses } from '@/db/schema';
+import { taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
 import { createWork, type CreatedWork } from '@/server/domain/work/create-work';
 import { runMutation } from '../mutation';
 import { apiKeyProcedure, router } from '../trpc';
@@ -29,7 +29,10 @@ const taskSchema = z
     description: z.string().nullable(),
     status: z.enum(taskStatuses),
     priority: z.enum(taskPriorities),
+    type: z.enum(taskTypes),
     estimate_hours: z.number().nullable(),
+    agent_id: z.string().nullable(),
+    depends_on: z.array(z.uuid()).meta({ description: 'Sibling tasks (same milestone) this one waits for.' }),
     initiative_id: z.uuid(),
     workstream_id: z.uuid(),
     milestone_id: z.uuid(),

@@ -41,14 +41,19 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
       .where(pausedForThis)
       .returning({ id: runs.id });
     if (!resumed) return { action: 'none' };
-    await appendEvents(tx, actor, [
-      {
-        aggregateType: 'run',
-        aggregateId: resumed.id,
-        eventType: 'run.resumed',
-        payload: { run_id: resumed.id, status: 'running', ...cause },
-      },
-    ]);
+    await appendEvents(
+      tx,
+      actor,
+      [
+        {
+          aggregateType: 'run',
+          aggregateId: resumed.id,
+          eventType: 'run.resumed',
+          payload: { run_id: resumed.id, status: 'running', ...cause },
+        },
+      ],
+      now,
+    );
     return { action: 'resumed', runId: resumed.id };
   }
 
@@ -66,32 +71,43 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
     .returning({ id: runs.id, taskId: runs.taskId, agentId: runs.agentId });
   if (!cancelled) return { action: 'none' };
   const runId = randomUUID();
-  await tx
-    .insert(runs)
-    .values({ id: runId, workspaceId: actor.workspaceId, taskId: cancelled.taskId, agentId: cancelled.agentId, status: 'queued' });
+  await tx.insert(runs).values({
+    id: runId,
+    workspaceId: actor.workspaceId,
+    taskId: cancelled.taskId,
+    agentId: cancelled.agentId,
+    status: 'queued',
+    createdAt: now,
+    updatedAt: now,
+  });
   await tx
     .update(tasks)
     .set({ status: 'todo', updatedAt: now, version: sql`${tasks.version} + 1` })
     .where(and(eq(tasks.id, cancelled.taskId), eq(tasks.workspaceId, actor.workspaceId)));
-  await appendEvents(tx, actor, [
-    {
-      aggregateType: 'run',
-      aggregateId: cancelled.id,
-      eventType: 'run.cancelled',
-      payload: { run_id: cancelled.id, status: 'cancelled', ...cause },
-    },
-    {
-      aggregateType: 'run',
-      aggregateId: runId,
-      eventType: 'run.created',
-      payload: { run_id: runId, task_id: cancelled.taskId, agent_id: cancelled.agentId, status: 'queued', ...cause },
-    },
-    {
-      aggregateType: 'task',
-      aggregateId: cancelled.taskId,
-      eventType: 'task.redispatched',
-      payload: { task_id: cancelled.taskId, status: 'todo', previous_run_id: cancelled.id, run_id: runId, ...cause },
-    },
-  ]);
+  await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'run',
+        aggregateId: cancelled.id,
+        eventType: 'run.cancelled',
+        payload: { run_id: cancelled.id, status: 'cancelled', ...cause },
+      },
+      {
+        aggregateType: 'run',
+        aggregateId: runId,
+        eventType: 'run.created',
+        payload: { run_id: runId, task_id: cancelled.taskId, agent_id: cancelled.agentId, status: 'queued', ...cause },
+      },
+      {
+        aggregateType: 'task',
+        aggregateId: cancelled.taskId,
+        eventType: 'task.redispatched',
+        payload: { task_id: cancelled.taskId, status: 'todo', previous_run_id: cancelled.id, run_id: runId, ...cause },
+      },
+    ],
+    now,
+  );
   return { action: 'redispatched', runId, previousRunId: cancelled.id };
 }

@@ -75,27 +75,32 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       updatedAt: now,
     })
     .returning();
-  const paused = input.blocks_task && placement.runId ? await pauseRunFor(tx, placement.runId, row!.id) : false;
+  const paused = input.blocks_task && placement.runId ? await pauseRunFor(tx, placement.runId, row!.id, now) : false;
   const snapshot = decisionView(row!, null, []);
   const { history: _history, attention: _attention, ...payload } = snapshot;
-  const [event] = await appendEvents(tx, actor, [
-    {
-      aggregateType: 'decision',
-      aggregateId: row!.id,
-      eventType: 'decision.created',
-      payload: payload as unknown as Record<string, unknown>,
-    },
-    ...(paused
-      ? [
-          {
-            aggregateType: 'run',
-            aggregateId: placement.runId!,
-            eventType: 'run.paused',
-            payload: { run_id: placement.runId, status: 'paused', decision_id: row!.id, reason: 'waiting for a blocking decision' },
-          },
-        ]
-      : []),
-  ]);
+  const [event] = await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'decision',
+        aggregateId: row!.id,
+        eventType: 'decision.created',
+        payload: payload as unknown as Record<string, unknown>,
+      },
+      ...(paused
+        ? [
+            {
+              aggregateType: 'run',
+              aggregateId: placement.runId!,
+              eventType: 'run.paused',
+              payload: { run_id: placement.runId, status: 'paused', decision_id: row!.id, reason: 'waiting for a blocking decision' },
+            },
+          ]
+        : []),
+    ],
+    now,
+  );
   return {
     ...snapshot,
     history: [
@@ -113,10 +118,10 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
 }
 
 /** A blocking decision raised on a queued or running run pauses it until the ruling. */
-async function pauseRunFor(tx: Tx, runId: string, decisionId: string): Promise<boolean> {
+async function pauseRunFor(tx: Tx, runId: string, decisionId: string, now: Date): Promise<boolean> {
   const [paused] = await tx
     .update(runs)
-    .set({ status: 'paused', pausedForDecisionId: decisionId, updatedAt: new Date(), version: sql`${runs.version} + 1` })
+    .set({ status: 'paused', pausedForDecisionId: decisionId, updatedAt: now, version: sql`${runs.version} + 1` })
     .where(and(eq(runs.id, runId), inArray(runs.status, ['queued', 'running'])))
     .returning({ id: runs.id });
   return Boolean(paused);

@@ -85,13 +85,23 @@ export async function requestAttention(tx: Tx, actor: Actor, decisionId: string,
     })
     .returning();
   const attention = attentionView(row)!;
-  await appendEvents(tx, actor, [
-    {
-      aggregateType: 'decision',
-      aggregateId: decisionId,
-      eventType: 'decision.attention_requested',
-      payload: { decision_id: decisionId, ...attention },
-    },
-  ]);
+  // The attention record is part of the decision: it is a change of the decision aggregate.
+  await tx
+    .update(decisions)
+    .set({ updatedAt: now, version: sql`${decisions.version} + 1` })
+    .where(eq(decisions.id, decisionId));
+  await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'decision',
+        aggregateId: decisionId,
+        eventType: 'decision.attention_requested',
+        payload: { decision_id: decisionId, ...attention },
+      },
+    ],
+    now,
+  );
   return { decision, attention, repeated: attention.request_count > 1 };
 }

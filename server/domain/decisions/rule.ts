@@ -55,14 +55,19 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
     const current = await findDecision(tx, actor.workspaceId, decisionId);
     throw new AppError('decision_not_pending', `The decision is already ${current?.status ?? 'resolved'}.`, { status: current?.status });
   }
-  await appendEvents(tx, actor, [
-    {
-      aggregateType: 'decision',
-      aggregateId: decisionId,
-      eventType: `decision.${input.outcome}`,
-      payload: { decision_id: decisionId, status: input.outcome, resolution },
-    },
-  ]);
+  await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'decision',
+        aggregateId: decisionId,
+        eventType: `decision.${input.outcome}`,
+        payload: { decision_id: decisionId, status: input.outcome, resolution },
+      },
+    ],
+    now,
+  );
   if (input.outcome === 'approved') await continueAfterApproval(tx, actor, updated);
   return updated;
 }

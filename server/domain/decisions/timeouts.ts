@@ -59,14 +59,19 @@ export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: strin
     workspaceId,
     trace: systemTrace(randomUUID()),
   };
-  await appendEvents(tx, actor, [
-    {
-      aggregateType: 'decision',
-      aggregateId: decisionId,
-      eventType: outcome === 'declined' ? 'decision.declined' : 'decision.expired',
-      payload: { decision_id: decisionId, status: outcome, resolution },
-    },
-  ]);
+  await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'decision',
+        aggregateId: decisionId,
+        eventType: outcome === 'declined' ? 'decision.declined' : 'decision.expired',
+        payload: { decision_id: decisionId, status: outcome, resolution },
+      },
+    ],
+    now,
+  );
   return true;
 }
 

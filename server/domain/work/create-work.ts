@@ -6,11 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { query, type Tx } from '@/db';
-import { receipts, tasks, type TaskPriority, type TaskStatus } from '@/db/schema';
+import { receipts, tasks, type TaskPriority } from '@/db/schema';
 import type { LedgerEvent } from '@/server/ledger/canonical';
 import { appendEvents } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
+import { receiptRow, taskRow, type ReceiptRecord, type TaskRecord } from '../hierarchy/records';
 import { inboxIds, type InboxIds } from '../workspaces/ids';
 
 export interface CreateWorkInput {
@@ -23,27 +24,8 @@ export interface CreateWorkInput {
   milestone_id?: string;
 }
 
-export interface TaskView {
-  id: string;
-  title: string;
-  description: string | null;
-  status: TaskStatus;
-  priority: TaskPriority;
-  estimate_hours: number | null;
-  initiative_id: string;
-  workstream_id: string;
-  milestone_id: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ReceiptView {
-  id: string;
-  task_id: string;
-  status: 'completed';
-  summary: string;
-  created_at: string;
-}
+export type TaskView = TaskRecord;
+export type ReceiptView = ReceiptRecord;
 
 export interface CreatedWork {
   task: TaskView;
@@ -57,14 +39,17 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
   const at = now.toISOString();
   const task: TaskView = {
     id: randomUUID(),
+    initiative_id: placement.initiativeId,
+    workstream_id: placement.workstreamId,
+    milestone_id: placement.milestoneId,
     title: input.title,
     description: input.description ?? null,
     status: 'todo',
     priority: input.priority,
+    type: 'build',
     estimate_hours: input.estimate_hours ?? null,
-    initiative_id: placement.initiativeId,
-    workstream_id: placement.workstreamId,
-    milestone_id: placement.milestoneId,
+    agent_id: null,
+    depends_on: [],
     created_at: at,
     updated_at: at,
   };
@@ -75,35 +60,20 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
   const insertedTask = tx.$with('inserted_task').as(
     tx
       .insert(tasks)
-      .values({
-        id: task.id,
-        workspaceId: actor.workspaceId,
-        initiativeId: task.initiative_id,
-        workstreamId: task.workstream_id,
-        milestoneId: task.milestone_id,
-        title: task.title,
-        description: task.description,
-        priority: task.priority,
-        estimateHours: task.estimate_hours,
-        status: task.status,
-        createdAt: now,
-        updatedAt: now,
-      })
+      .values(taskRow(task, { workspaceId: actor.workspaceId, version: 1, at: now }))
       .returning({ id: tasks.id }),
   );
-  await tx.with(insertedTask).insert(receipts).values({
-    id: receipt.id,
-    workspaceId: actor.workspaceId,
-    taskId: task.id,
-    status: receipt.status,
-    summary: receipt.summary,
-    createdAt: now,
-    updatedAt: now,
-  });
+  await tx
+    .with(insertedTask)
+    .insert(receipts)
+    .values(receiptRow(receipt, { workspaceId: actor.workspaceId, at: now }));
 
-  const [event] = await appendEvents(tx, actor, [
-    { aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } },
-  ]);
+  const [event] = await appendEvents(
+    tx,
+    actor,
+    [{ aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } }],
+    now,
+  );
   return { task, receipt, event: event! };
 }
 

@@ -5,9 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { Tx } from '@/db';
-import { initiatives, ledgerHeads, memberships, milestones, users, workspaces, workstreams } from '@/db/schema';
+import { ledgerHeads, memberships, users, workspaces } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
 import type { Actor, Trace } from '../actor';
+import { createInitiativeTree } from '../initiatives/create-initiative';
 import { inboxIds, membershipId } from './ids';
 
 export interface CreateWorkspaceInput {
@@ -28,62 +29,46 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
   const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
   const ownerUserId = existing?.id ?? randomUUID();
 
-  await tx.insert(workspaces).values({ id: workspaceId, name: input.name });
+  const at = new Date();
+  await tx.insert(workspaces).values({ id: workspaceId, name: input.name, createdAt: at });
   await tx.insert(ledgerHeads).values({ workspaceId });
   if (!existing) {
     await tx.insert(users).values({ id: ownerUserId, email, displayName: input.owner.displayName, passwordHash: input.owner.passwordHash });
   }
   await tx.insert(memberships).values({ workspaceId, userId: ownerUserId, role: 'owner' });
 
-  const inbox = inboxIds(workspaceId);
-  const executionPolicy = { mode: 'manual' as const, max_concurrent_agents: 1 };
-  await tx.insert(initiatives).values({
-    id: inbox.initiativeId,
-    workspaceId,
-    title: 'Inbox',
-    summary: 'Work created without explicit placement lands here.',
-    isInbox: true,
-    executionPolicy,
-  });
-  await tx.insert(workstreams).values({ id: inbox.workstreamId, workspaceId, initiativeId: inbox.initiativeId, name: 'Inbox' });
-  await tx.insert(milestones).values({ id: inbox.milestoneId, workspaceId, workstreamId: inbox.workstreamId, title: 'Inbox' });
-
   const actor: Actor = { type: 'system', id: 'system:workspace-setup', ownerId: ownerUserId, workspaceId, trace };
-  await appendEvents(tx, actor, [
-    { aggregateType: 'workspace', aggregateId: workspaceId, eventType: 'workspace.created', payload: { name: input.name } },
-    {
-      aggregateType: 'membership',
-      aggregateId: membershipId(workspaceId, ownerUserId),
-      eventType: 'membership.created',
-      // Who the member is, for readers of the ledger; the password hash never enters it.
-      payload: { user_id: ownerUserId, email, display_name: input.owner.displayName, role: 'owner', user_created: !existing },
-    },
-    {
-      aggregateType: 'initiative',
-      aggregateId: inbox.initiativeId,
-      eventType: 'initiative.created',
-      payload: {
-        id: inbox.initiativeId,
-        title: 'Inbox',
-        status: 'active',
-        visibility: 'workspace',
-        model_tier: 'standard',
-        execution_policy: executionPolicy,
-        is_inbox: true,
+  await appendEvents(
+    tx,
+    actor,
+    [
+      { aggregateType: 'workspace', aggregateId: workspaceId, eventType: 'workspace.created', payload: { name: input.name } },
+      {
+        aggregateType: 'membership',
+        aggregateId: membershipId(workspaceId, ownerUserId),
+        eventType: 'membership.created',
+        // Who the member is, for readers of the ledger; the password hash never enters it.
+        payload: { user_id: ownerUserId, email, display_name: input.owner.displayName, role: 'owner', user_created: !existing },
       },
-    },
+    ],
+    at,
+  );
+
+  // The Inbox is an initiative like any other, with ids derived from the workspace.
+  const inbox = inboxIds(workspaceId);
+  const ids = [inbox.initiativeId, inbox.workstreamId, inbox.milestoneId];
+  await createInitiativeTree(
+    tx,
+    actor,
     {
-      aggregateType: 'workstream',
-      aggregateId: inbox.workstreamId,
-      eventType: 'workstream.created',
-      payload: { id: inbox.workstreamId, initiative_id: inbox.initiativeId, name: 'Inbox', status: 'active' },
+      title: 'Inbox',
+      summary: 'Work created without explicit placement lands here.',
+      visibility: 'workspace',
+      model_tier: 'standard',
+      execution_policy: { mode: 'manual', max_concurrent_agents: 1 },
+      workstreams: [{ name: 'Inbox', milestones: [{ title: 'Inbox' }] }],
     },
-    {
-      aggregateType: 'milestone',
-      aggregateId: inbox.milestoneId,
-      eventType: 'milestone.created',
-      payload: { id: inbox.milestoneId, workstream_id: inbox.workstreamId, title: 'Inbox', status: 'active' },
-    },
-  ]);
+    { isInbox: true, at, newId: () => ids.shift()! },
+  );
   return { workspaceId, ownerUserId, ownerCreated: !existing };
 }

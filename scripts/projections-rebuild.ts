@@ -1,0 +1,19 @@
+/**
+ * npm run projections:rebuild [-- --workspace <name|id>]
+ * Empties the projection tables (initiatives, workstreams, milestones, tasks, receipts, runs,
+ * decisions, attention) of every workspace, or of one, and rebuilds them from the ledger alone.
+ */
+import { parseArgs } from 'node:util';
+import { rebuildProjections } from '@/server/projections/rebuild';
+import { findWorkspace, withRuntime } from './cli';
+
+const { values } = parseArgs({ options: { workspace: { type: 'string' } }, strict: true });
+
+await withRuntime(async ({ db }) => {
+  const workspaceId = values.workspace ? (await findWorkspace(db, values.workspace)).id : undefined;
+  const started = performance.now();
+  const reports = await rebuildProjections(db, workspaceId);
+  for (const r of reports) console.log(JSON.stringify(r));
+  console.log(`Rebuilt ${reports.length} workspace(s) in ${((performance.now() - started) / 1000).toFixed(2)} s.`);
+  return 0;
+});

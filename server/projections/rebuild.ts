@@ -1,0 +1,86 @@
+/**
+ * Rebuilding the projection tables of a workspace from its ledger alone: empty them, replay every
+ * event in sequence order, write the result back. One transaction per workspace, under the
+ * workspace's append lock, so no write lands in between.
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { Database, Tx } from '@/db';
+import { decisionAttention, decisions, initiatives, milestones, receipts, runs, tasks, workspaces, workstreams } from '@/db/schema';
+import { readEvents } from '@/server/ledger/read';
+import { emptyState, fold, type ProjectionState } from './state';
+
+const PAGE = 5000;
+const CHUNK = 500;
+
+/** Replays the whole ledger of a workspace into a fresh state. */
+export async function replayWorkspace(db: Database | Tx, workspaceId: string): Promise<{ state: ProjectionState; events: number }> {
+  const state = emptyState();
+  let after = 0;
+  let events = 0;
+  for (;;) {
+    const page = await readEvents(db, workspaceId, { after, limit: PAGE });
+    fold(page, state);
+    events += page.length;
+    if (page.length < PAGE) return { state, events };
+    after = page[page.length - 1]!.sequence;
+  }
+}
+
+async function insertChunks<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
+}
+
+export interface RebuildReport {
+  workspaceId: string;
+  events: number;
+  rows: Record<string, number>;
+}
+
+export async function rebuildWorkspace(db: Database, workspaceId: string): Promise<RebuildReport> {
+  return db.transaction(async (tx) => {
+    // Holding the head row keeps appends out until the rebuilt rows are committed.
+    await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
+    // Children first: the foreign keys point upward.
+    await tx.delete(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId));
+    await tx.delete(decisions).where(eq(decisions.workspaceId, workspaceId));
+    await tx.delete(runs).where(eq(runs.workspaceId, workspaceId));
+    await tx.delete(receipts).where(eq(receipts.workspaceId, workspaceId));
+    await tx.delete(tasks).where(eq(tasks.workspaceId, workspaceId));
+    await tx.delete(milestones).where(eq(milestones.workspaceId, workspaceId));
+    await tx.delete(workstreams).where(eq(workstreams.workspaceId, workspaceId));
+    await tx.delete(initiatives).where(eq(initiatives.workspaceId, workspaceId));
+
+    const { state, events } = await replayWorkspace(tx, workspaceId);
+    // Parents first.
+    await insertChunks([...state.initiatives.values()], (c) => tx.insert(initiatives).values(c));
+    await insertChunks([...state.workstreams.values()], (c) => tx.insert(workstreams).values(c));
+    await insertChunks([...state.milestones.values()], (c) => tx.insert(milestones).values(c));
+    await insertChunks([...state.tasks.values()], (c) => tx.insert(tasks).values(c));
+    await insertChunks([...state.receipts.values()], (c) => tx.insert(receipts).values(c));
+    await insertChunks([...state.runs.values()], (c) => tx.insert(runs).values(c));
+    await insertChunks([...state.decisions.values()], (c) => tx.insert(decisions).values(c));
+    await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
+    return {
+      workspaceId,
+      events,
+      rows: {
+        initiatives: state.initiatives.size,
+        workstreams: state.workstreams.size,
+        milestones: state.milestones.size,
+        tasks: state.tasks.size,
+        receipts: state.receipts.size,
+        runs: state.runs.size,
+        decisions: state.decisions.size,
+        attention: state.attention.size,
+      },
+    };
+  });
+}
+
+/** Rebuilds every workspace (or the one given). */
+export async function rebuildProjections(db: Database, workspaceId?: string): Promise<RebuildReport[]> {
+  const ids = workspaceId ? [workspaceId] : (await db.select({ id: workspaces.id }).from(workspaces)).map((w) => w.id);
+  const reports: RebuildReport[] = [];
+  for (const id of ids) reports.push(await rebuildWorkspace(db, id));
+  return reports;
+}
