@@ -6,3 +6,4 @@ export * from './idempotency';
 export * from './work';
 export * from './runs';
 export * from './decisions';
+export * from './artifact-types';

@@ -3,7 +3,7 @@
  * These tables are projections of ledger events; `version` mirrors the aggregate's last aggregateVersion.
  */
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { aggregateColumns, ts } from './columns';
 import { workspaces } from './workspaces';
 
@@ -44,6 +44,8 @@ export const workstreams = pgTable(
   'workstreams',
   {
     ...aggregateColumns(),
+    /** Order among siblings created together (a tree is created in one instant). */
+    position: integer('position').notNull().default(0),
     initiativeId: uuid('initiative_id')
       .notNull()
       .references(() => initiatives.id),
@@ -68,6 +70,8 @@ export const milestones = pgTable(
   'milestones',
   {
     ...aggregateColumns(),
+    /** Order among siblings created together (a tree is created in one instant). */
+    position: integer('position').notNull().default(0),
     workstreamId: uuid('workstream_id')
       .notNull()
       .references(() => workstreams.id),
@@ -84,6 +88,8 @@ export const tasks = pgTable(
   'tasks',
   {
     ...aggregateColumns(),
+    /** Order among siblings created together (a tree is created in one instant). */
+    position: integer('position').notNull().default(0),
     initiativeId: uuid('initiative_id')
       .notNull()
       .references(() => initiatives.id),

@@ -60,8 +60,9 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
     openApiVersion: '3.1.0',
     baseUrl: '/api/v1',
     description:
-      'REST API v1 of the Accountable Work Service: create work and receipts, raise decisions for a human ruling and ' +
-      'poll them, read and verify the hash-chained ledger. Every response carries X-Request-Id. Success bodies are ' +
+      'REST API v1 of the Accountable Work Service: create work and receipts, initiatives with their tree, raise ' +
+      'decisions for a human ruling and poll them, read the operating map and the artifact catalog, read and verify the ' +
+      'hash-chained ledger. Every response carries X-Request-Id. Success bodies are ' +
       '{data, meta} with meta.apiVersion "1", except where the specification shows another shape (a decision is ' +
       '{decision}). Errors are {error: {code, message, details, requestId, timestamp, docsUrl, retryAfter}}; see ' +
       'GET /errors. Bodies are JSON objects (Content-Type: application/json, at most 1 MiB); an empty POST body counts ' +
@@ -104,9 +105,14 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
   if (!success) throw new Error('generated operation has no 200 response');
   const responses: Record<string, Json> = {};
   const successStatus = meta.successStatus ?? 200;
-  responses[String(successStatus)] = { ...success, headers: { 'X-Request-Id': requestIdHeader } };
+  const successHeaders: Json = { 'X-Request-Id': requestIdHeader };
+  for (const [name, description] of Object.entries(meta.successHeaders ?? {})) {
+    successHeaders[name] = { description, schema: { type: 'string' } };
+  }
+  responses[String(successStatus)] = { ...success, headers: successHeaders };
   for (const [status, description] of Object.entries(meta.otherSuccess ?? {})) {
-    responses[status] = { ...success, description, headers: { 'X-Request-Id': requestIdHeader } };
+    // A 304 has no body.
+    responses[status] = status === '304' ? { description, headers: successHeaders } : { ...success, description, headers: successHeaders };
   }
 
   const byStatus = new Map<number, ErrorCode[]>();

@@ -159,7 +159,9 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
         else for (const v of value) headers.append(key, v);
       },
       end(text) {
-        resolve(new Response(text, { status: res.statusCode, headers }));
+        // 204 and 304 carry no body (Response refuses one).
+        const bodyless = res.statusCode === 204 || res.statusCode === 304;
+        resolve(new Response(bodyless ? null : text, { status: res.statusCode, headers }));
       },
     };
     nodeHandler(shim, res).catch(reject);
@@ -172,6 +174,8 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
         : toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId).status;
     return new Response(null, { status, headers: adapterResponse.status < 400 ? adapterResponse.headers : undefined });
   }
+  // Not modified: the validators and caching headers, no body.
+  if (adapterResponse.status === 304) return new Response(null, { status: 304, headers: adapterResponse.headers });
   if (adapterResponse.status < 400) return adapterResponse;
   const appError = toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId);
   return errorResponse(requestId, appError, runtime.env.APP_URL);

@@ -1,6 +1,7 @@
 /** The application router: every procedure, each published as REST under /api/v1. */
 import { router } from './trpc';
 import { apiKeysRouter } from './routers/api-keys';
+import { artifactTypesRouter } from './routers/artifact-types';
 import { decisionsRouter } from './routers/decisions';
 import { eventsRouter } from './routers/events';
 import { initiativesRouter } from './routers/initiatives';
@@ -13,6 +14,7 @@ export const appRouter = router({
   decisions: decisionsRouter,
   apiKeys: apiKeysRouter,
   initiatives: initiativesRouter,
+  artifactTypes: artifactTypesRouter,
   events: eventsRouter,
   ledger: ledgerRouter,
   meta: metaRouter,

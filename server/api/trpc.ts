@@ -52,6 +52,8 @@ export type OperationMeta = {
   errorCodes?: ErrorCode[];
   /** Other success statuses and what they mean (e.g. 200 for an idempotent replay of a 201). */
   otherSuccess?: Record<number, string>;
+  /** Headers of the success response, with their meaning (documented). */
+  successHeaders?: Record<string, string>;
   /** Credentials the operation accepts, as OpenAPI security scheme names (default: the API key). */
   auth?: ('ApiKey' | 'Session')[];
 };

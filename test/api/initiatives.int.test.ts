@@ -37,7 +37,13 @@ describe('POST /initiatives', () => {
     expect(res.status).toBe(201);
     const { initiative, tree, refs } = res.body.data;
     expect(Object.keys(refs).sort()).toEqual(['api', 'build', 'interview', 'm-beta', 'm-ga', 'm-interviews', 'recruit', 'research']);
-    expect(tree.workstreams.map((w: { name: string }) => w.name).sort()).toEqual(['Build', 'Research']);
+    // Siblings keep the order they were sent in.
+    expect(tree.workstreams.map((w: { name: string }) => w.name)).toEqual(['Research', 'Build']);
+    expect(tree.workstreams[0].milestones[0].tasks.map((t: { title: string }) => t.title)).toEqual([
+      'Recruit ten customers',
+      'Run interviews',
+    ]);
+    expect(tree.workstreams[1].milestones.map((m: { title: string }) => m.title)).toEqual(['Beta', 'GA']);
     const research = tree.workstreams.find((w: { id: string }) => w.id === refs.research);
     const build = tree.workstreams.find((w: { id: string }) => w.id === refs.build);
     expect(build.depends_on).toEqual([refs.research]);

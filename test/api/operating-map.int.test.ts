@@ -118,6 +118,7 @@ describe('GET /operating-map', () => {
     expect(data.processes.map((p: { title: string }) => p.title)).toEqual(['Support', 'Empty one', 'Launch the EU site', 'Inbox']);
     const launch = data.processes.find((p: { initiative_id: string }) => p.initiative_id === built.launch.initiative.id);
     const refs = built.launch.refs;
+    expect(launch.stages.map((s: { name: string }) => s.name)).toEqual(['Research', 'Build']);
     const build = launch.stages.find((s: { workstream_id: string }) => s.workstream_id === refs.build);
     expect(build).toMatchObject({ name: 'Build', tasks_total: 2, milestones: 2, estimate_hours: 24, depends_on: [refs.research] });
     expect(build.task_counts).toMatchObject({ todo: 2, done: 0 });

@@ -12,6 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
 import { createRestHandler } from '@/server/api/rest';
 import { verifyPassword } from '@/server/auth/passwords';
+import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
+import { createWork } from '@/server/domain/work/create-work';
+import { loadFromTables } from '@/server/projections/state';
+import { cliActor, findWorkspace } from '../../scripts/cli';
 import { seedDemoIfEmpty, type DemoWorkspace } from '@/server/domain/workspaces/seed-demo';
 import { parseEnv } from '@/server/env';
 import { createRuntime, type Runtime } from '@/server/runtime';
@@ -148,6 +152,33 @@ describe('npm run user:add', () => {
     expect(twice.stderr).toContain('already a member');
     const badRole = await tool('user-add.ts', '--workspace', 'demo', '--email', 'x@example.test', '--role', 'admin');
     expect(badRole.code).toBe(1);
+  });
+});
+
+describe('npm run projections:rebuild', () => {
+  it('empties and rebuilds the projection tables from the ledger, leaving them as they were', async () => {
+    const before = await withHere(async (rt) => {
+      const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
+      await rt.db.transaction((tx) =>
+        createInitiativeTree(tx, actor, {
+          title: 'Rebuilt',
+          visibility: 'workspace',
+          model_tier: 'standard',
+          execution_policy: { mode: 'sequential', max_concurrent_agents: 1 },
+          workstreams: [
+            { name: 'W', milestones: [{ title: 'M', tasks: [{ title: 'T', type: 'build', priority: 'high', estimate_hours: 2 }] }] },
+          ],
+        }),
+      );
+      await rt.db.transaction((tx) => createWork(tx, actor, { title: 'Loose end', priority: 'low' }));
+      return loadFromTables(rt.db, demo.workspaceId);
+    });
+    expect(before.tasks.size).toBeGreaterThanOrEqual(2);
+    const res = await tool('projections-rebuild.ts', '--workspace', 'demo');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('Rebuilt 1 workspace');
+    const after = await withHere((rt) => loadFromTables(rt.db, demo.workspaceId));
+    expect(after).toEqual(before);
   });
 });
 

@@ -128,6 +128,14 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
               </dd>
             </>
           )}
+          {decision.initiative_id && (
+            <>
+              <dt>{decision.blocks_task ? 'Blocks work in' : 'Initiative'}</dt>
+              <dd>
+                <a href={`/initiatives/${decision.initiative_id}`}>the initiative and its operating map</a>
+              </dd>
+            </>
+          )}
         </dl>
       </section>
 

@@ -25,6 +25,7 @@ export interface InitiativeRecord {
 export interface WorkstreamRecord {
   id: string;
   initiative_id: string;
+  position: number;
   name: string;
   goal: string;
   status: WorkstreamRow['status'];
@@ -36,6 +37,7 @@ export interface WorkstreamRecord {
 export interface MilestoneRecord {
   id: string;
   workstream_id: string;
+  position: number;
   title: string;
   status: MilestoneRow['status'];
 }
@@ -45,6 +47,7 @@ export interface TaskRecord {
   initiative_id: string;
   workstream_id: string;
   milestone_id: string;
+  position: number;
   title: string;
   description: string | null;
   status: TaskRow['status'];
@@ -101,6 +104,7 @@ export const initiativeRow = (p: InitiativeRecord, m: RowMeta): InitiativeRow =>
 export const workstreamRecord = (r: WorkstreamRow): WorkstreamRecord => ({
   id: r.id,
   initiative_id: r.initiativeId,
+  position: r.position,
   name: r.name,
   goal: r.goal,
   status: r.status,
@@ -113,6 +117,7 @@ export const workstreamRow = (p: WorkstreamRecord, m: RowMeta): WorkstreamRow =>
   id: p.id,
   workspaceId: m.workspaceId,
   initiativeId: p.initiative_id,
+  position: p.position,
   name: p.name,
   goal: p.goal,
   status: p.status,
@@ -127,6 +132,7 @@ export const workstreamRow = (p: WorkstreamRecord, m: RowMeta): WorkstreamRow =>
 export const milestoneRecord = (r: MilestoneRow): MilestoneRecord => ({
   id: r.id,
   workstream_id: r.workstreamId,
+  position: r.position,
   title: r.title,
   status: r.status,
 });
@@ -135,6 +141,7 @@ export const milestoneRow = (p: MilestoneRecord, m: RowMeta): MilestoneRow => ({
   id: p.id,
   workspaceId: m.workspaceId,
   workstreamId: p.workstream_id,
+  position: p.position,
   title: p.title,
   status: p.status,
   version: m.version,
@@ -147,6 +154,7 @@ export const taskRecord = (r: TaskRow): TaskRecord => ({
   initiative_id: r.initiativeId,
   workstream_id: r.workstreamId,
   milestone_id: r.milestoneId,
+  position: r.position,
   title: r.title,
   description: r.description,
   status: r.status,
@@ -165,6 +173,7 @@ export const taskRow = (p: TaskRecord, m: RowMeta): TaskRow => ({
   initiativeId: p.initiative_id,
   workstreamId: p.workstream_id,
   milestoneId: p.milestone_id,
+  position: p.position,
   title: p.title,
   description: p.description,
   status: p.status,

@@ -113,6 +113,7 @@ export function planTree(
     const ws_: WorkstreamRecord = {
       id: newId(),
       initiative_id: initiative.id,
+      position: wi,
       name: ws.name,
       goal: ws.goal ?? '',
       status: 'active',
@@ -129,7 +130,7 @@ export function planTree(
 
     (ws.milestones ?? []).forEach((ms, mi) => {
       const msPath = `${wsPath}.milestones.${mi}`;
-      const ms_: MilestoneRecord = { id: newId(), workstream_id: ws_.id, title: ms.title, status: 'active' };
+      const ms_: MilestoneRecord = { id: newId(), workstream_id: ws_.id, position: mi, title: ms.title, status: 'active' };
       claimRef(ms.ref, ms_.id, msPath);
       milestones.push(ms_);
       const first = tasks.length;
@@ -147,6 +148,7 @@ export function planTree(
           initiative_id: initiative.id,
           workstream_id: ws_.id,
           milestone_id: ms_.id,
+          position: ti,
           title: t.title,
           description: t.description ?? null,
           status: 'todo',

@@ -78,8 +78,9 @@ export function initiativeView(r: InitiativeRow): InitiativeView {
   };
 }
 
-const byCreation = <R extends { createdAt: Date; id: string }>(a: R, b: R) =>
-  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1);
+/** Creation order: when, then the order given among siblings created together, then id. */
+const byCreation = <R extends { createdAt: Date; id: string; position?: number }>(a: R, b: R) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.position ?? 0) - (b.position ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export function treeView(ws: WorkstreamRow[], ms: MilestoneRow[], ts: TaskRow[]): TreeView {
   const edges: TreeView['edges'] = [];

@@ -44,8 +44,9 @@ export interface Process {
   evidence: Evidence[];
 }
 
-const byCreation = <R extends { createdAt: Date; id: string }>(a: R, b: R) =>
-  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** Creation order: when, then the order given among siblings created together, then id. */
+const byCreation = <R extends { createdAt: Date; id: string; position?: number }>(a: R, b: R) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.position ?? 0) - (b.position ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The `limit` most recently created processes, newest first; the whole map when limit ≥ their number. */
 export function operatingMap(state: ProjectionState, limit: number): { processes: Process[]; totalProcesses: number } {

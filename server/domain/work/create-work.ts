@@ -42,6 +42,7 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
     initiative_id: placement.initiativeId,
     workstream_id: placement.workstreamId,
     milestone_id: placement.milestoneId,
+    position: 0,
     title: input.title,
     description: input.description ?? null,
     status: 'todo',

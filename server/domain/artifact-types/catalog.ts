@@ -1,0 +1,99 @@
+/**
+ * The artifact type catalog, cached in the process for five minutes. When a refresh fails, the
+ * last good load keeps being served, marked stale, until a refresh succeeds; with no good load
+ * yet, the failure is the caller's (503).
+ */
+import { asc } from 'drizzle-orm';
+import type { Database } from '@/db';
+import { artifactTypes } from '@/db/schema';
+import { digestOf } from '@/server/ledger/canonical';
+import { log } from '@/server/log';
+
+export interface ArtifactType {
+  type_code: string;
+  label: string;
+  summary: string;
+  domain: string;
+  stage: string;
+  workflow: string;
+  default_persona: string;
+  tags: string[];
+  is_deliverable: boolean;
+}
+
+export interface CatalogRead {
+  types: ArtifactType[];
+  /** True when served from the last good load because a refresh failed. */
+  stale: boolean;
+  /** A strong validator of the content: equal catalogs, equal ETags. */
+  etag: string;
+}
+
+export const CATALOG_TTL_MS = 5 * 60 * 1000;
+
+export class ArtifactCatalog {
+  private good: { types: ArtifactType[]; etag: string; loadedAt: number } | null = null;
+  private refreshing: Promise<void> | null = null;
+  private staleSince: number | null = null;
+
+  constructor(
+    private readonly load: () => Promise<ArtifactType[]>,
+    private readonly ttlMs = CATALOG_TTL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async read(): Promise<CatalogRead> {
+    if (!this.good || this.now() - this.good.loadedAt >= this.ttlMs) {
+      // One refresh at a time; concurrent readers wait for it.
+      this.refreshing ??= this.refresh().finally(() => {
+        this.refreshing = null;
+      });
+      await this.refreshing;
+    }
+    if (!this.good) throw new Error('artifact catalog unavailable');
+    return { types: this.good.types, stale: this.staleSince !== null, etag: this.good.etag };
+  }
+
+  /** Forgets the age of the current load, so the next read refreshes (tests, and after a catalog migration). */
+  expire(): void {
+    if (this.good) this.good.loadedAt = -Infinity;
+  }
+
+  private async refresh(): Promise<void> {
+    try {
+      const types = await this.load();
+      this.good = { types, etag: `"${digestOf(types).slice(7, 39)}"`, loadedAt: this.now() };
+      this.staleSince = null;
+    } catch (err) {
+      if (!this.good) throw err;
+      // Serve the last good load; try again on the next read after a short pause, not on every read.
+      this.staleSince ??= this.now();
+      this.good.loadedAt = this.now() - this.ttlMs + Math.min(this.ttlMs, 10_000);
+      log('warn', 'artifact catalog refresh failed; serving the last good load', { error: String(err) });
+    }
+  }
+}
+
+export async function loadArtifactTypes(db: Database): Promise<ArtifactType[]> {
+  const rows = await db.select().from(artifactTypes).orderBy(asc(artifactTypes.sortOrder), asc(artifactTypes.typeCode));
+  return rows.map((r) => ({
+    type_code: r.typeCode,
+    label: r.label,
+    summary: r.summary,
+    domain: r.domain,
+    stage: r.stage,
+    workflow: r.workflow,
+    default_persona: r.defaultPersona,
+    tags: r.tags,
+    is_deliverable: r.isDeliverable,
+  }));
+}
+
+const catalogs = new WeakMap<Database, ArtifactCatalog>();
+
+/** The catalog cache of a database (one per process and database). */
+export function catalogFor(db: Database): ArtifactCatalog {
+  let catalog = catalogs.get(db);
+  if (!catalog) catalogs.set(db, (catalog = new ArtifactCatalog(() => loadArtifactTypes(db))));
+  return catalog;
+}
