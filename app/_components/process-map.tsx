@@ -97,6 +97,9 @@ export function ProcessMap({ process, titleId }: { process: Process; titleId: st
         const done = s.task_counts.done;
         const progress = s.tasks_total === 0 ? 0 : done / s.tasks_total;
         const decisions = decisionsByStage.get(s.workstream_id) ?? [];
+        const live = (s.run_counts.running ?? 0) + (s.run_counts.queued ?? 0);
+        const held = s.run_counts.paused ?? 0;
+        const runs = live + held > 0 ? ` · ${live} run${live === 1 ? '' : 's'} active${held ? `, ${held} paused` : ''}` : '';
         return (
           <g key={s.workstream_id} transform={`translate(${p.x} ${p.y})`}>
             <rect width={BOX_W} height={BOX_H} rx="8" fill="#fff" stroke={STATUS_COLOR[s.status] ?? '#5b6672'} strokeWidth="2" />
@@ -111,7 +114,7 @@ export function ProcessMap({ process, titleId }: { process: Process; titleId: st
             <text x="12" y="84" fontSize="11" fill="#5b6672">
               {decisions.length > 0
                 ? `◆ ${decisions.length} handoff decision${decisions.length === 1 ? '' : 's'} (${decisions.map((d) => d.status).join(', ')})`
-                : `${done}/${s.tasks_total} done`}
+                : `${done}/${s.tasks_total} done${runs}`}
             </text>
           </g>
         );

@@ -1,11 +1,13 @@
 /**
- * Agent runs of tasks. Decisions name the run they block; run control (POST /runs, actions) builds
- * on this table.
+ * Agent runs of tasks and their checkpoints. A run's status follows the state machine in
+ * server/domain/runs/machine.ts; the task's status follows its runs. Decisions name the run they
+ * block; lifecycle actions pause, resume and cancel runs with the nodes above them.
  */
 import { sql } from 'drizzle-orm';
-import { check, index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
-import { aggregateColumns } from './columns';
+import { check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { aggregateColumns, ts } from './columns';
 import { tasks } from './work';
+import { workspaces } from './workspaces';
 
 export const runStatuses = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof runStatuses)[number];
@@ -25,10 +27,63 @@ export const runs = pgTable(
      * No foreign key: decisions already reference runs.
      */
     pausedForDecisionId: uuid('paused_for_decision_id'),
+    /** The lifecycle pause that paused this run, and the status its resume restores (see lifecycle). */
+    pauseId: uuid('pause_id'),
+    resumeStatus: text('resume_status', { enum: runStatuses }),
+    /** The checkpoint the run was last rolled back to: it resumes from there. */
+    checkpointId: uuid('checkpoint_id'),
+    /** What the agent reported when it finished. */
+    summary: text('summary'),
+    finishedAt: ts('finished_at'),
   },
   (t) => [
     index('runs_task_idx').on(t.taskId),
     index('runs_workspace_idx').on(t.workspaceId),
     check('runs_status_check', sql`${t.status} in ('queued', 'running', 'paused', 'completed', 'failed', 'cancelled')`),
   ],
+);
+
+/** Points a run can be rolled back to, numbered from 1 within the run. */
+export const runCheckpoints = pgTable(
+  'run_checkpoints',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => runs.id),
+    position: integer('position').notNull(),
+    label: text('label').notNull(),
+    state: jsonb('state').$type<Record<string, unknown> | null>(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('run_checkpoints_run_position_idx').on(t.runId, t.position)],
+);
+
+/**
+ * Duplicate-trigger claims: one row per fingerprint in a workspace. The row stays after expiry or
+ * release; a later claim takes it over with a conditional UPDATE (see server/domain/dedup/claims.ts).
+ */
+export const dedupClaims = pgTable(
+  'dedup_claims',
+  {
+    /** UUIDv5 of workspace and fingerprint: the aggregate id of the claim's ledger events. */
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    fingerprintHash: text('fingerprint_hash').notNull(),
+    source: text('source').notNull(),
+    eventKey: text('event_key').notNull(),
+    initiativeId: uuid('initiative_id'),
+    activeRunId: uuid('active_run_id').notNull(),
+    claimedAt: ts('claimed_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    releasedAt: ts('released_at'),
+    version: integer('version').notNull().default(1),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('dedup_claims_fingerprint_idx').on(t.workspaceId, t.fingerprintHash)],
 );

@@ -12,6 +12,16 @@ export const taskStatuses = ['todo', 'in_progress', 'blocked', 'paused', 'done',
 export const taskPriorities = ['low', 'medium', 'high', 'urgent'] as const;
 export const taskTypes = ['research', 'build', 'review', 'ops', 'decision'] as const;
 
+/**
+ * Lifecycle pause bookkeeping: the pause that paused this node (its own, or one cascading from an
+ * ancestor) and the status to restore. Resume restores exactly the nodes carrying its pause id, so
+ * nodes paused on their own before stay paused.
+ */
+const pauseColumns = <S extends readonly [string, ...string[]]>(statuses: S) => ({
+  pauseId: uuid('pause_id'),
+  resumeStatus: text('resume_status', { enum: statuses }),
+});
+
 export type TaskPriority = (typeof taskPriorities)[number];
 export type TaskStatus = (typeof taskStatuses)[number];
 
@@ -22,6 +32,7 @@ export const initiatives = pgTable(
     title: text('title').notNull(),
     summary: text('summary').notNull().default(''),
     status: text('status', { enum: nodeStatuses }).notNull().default('active'),
+    ...pauseColumns(nodeStatuses),
     visibility: text('visibility', { enum: ['private', 'workspace'] })
       .notNull()
       .default('workspace'),
@@ -52,6 +63,7 @@ export const workstreams = pgTable(
     name: text('name').notNull(),
     goal: text('goal').notNull().default(''),
     status: text('status', { enum: nodeStatuses }).notNull().default('active'),
+    ...pauseColumns(nodeStatuses),
     domain: text('domain').notNull().default('general'),
     agentId: text('agent_id'),
     /** Sibling workstreams this one waits for (ids, in the order given). */
@@ -77,6 +89,7 @@ export const milestones = pgTable(
       .references(() => workstreams.id),
     title: text('title').notNull(),
     status: text('status', { enum: nodeStatuses }).notNull().default('active'),
+    ...pauseColumns(nodeStatuses),
   },
   (t) => [
     index('milestones_workstream_idx').on(t.workstreamId),
@@ -105,6 +118,7 @@ export const tasks = pgTable(
     type: text('type', { enum: taskTypes }).notNull().default('build'),
     estimateHours: doublePrecision('estimate_hours'),
     status: text('status', { enum: taskStatuses }).notNull().default('todo'),
+    ...pauseColumns(taskStatuses),
     agentId: text('agent_id'),
     /** Sibling tasks (same milestone) this one waits for (ids, in the order given). */
     dependsOn: uuid('depends_on')

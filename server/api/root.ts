@@ -3,10 +3,13 @@ import { router } from './trpc';
 import { apiKeysRouter } from './routers/api-keys';
 import { artifactTypesRouter } from './routers/artifact-types';
 import { decisionsRouter } from './routers/decisions';
+import { dedupRouter } from './routers/dedup';
 import { eventsRouter } from './routers/events';
 import { initiativesRouter } from './routers/initiatives';
 import { ledgerRouter } from './routers/ledger';
+import { lifecycleRouter } from './routers/lifecycle';
 import { metaRouter } from './routers/meta';
+import { runsRouter } from './routers/runs';
 import { workRouter } from './routers/work';
 
 export const appRouter = router({
@@ -14,6 +17,9 @@ export const appRouter = router({
   decisions: decisionsRouter,
   apiKeys: apiKeysRouter,
   initiatives: initiativesRouter,
+  runs: runsRouter,
+  lifecycle: lifecycleRouter,
+  dedup: dedupRouter,
   artifactTypes: artifactTypesRouter,
   events: eventsRouter,
   ledger: ledgerRouter,

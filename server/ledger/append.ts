@@ -73,3 +73,12 @@ export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEve
     };
   });
 }
+
+/**
+ * Takes the workspace's append lock now instead of at the append. Services that change existing
+ * rows of the work hierarchy or runs call it first: they all end up holding this lock anyway, and
+ * taking it before any row lock gives them one lock order, so they can never deadlock each other.
+ */
+export async function lockWorkspaceLedger(tx: Tx, workspaceId: string): Promise<void> {
+  await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
+}

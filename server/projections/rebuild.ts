@@ -5,7 +5,19 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
-import { decisionAttention, decisions, initiatives, milestones, receipts, runs, tasks, workspaces, workstreams } from '@/db/schema';
+import {
+  decisionAttention,
+  decisions,
+  dedupClaims,
+  initiatives,
+  milestones,
+  receipts,
+  runCheckpoints,
+  runs,
+  tasks,
+  workspaces,
+  workstreams,
+} from '@/db/schema';
 import { readEvents } from '@/server/ledger/read';
 import { emptyState, fold, type ProjectionState } from './state';
 
@@ -36,13 +48,46 @@ export interface RebuildReport {
   rows: Record<string, number>;
 }
 
+/** SQLSTATEs of giving way to a concurrent writer: lock_not_available (our lock_timeout), deadlock_detected. */
+const GAVE_WAY = new Set(['55P03', '40P01']);
+const ATTEMPTS = 50;
+
+function sqlState(err: unknown): string | undefined {
+  for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/**
+ * Rebuilds one workspace. Writers lock their rows first and the ledger head last; the rebuild
+ * holds the head while it deletes rows, so it could wait on a writer that waits on it. It never
+ * waits long (lock_timeout) and gives way, retrying from the start, so a writer is never the one
+ * aborted.
+ */
 export async function rebuildWorkspace(db: Database, workspaceId: string): Promise<RebuildReport> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await rebuildOnce(db, workspaceId);
+    } catch (err) {
+      const state = sqlState(err);
+      if (!state || !GAVE_WAY.has(state) || attempt >= ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(1000, 20 * attempt) * Math.random()));
+    }
+  }
+}
+
+async function rebuildOnce(db: Database, workspaceId: string): Promise<RebuildReport> {
   return db.transaction(async (tx) => {
+    await tx.execute(sql`set local lock_timeout = '200ms'`);
     // Holding the head row keeps appends out until the rebuilt rows are committed.
     await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
     // Children first: the foreign keys point upward.
     await tx.delete(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId));
     await tx.delete(decisions).where(eq(decisions.workspaceId, workspaceId));
+    await tx.delete(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId));
+    await tx.delete(runCheckpoints).where(eq(runCheckpoints.workspaceId, workspaceId));
     await tx.delete(runs).where(eq(runs.workspaceId, workspaceId));
     await tx.delete(receipts).where(eq(receipts.workspaceId, workspaceId));
     await tx.delete(tasks).where(eq(tasks.workspaceId, workspaceId));
@@ -58,6 +103,8 @@ export async function rebuildWorkspace(db: Database, workspaceId: string): Promi
     await insertChunks([...state.tasks.values()], (c) => tx.insert(tasks).values(c));
     await insertChunks([...state.receipts.values()], (c) => tx.insert(receipts).values(c));
     await insertChunks([...state.runs.values()], (c) => tx.insert(runs).values(c));
+    await insertChunks([...state.checkpoints.values()], (c) => tx.insert(runCheckpoints).values(c));
+    await insertChunks([...state.claims.values()], (c) => tx.insert(dedupClaims).values(c));
     await insertChunks([...state.decisions.values()], (c) => tx.insert(decisions).values(c));
     await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
     return {
@@ -70,6 +117,8 @@ export async function rebuildWorkspace(db: Database, workspaceId: string): Promi
         tasks: state.tasks.size,
         receipts: state.receipts.size,
         runs: state.runs.size,
+        checkpoints: state.checkpoints.size,
+        claims: state.claims.size,
         decisions: state.decisions.size,
         attention: state.attention.size,
       },

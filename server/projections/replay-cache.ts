@@ -2,7 +2,8 @@
  * The replayed state of a workspace, kept per process and brought up to date incrementally: ledger
  * events never change, so replaying only those appended since the last request gives the same
  * state as replaying them all. Requests for one workspace are serialised so no event is applied
- * twice; a failure drops the cached state instead of keeping a half-applied one.
+ * twice. A failure resets the entry, so requests queued behind it replay from the start instead of
+ * reusing a half-applied state. At most MAX_WORKSPACES states are kept (least recently used go).
  */
 import type { Database } from '@/db';
 import { readEvents, readHead } from '@/server/ledger/read';
@@ -12,7 +13,8 @@ interface Entry {
   state: ProjectionState;
   sequence: number;
   events: number;
-  aggregates: Set<string>;
+  /** Events replayed per aggregate id. */
+  eventsByAggregate: Map<string, number>;
   queue: Promise<unknown>;
 }
 
@@ -20,13 +22,21 @@ export interface Replayed {
   state: ProjectionState;
   /** Events replayed into this state, in total. */
   events: number;
-  /** Distinct aggregates those events belong to. */
-  aggregates: number;
+  /** Events replayed per aggregate id. */
+  eventsByAggregate: ReadonlyMap<string, number>;
   head: { sequence: number; hash: string };
 }
 
 const caches = new WeakMap<Database, Map<string, Entry>>();
 const PAGE = 5000;
+export const MAX_WORKSPACES = 64;
+
+const fresh = (): Omit<Entry, 'queue'> => ({ state: emptyState(), sequence: 0, events: 0, eventsByAggregate: new Map() });
+
+/** Forgets every replayed state of `db` (tests use it to make the next read replay from the ledger). */
+export function resetReplayCache(db: Database): void {
+  caches.delete(db);
+}
 
 /**
  * Brings the workspace's replayed state up to date and runs `use` on it, inside the workspace's
@@ -36,9 +46,14 @@ export function withReplayed<T>(db: Database, workspaceId: string, use: (replaye
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
   let entry = cache.get(workspaceId);
-  if (!entry) {
-    entry = { state: emptyState(), sequence: 0, events: 0, aggregates: new Set(), queue: Promise.resolve() };
+  if (entry) {
+    // Most recently used last: Map keeps insertion order.
+    cache.delete(workspaceId);
     cache.set(workspaceId, entry);
+  } else {
+    entry = { ...fresh(), queue: Promise.resolve() };
+    cache.set(workspaceId, entry);
+    while (cache.size > MAX_WORKSPACES) cache.delete(cache.keys().next().value!);
   }
   const current = entry;
   const run = current.queue.then(async (): Promise<T> => {
@@ -51,18 +66,18 @@ export function withReplayed<T>(db: Database, workspaceId: string, use: (replaye
         });
         if (page.length === 0) break;
         fold(page, current.state);
-        for (const e of page) current.aggregates.add(e.aggregateId);
+        for (const e of page) current.eventsByAggregate.set(e.aggregateId, (current.eventsByAggregate.get(e.aggregateId) ?? 0) + 1);
         current.events += page.length;
         current.sequence = page[page.length - 1]!.sequence;
       }
     } catch (err) {
-      cache.delete(workspaceId);
+      Object.assign(current, fresh());
       throw err;
     }
     return use({
       state: current.state,
       events: current.events,
-      aggregates: current.aggregates.size,
+      eventsByAggregate: current.eventsByAggregate,
       head: { sequence: head.sequence, hash: head.headHash },
     });
   });

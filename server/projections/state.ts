@@ -9,6 +9,8 @@ import type { Executor } from '@/db';
 import {
   decisionAttention,
   decisions,
+  dedupClaims,
+  runCheckpoints,
   initiatives,
   ledgerEvents,
   milestones,
@@ -20,6 +22,9 @@ import {
 } from '@/db/schema';
 import type { LedgerEvent } from '@/server/ledger/canonical';
 import {
+  checkpointRow,
+  claimRow,
+  runRow,
   initiativeRow,
   milestoneRow,
   receiptRow,
@@ -35,10 +40,16 @@ import {
   type TaskRow,
   type WorkstreamRecord,
   type WorkstreamRow,
+  type RunRecord,
+  type RunRow,
+  type CheckpointRecord,
+  type CheckpointRow,
+  type ClaimRecord,
+  type ClaimRow,
 } from '@/server/domain/hierarchy/records';
 import type { AttentionRow, DecisionRow } from '@/server/domain/decisions/view';
 
-export type RunRow = typeof runs.$inferSelect;
+export type { RunRow };
 
 export interface ProjectionState {
   initiatives: Map<string, InitiativeRow>;
@@ -47,6 +58,8 @@ export interface ProjectionState {
   tasks: Map<string, TaskRow>;
   receipts: Map<string, ReceiptRow>;
   runs: Map<string, RunRow>;
+  checkpoints: Map<string, CheckpointRow>;
+  claims: Map<string, ClaimRow>;
   decisions: Map<string, DecisionRow>;
   attention: Map<string, AttentionRow>;
   /** The event that created each receipt: evidence carries its id and hash. */
@@ -61,6 +74,8 @@ export function emptyState(): ProjectionState {
     tasks: new Map(),
     receipts: new Map(),
     runs: new Map(),
+    checkpoints: new Map(),
+    claims: new Map(),
     decisions: new Map(),
     attention: new Map(),
     receiptEvents: new Map(),
@@ -108,33 +123,71 @@ export function apply(state: ProjectionState, event: LedgerEvent): void {
       state.receiptEvents.set(receipt.id, { eventId: event.id, eventHash: event.eventHash, sequence: event.sequence });
       return;
     }
-    case 'task.redispatched':
-      touch(must(state.tasks.get(event.aggregateId), event), { status: 'todo' });
+    // Status changes of hierarchy nodes (lifecycle actions, and tasks following their runs).
+    case 'initiative.paused':
+    case 'initiative.resumed':
+    case 'initiative.cancelled':
+    case 'initiative.reopened':
+    case 'workstream.paused':
+    case 'workstream.resumed':
+    case 'workstream.cancelled':
+    case 'workstream.reopened':
+    case 'milestone.paused':
+    case 'milestone.resumed':
+    case 'milestone.cancelled':
+    case 'milestone.reopened':
+    case 'task.paused':
+    case 'task.resumed':
+    case 'task.cancelled':
+    case 'task.status_changed':
+    case 'task.redispatched': {
+      const table = {
+        initiative: state.initiatives,
+        workstream: state.workstreams,
+        milestone: state.milestones,
+        task: state.tasks,
+      }[event.aggregateType as 'initiative' | 'workstream' | 'milestone' | 'task'];
+      const row = must(table?.get(event.aggregateId), event) as {
+        status: string;
+        pauseId: string | null;
+        resumeStatus: string | null;
+        version: number;
+        updatedAt: Date;
+      };
+      touch(row, {
+        status: p.status as string,
+        pauseId: (p.pause_id as string | null) ?? null,
+        resumeStatus: (p.resume_status as string | null) ?? null,
+      });
       return;
+    }
 
+    // Every run event carries the whole run after it.
     case 'run.created':
-      state.runs.set(event.aggregateId, {
-        id: event.aggregateId,
-        workspaceId: event.workspaceId,
-        taskId: p.task_id as string,
-        agentId: (p.agent_id as string | null) ?? null,
-        status: p.status as RunRow['status'],
-        pausedForDecisionId: null,
-        version: event.aggregateVersion,
-        createdAt: at,
-        updatedAt: at,
-      });
-      return;
+    case 'run.started':
     case 'run.paused':
-      touch(must(state.runs.get(event.aggregateId), event), {
-        status: 'paused',
-        pausedForDecisionId: (p.decision_id as string | undefined) ?? null,
-      });
-      return;
     case 'run.resumed':
     case 'run.cancelled':
-      touch(must(state.runs.get(event.aggregateId), event), { status: p.status as RunRow['status'], pausedForDecisionId: null });
+    case 'run.rolled_back':
+    case 'run.completed':
+    case 'run.failed':
+    case 'run.checkpointed': {
+      if (event.eventType !== 'run.created') must(state.runs.get(event.aggregateId), event);
+      state.runs.set(event.aggregateId, runRow(p as unknown as RunRecord, meta));
+      if (event.eventType === 'run.checkpointed') {
+        const checkpoint = p.checkpoint as CheckpointRecord;
+        state.checkpoints.set(checkpoint.checkpoint_id, checkpointRow(checkpoint, event.workspaceId));
+      }
       return;
+    }
+
+    case 'dedup.claimed':
+    case 'dedup.extended':
+    case 'dedup.released': {
+      const claim = p.claim as ClaimRecord;
+      state.claims.set(claim.claim_id, claimRow(claim, meta));
+      return;
+    }
 
     case 'decision.created':
       state.decisions.set(event.aggregateId, {
@@ -203,7 +256,7 @@ export function fold(events: Iterable<LedgerEvent>, state = emptyState()): Proje
 /** The projection tables of one workspace, read as they are. */
 export async function loadFromTables(db: Executor, workspaceId: string): Promise<ProjectionState> {
   const byId = <R extends { id: string }>(rows: R[]) => new Map(rows.map((r) => [r.id, r]));
-  const [i, w, m, t, r, ru, d, a] = await Promise.all([
+  const [i, w, m, t, r, ru, d, a, cp, cl] = await Promise.all([
     db.select().from(initiatives).where(eq(initiatives.workspaceId, workspaceId)),
     db.select().from(workstreams).where(eq(workstreams.workspaceId, workspaceId)),
     db.select().from(milestones).where(eq(milestones.workspaceId, workspaceId)),
@@ -212,6 +265,8 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     db.select().from(runs).where(eq(runs.workspaceId, workspaceId)),
     db.select().from(decisions).where(eq(decisions.workspaceId, workspaceId)),
     db.select().from(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId)),
+    db.select().from(runCheckpoints).where(eq(runCheckpoints.workspaceId, workspaceId)),
+    db.select().from(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId)),
   ]);
   const state: ProjectionState = {
     initiatives: byId(i),
@@ -220,6 +275,8 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     tasks: byId(t),
     receipts: byId(r),
     runs: byId(ru),
+    checkpoints: byId(cp),
+    claims: byId(cl),
     decisions: byId(d),
     attention: new Map(a.map((x) => [x.decisionId, x])),
     receiptEvents: new Map(),

@@ -1,6 +1,8 @@
 /** POST /initiatives and GET /initiatives/{id}: the tree in one call, read back. */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@/db';
 import { startTestApp, type TestApp } from '../support/app';
 import { launchTree } from '../support/fixtures';
 
@@ -28,7 +30,7 @@ describe('POST /initiatives', () => {
       workspace_id: app.ws.workspaceId,
     });
     expect(res.body.data.tree).toEqual({ workstreams: [], edges: [], agents: [], estimate_hours: 0 });
-    expect(res.body.meta).toEqual({ apiVersion: '1', workspaceId: app.ws.workspaceId, projectionStatus: 'live_rows' });
+    expect(res.body.meta).toEqual({ apiVersion: '1', workspaceId: app.ws.workspaceId, projectionStatus: 'live_rows', duplicate: false });
   });
 
   it('creates a whole tree in one transaction with one event per node, and reads it back', async () => {
@@ -160,6 +162,36 @@ describe('POST /initiatives', () => {
     });
   }
 
+  it('writes the tree in one transaction: a failure at the last task leaves no node and no event', async () => {
+    // A database-side failure after the initiative, workstreams, milestones and first tasks were written.
+    await app.runtime.db.execute(sql`
+      create or replace function fail_on_boom() returns trigger language plpgsql as $$
+      begin if new.title = 'boom' then raise exception 'injected failure'; end if; return new; end $$`);
+    await app.runtime.db.execute(
+      sql`create trigger tasks_fail_on_boom before insert on tasks for each row execute function fail_on_boom()`,
+    );
+    try {
+      await app.expectUnchanged(async () => {
+        const res = await app.request('POST', '/initiatives', {
+          body: {
+            title: 'Half a tree',
+            workstreams: [
+              { name: 'W', milestones: [{ title: 'M', tasks: [{ title: 'fine' }, { title: 'also fine' }, { title: 'boom' }] }] },
+            ],
+          },
+          headers: { 'idempotency-key': `boom-${randomUUID()}` },
+        });
+        expect(res.status).toBe(500);
+        expect(res.body.error.code).toBe('internal_error');
+        expect(res.text).not.toContain('injected');
+      });
+      const [row] = await query<{ n: string }>(app.runtime.db, sql`select count(*) as n from workstreams where name = 'W'`);
+      expect(Number(row!.n)).toBe(0);
+    } finally {
+      await app.runtime.db.execute(sql`drop trigger tasks_fail_on_boom on tasks`);
+    }
+  });
+
   it('names the cycle’s path in the message and details', async () => {
     const res = await app.request('POST', '/initiatives', {
       body: {
@@ -185,7 +217,7 @@ describe('POST /initiatives', () => {
     const first = await app.request('POST', '/initiatives', { body: launchTree, headers: { 'idempotency-key': key } });
     const again = await app.request('POST', '/initiatives', { body: launchTree, headers: { 'idempotency-key': key } });
     expect(again.status).toBe(200);
-    expect(again.body).toEqual(first.body);
+    expect(again.body).toEqual({ ...first.body, meta: { ...first.body.meta, duplicate: true } });
     const other = await app.createWorkspace();
     const res = await app.request('POST', '/initiatives', { body: { title: 't', workspace_id: other.workspaceId } });
     expect(res.status).toBe(403);

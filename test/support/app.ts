@@ -15,7 +15,7 @@ import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
 import { checkAgainstDocument } from './contract';
-import { createTestRuntime, type TestRuntime } from './engine';
+import { createTestRuntime, type RuntimeOptions, type TestRuntime } from './engine';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -66,8 +66,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(envOverrides: Record<string, string> = {}): Promise<TestApp> {
-  const runtime = await createTestRuntime(envOverrides);
+export async function startTestApp(envOverrides: Record<string, string> = {}, opts: RuntimeOptions = {}): Promise<TestApp> {
+  const runtime = await createTestRuntime(envOverrides, opts);
   const handler = createRestHandler({ runtime: async () => runtime });
 
   const makeWorkspace = async (name = `ws-${randomUUID().slice(0, 8)}`): Promise<TestWorkspace> =>
@@ -148,7 +148,10 @@ export async function startTestApp(envOverrides: Record<string, string> = {}): P
           (select count(*) from idempotency_records) as idempotency_records,
           (select count(*) from initiatives) as initiatives,
           (select count(*) from decisions) as decisions,
-          (select count(*) from decision_attention) as attention`,
+          (select count(*) from decision_attention) as attention,
+          (select count(*) from runs) as runs,
+          (select count(*) from run_checkpoints) as checkpoints,
+          (select count(*) from dedup_claims) as claims`,
       );
       return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
     },

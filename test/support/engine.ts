@@ -33,7 +33,12 @@ export interface TestRuntime extends Runtime {
   databaseUrl?: string;
 }
 
-export async function createTestRuntime(overrides: Record<string, string> = {}): Promise<TestRuntime> {
+export interface RuntimeOptions {
+  /** PostgreSQL only: the address the app connects through, given the test database's (e.g. a proxy the test controls). */
+  via?: (databaseUrl: string) => string;
+}
+
+export async function createTestRuntime(overrides: Record<string, string> = {}, opts: RuntimeOptions = {}): Promise<TestRuntime> {
   const engine = testEngine();
   if (engine === 'pglite') {
     const env: Env = parseEnv({ NODE_ENV: 'test', PGLITE_DATA_DIR: 'memory://', SEED_DEMO: 'false', ...overrides });
@@ -49,7 +54,13 @@ export async function createTestRuntime(overrides: Record<string, string> = {}):
     await admin.end();
   }
   const url = databaseUrl(name);
-  const env: Env = parseEnv({ NODE_ENV: 'test', DATABASE_URL: url, SEED_DEMO: 'false', DB_POOL_MAX: '40', ...overrides });
+  const env: Env = parseEnv({
+    NODE_ENV: 'test',
+    DATABASE_URL: opts.via ? opts.via(url) : url,
+    SEED_DEMO: 'false',
+    DB_POOL_MAX: '40',
+    ...overrides,
+  });
   const runtime = await createRuntime(env);
   return {
     ...runtime,

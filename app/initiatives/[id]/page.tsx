@@ -21,8 +21,8 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
     throw err;
   }
   const { initiative, tree } = read.data;
-  const map = await api.initiatives.operatingMap({ workspace_id: initiative.workspace_id, limit: 200 });
-  const process = map.data.processes.find((p) => p.initiative_id === initiative.id);
+  const map = await api.initiatives.operatingMap({ workspace_id: initiative.workspace_id, initiative_id: initiative.id, limit: 1 });
+  const process = map.data.processes[0];
   const names = new Map<string, string>();
   for (const w of tree?.workstreams ?? []) {
     names.set(w.id, w.name);
@@ -73,7 +73,7 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
             {w.milestones.map((m) => (
               <div key={m.id}>
                 <h4>
-                  {m.title} <span className="muted">· {hours(m.estimate_hours)}</span>
+                  {m.title} <span className="badge">{m.status}</span> <span className="muted">· {hours(m.estimate_hours)}</span>
                 </h4>
                 {m.tasks.length === 0 ? (
                   <p className="muted">No tasks.</p>

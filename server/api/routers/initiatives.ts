@@ -1,7 +1,7 @@
 /** Initiatives with their tree (create in one call, read back), and the operating map. */
 import { z } from 'zod';
 import { eq } from 'drizzle-orm';
-import { initiatives, nodeStatuses, taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
+import { initiatives, nodeStatuses, runStatuses, taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
 import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
 import { findInitiative, initiativeView, loadTree, treeView } from '@/server/domain/initiatives/tree-view';
 import { initiativeRow, milestoneRow, taskRow, workstreamRow } from '@/server/domain/hierarchy/records';
@@ -144,7 +144,7 @@ const createOutput = z
       tree: treeSchema,
       refs: z.record(z.string(), z.uuid()).meta({ description: 'Each ref you sent, with the id it was given.' }),
     }),
-    meta: initiativeMeta,
+    meta: initiativeMeta.extend({ duplicate: z.boolean().meta({ description: 'true on an idempotent replay.' }) }),
   })
   .meta({ id: 'CreateInitiativeResponse' });
 type CreateBody = z.infer<typeof createOutput>;
@@ -182,6 +182,9 @@ const stageSchema = z.object({
   milestones: z.int(),
   tasks_total: z.int(),
   task_counts: z.record(z.enum(taskStatuses), z.int()),
+  run_counts: z
+    .partialRecord(z.enum(runStatuses), z.int())
+    .meta({ description: 'Runs of the stage’s tasks, by status (statuses that occur).' }),
   estimate_hours: z.number(),
 });
 const handoffSchema = z.union([
@@ -224,8 +227,11 @@ const mapOutput = z
     }),
     meta: apiMeta.extend({
       projectionStatus: z.literal('replayed'),
-      replayedAggregates: z.int().meta({ description: 'Distinct aggregates whose events were replayed.' }),
-      replayedEvents: z.int(),
+      replayedAggregates: z.int().meta({
+        description:
+          'Aggregates the returned processes are made of (initiatives, workstreams, milestones, tasks, runs, decisions), replayed from the ledger.',
+      }),
+      replayedEvents: z.int().meta({ description: 'Ledger events of those aggregates.' }),
       ledgerHead: z.object({ sequence: z.int(), hash: z.string() }),
       rebuiltAt: timestamp(),
     }),
@@ -276,7 +282,7 @@ export const initiativesRouter = router({
       },
       auth: ['ApiKey', 'Session'],
       successStatus: 201,
-      otherSuccess: { 200: 'Idempotent replay: the original response.' },
+      otherSuccess: { 200: 'Idempotent replay: the original response, with meta.duplicate true.' },
       errorCodes: ['forbidden', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
     })
     .input(createInput)
@@ -285,7 +291,8 @@ export const initiativesRouter = router({
       const { workspace_id: named, ...tree } = input;
       const workspaceId = named ?? defaultWorkspace(ctx.principal);
       const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: ['owner', 'approver'] });
-      return runMutation<CreateBody>(ctx, actor, { status: 201, replay: (body) => body, output: createOutput }, async (tx) => {
+      const replay = (body: CreateBody): CreateBody => ({ ...body, meta: { ...body.meta, duplicate: true } });
+      return runMutation<CreateBody>(ctx, actor, { status: 201, replay, output: createOutput }, async (tx) => {
         const at = new Date();
         const plan = await createInitiativeTree(tx, actor, tree, { at });
         const meta = { workspaceId, version: 1, at };
@@ -299,7 +306,7 @@ export const initiativesRouter = router({
             ),
             refs: plan.refs,
           },
-          meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const },
+          meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const, duplicate: false },
         };
       });
     }),
@@ -364,24 +371,38 @@ export const initiativesRouter = router({
     })
     .input(
       z.strictObject({
-        limit: z.coerce.number().int().min(1).max(200).meta({ description: 'Processes to return, 1 to 200, default 50.' }).default(50),
+        limit: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(200)
+          .meta({ description: 'Process aggregates to replay and return, 1 to 200, default 50 (newest first).' })
+          .default(50),
         workspace_id: id().optional(),
+        initiative_id: id()
+          .optional()
+          .meta({ description: 'Only the process of this initiative (empty when it has none in the workspace).' }),
       }),
     )
     .output(mapOutput)
     .query(async ({ ctx, input }) => {
       const workspaceId = readWorkspace(ctx, input.workspace_id);
-      return withReplayed(ctx.runtime.db, workspaceId, (replay) => ({
-        data: operatingMap(replay.state, input.limit),
-        meta: {
-          apiVersion: '1' as const,
-          workspaceId,
-          projectionStatus: 'replayed' as const,
-          replayedAggregates: replay.aggregates,
-          replayedEvents: replay.events,
-          ledgerHead: replay.head,
-          rebuiltAt: new Date().toISOString(),
-        },
-      }));
+      return withReplayed(ctx.runtime.db, workspaceId, (replay) => {
+        const { aggregateIds, ...data } = operatingMap(replay.state, input.limit, input.initiative_id);
+        let events = 0;
+        for (const aggregate of aggregateIds) events += replay.eventsByAggregate.get(aggregate) ?? 0;
+        return {
+          data,
+          meta: {
+            apiVersion: '1' as const,
+            workspaceId,
+            projectionStatus: 'replayed' as const,
+            replayedAggregates: aggregateIds.size,
+            replayedEvents: events,
+            ledgerHead: replay.head,
+            rebuiltAt: new Date().toISOString(),
+          },
+        };
+      });
     }),
 });

@@ -30,6 +30,10 @@ export interface CatalogRead {
 }
 
 export const CATALOG_TTL_MS = 5 * 60 * 1000;
+/** How long a reader holding a good (expired) load waits for its refresh before being served it. */
+export const REFRESH_WAIT_MS = 1000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export class ArtifactCatalog {
   private good: { types: ArtifactType[]; etag: string; loadedAt: number } | null = null;
@@ -40,18 +44,24 @@ export class ArtifactCatalog {
     private readonly load: () => Promise<ArtifactType[]>,
     private readonly ttlMs = CATALOG_TTL_MS,
     private readonly now: () => number = Date.now,
+    private readonly refreshWaitMs = REFRESH_WAIT_MS,
   ) {}
 
   async read(): Promise<CatalogRead> {
     if (!this.good || this.now() - this.good.loadedAt >= this.ttlMs) {
-      // One refresh at a time; concurrent readers wait for it.
+      // One refresh at a time; concurrent readers wait for it, but with a good load in hand no
+      // longer than REFRESH_WAIT_MS: a database that hangs instead of failing does not hold them up.
       this.refreshing ??= this.refresh().finally(() => {
         this.refreshing = null;
       });
-      await this.refreshing;
+      if (this.good) await Promise.race([this.refreshing, delay(this.refreshWaitMs)]);
+      else await this.refreshing;
     }
     if (!this.good) throw new Error('artifact catalog unavailable');
-    return { types: this.good.types, stale: this.staleSince !== null, etag: this.good.etag };
+    const stale = this.staleSince !== null;
+    // A stale answer is another representation: its validator differs, so a client revalidating
+    // a fresh copy hears that the catalog is now served stale (and the reverse).
+    return { types: this.good.types, stale, etag: stale ? this.good.etag.replace(/"$/, '-stale"') : this.good.etag };
   }
 
   /** Forgets the age of the current load, so the next read refreshes (tests, and after a catalog migration). */

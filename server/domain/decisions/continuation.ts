@@ -3,14 +3,17 @@
  * its attention record (continuation.strategy): `resume_session` resumes that run; `restart_task`
  * re-dispatches the task (the paused run is cancelled, the task goes back to `todo` and a new run
  * is queued); `manual` (or no strategy) leaves it to the agent. Runs in the same transaction as
- * the ruling, each change with its event.
+ * the ruling (which holds the ledger lock), each change with its event.
  */
-import { randomUUID } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisionAttention, runs, tasks } from '@/db/schema';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEvents, type NewEvent } from '@/server/ledger/append';
 import type { Actor } from '../actor';
+import { runRecord, type RunRow } from '../hierarchy/records';
+import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
+import { followTask, newRun } from '../runs/runs';
+import { cancelDecisionsOfRuns } from './cancel-with-run';
 import type { DecisionRow } from './view';
 
 export type ContinuationOutcome =
@@ -25,89 +28,58 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
   const strategy = attention?.strategy;
   if (strategy !== 'resume_session' && strategy !== 'restart_task') return { action: 'none' };
 
+  // Only a run paused for this very decision: a run paused for another reason stays paused.
+  const [found] = await tx
+    .select({ run: runs, task: { id: tasks.id, status: tasks.status } })
+    .from(runs)
+    .innerJoin(tasks, eq(tasks.id, runs.taskId))
+    .where(and(eq(runs.id, decision.runId), eq(runs.workspaceId, actor.workspaceId)));
+  if (!found || found.run.status !== 'paused' || found.run.pausedForDecisionId !== decision.id) return { action: 'none' };
+  const { run, task } = found;
+  // A task that is done or cancelled is not re-dispatched.
+  if (strategy === 'restart_task' && (task.status === 'done' || task.status === 'cancelled')) return { action: 'none' };
+
   const now = new Date();
   const cause = { decision_id: decision.id, reason: `decision approved (${strategy})` };
-  // Only a run paused for this very decision: a run paused for another reason stays paused.
-  const pausedForThis = and(
-    eq(runs.id, decision.runId),
-    eq(runs.workspaceId, actor.workspaceId),
-    eq(runs.status, 'paused'),
-    eq(runs.pausedForDecisionId, decision.id),
-  );
+  const runChange = (to: RunRow['status'], eventType: string): StatusChange => ({
+    level: 'run',
+    id: run.id,
+    from: run.status,
+    to,
+    pauseId: null,
+    resumeStatus: null,
+    eventType,
+    run,
+    pausedForDecisionId: null,
+  });
+
   if (strategy === 'resume_session') {
-    const [resumed] = await tx
-      .update(runs)
-      .set({ status: 'running', pausedForDecisionId: null, updatedAt: now, version: sql`${runs.version} + 1` })
-      .where(pausedForThis)
-      .returning({ id: runs.id });
-    if (!resumed) return { action: 'none' };
-    await appendEvents(
-      tx,
-      actor,
-      [
-        {
-          aggregateType: 'run',
-          aggregateId: resumed.id,
-          eventType: 'run.resumed',
-          payload: { run_id: resumed.id, status: 'running', ...cause },
-        },
-      ],
-      now,
-    );
-    return { action: 'resumed', runId: resumed.id };
+    const changes = [runChange('running', 'run.resumed')];
+    const follows = followTask(task, { status: 'running', pausedForDecisionId: null });
+    if (follows) changes.push(follows);
+    await appendEvents(tx, actor, await writeStatusChanges(tx, actor.workspaceId, changes, now, cause), now);
+    return { action: 'resumed', runId: run.id };
   }
 
-  // A task that is done or cancelled is not re-dispatched.
-  const [task] = await tx
-    .select({ status: tasks.status })
-    .from(tasks)
-    .innerJoin(runs, eq(runs.taskId, tasks.id))
-    .where(and(eq(runs.id, decision.runId), eq(tasks.workspaceId, actor.workspaceId)));
-  if (!task || task.status === 'done' || task.status === 'cancelled') return { action: 'none' };
-  const [cancelled] = await tx
-    .update(runs)
-    .set({ status: 'cancelled', pausedForDecisionId: null, updatedAt: now, version: sql`${runs.version} + 1` })
-    .where(pausedForThis)
-    .returning({ id: runs.id, taskId: runs.taskId, agentId: runs.agentId });
-  if (!cancelled) return { action: 'none' };
-  const runId = randomUUID();
-  await tx.insert(runs).values({
-    id: runId,
-    workspaceId: actor.workspaceId,
-    taskId: cancelled.taskId,
-    agentId: cancelled.agentId,
-    status: 'queued',
-    createdAt: now,
-    updatedAt: now,
-  });
-  await tx
-    .update(tasks)
-    .set({ status: 'todo', updatedAt: now, version: sql`${tasks.version} + 1` })
-    .where(and(eq(tasks.id, cancelled.taskId), eq(tasks.workspaceId, actor.workspaceId)));
-  await appendEvents(
-    tx,
-    actor,
-    [
-      {
-        aggregateType: 'run',
-        aggregateId: cancelled.id,
-        eventType: 'run.cancelled',
-        payload: { run_id: cancelled.id, status: 'cancelled', ...cause },
-      },
-      {
-        aggregateType: 'run',
-        aggregateId: runId,
-        eventType: 'run.created',
-        payload: { run_id: runId, task_id: cancelled.taskId, agent_id: cancelled.agentId, status: 'queued', ...cause },
-      },
-      {
-        aggregateType: 'task',
-        aggregateId: cancelled.taskId,
-        eventType: 'task.redispatched',
-        payload: { task_id: cancelled.taskId, status: 'todo', previous_run_id: cancelled.id, run_id: runId, ...cause },
-      },
-    ],
-    now,
+  const next = newRun({ workspaceId: actor.workspaceId, taskId: run.taskId, agentId: run.agentId, status: 'queued', at: now });
+  await tx.insert(runs).values(next);
+  const changes: StatusChange[] = [runChange('cancelled', 'run.cancelled')];
+  const events: NewEvent[] = await writeStatusChanges(tx, actor.workspaceId, changes, now, cause);
+  events.push({ aggregateType: 'run', aggregateId: next.id, eventType: 'run.created', payload: { ...runRecord(next), ...cause } });
+  const redispatch: StatusChange = {
+    level: 'task',
+    id: task.id,
+    from: task.status,
+    to: 'todo',
+    pauseId: null,
+    resumeStatus: null,
+    eventType: 'task.redispatched',
+  };
+  events.push(
+    ...(await writeStatusChanges(tx, actor.workspaceId, [redispatch], now, { ...cause, previous_run_id: run.id, run_id: next.id })),
   );
-  return { action: 'redispatched', runId, previousRunId: cancelled.id };
+  // Other decisions still pending on the cancelled run go with it.
+  events.push(...(await cancelDecisionsOfRuns(tx, actor.workspaceId, [run.id], now)));
+  await appendEvents(tx, actor, events, now);
+  return { action: 'redispatched', runId: next.id, previousRunId: run.id };
 }

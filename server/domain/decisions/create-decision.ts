@@ -3,13 +3,15 @@
  * task or run it names; its options default to approve / decline for the option shapes.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisions, runs, tasks, type DecisionOption, type DecisionShape, type DecisionUrgency } from '@/db/schema';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { decisionView, type DecisionView } from './view';
+import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
+import { followTask } from '../runs/runs';
 
 export interface CreateDecisionInput {
   title: string;
@@ -36,6 +38,8 @@ export function isDefaultOptions(options: readonly DecisionOption[]): boolean {
 }
 
 export async function createDecision(tx: Tx, actor: Actor, input: CreateDecisionInput): Promise<DecisionView> {
+  // Holding a run changes it: take the ledger lock first, as every run change does (one lock order).
+  if (input.blocks_task && input.run_id) await lockWorkspaceLedger(tx, actor.workspaceId);
   const placement = await resolvePlacement(tx, actor.workspaceId, input);
   if (input.blocks_task && !placement.taskId) {
     throw new AppError('validation_failed', 'blocks_task needs the task it blocks.', {
@@ -75,7 +79,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       updatedAt: now,
     })
     .returning();
-  const paused = input.blocks_task && placement.runId ? await pauseRunFor(tx, placement.runId, row!.id, now) : false;
+  const held = input.blocks_task && placement.runId ? await holdRunFor(tx, actor.workspaceId, placement.runId, row!.id, now) : [];
   const snapshot = decisionView(row!, null, []);
   const { history: _history, attention: _attention, ...payload } = snapshot;
   const [event] = await appendEvents(
@@ -88,16 +92,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
         eventType: 'decision.created',
         payload: payload as unknown as Record<string, unknown>,
       },
-      ...(paused
-        ? [
-            {
-              aggregateType: 'run',
-              aggregateId: placement.runId!,
-              eventType: 'run.paused',
-              payload: { run_id: placement.runId, status: 'paused', decision_id: row!.id, reason: 'waiting for a blocking decision' },
-            },
-          ]
-        : []),
+      ...held,
     ],
     now,
   );
@@ -117,14 +112,33 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
   };
 }
 
-/** A blocking decision raised on a queued or running run pauses it until the ruling. */
-async function pauseRunFor(tx: Tx, runId: string, decisionId: string, now: Date): Promise<boolean> {
-  const [paused] = await tx
-    .update(runs)
-    .set({ status: 'paused', pausedForDecisionId: decisionId, updatedAt: now, version: sql`${runs.version} + 1` })
-    .where(and(eq(runs.id, runId), inArray(runs.status, ['queued', 'running'])))
-    .returning({ id: runs.id });
-  return Boolean(paused);
+/**
+ * A blocking decision raised on a queued or running run pauses it until the ruling, and its task
+ * (which follows its run) shows `blocked`. Returns the events of those changes.
+ */
+async function holdRunFor(tx: Tx, workspaceId: string, runId: string, decisionId: string, now: Date): Promise<NewEvent[]> {
+  const [found] = await tx
+    .select({ run: runs, task: { id: tasks.id, status: tasks.status } })
+    .from(runs)
+    .innerJoin(tasks, eq(tasks.id, runs.taskId))
+    .where(and(eq(runs.id, runId), eq(runs.workspaceId, workspaceId)));
+  if (!found || (found.run.status !== 'queued' && found.run.status !== 'running')) return [];
+  const changes: StatusChange[] = [
+    {
+      level: 'run',
+      id: runId,
+      from: found.run.status,
+      to: 'paused',
+      pauseId: null,
+      resumeStatus: null,
+      eventType: 'run.paused',
+      run: found.run,
+      pausedForDecisionId: decisionId,
+    },
+  ];
+  const follows = followTask(found.task, { status: 'paused', pausedForDecisionId: decisionId });
+  if (follows) changes.push(follows);
+  return writeStatusChanges(tx, workspaceId, changes, now, { decision_id: decisionId, reason: 'waiting for a blocking decision' });
 }
 
 interface Placement {

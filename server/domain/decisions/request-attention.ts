@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisionAttention, decisions, type DecisionUrgency } from '@/db/schema';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { attentionView, type AttentionView, type DecisionRow } from './view';
@@ -35,8 +35,10 @@ export const POLL_AFTER_MS: Record<DecisionUrgency, number> = {
 };
 
 export async function requestAttention(tx: Tx, actor: Actor, decisionId: string, input: AttentionInput): Promise<AttentionResult> {
-  // Locking the decision orders this call against a ruling racing it: after a ruling commits,
+  // The ledger lock first (the lock order of every change to existing decisions and runs), then
+  // the decision: this orders the call against a ruling racing it: after a ruling commits,
   // attention is refused; before, the ruling sees the attention.
+  await lockWorkspaceLedger(tx, actor.workspaceId);
   const [decision] = await tx
     .select()
     .from(decisions)

@@ -7,7 +7,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisions, users, type DecisionResolution } from '@/db/schema';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { continueAfterApproval } from './continuation';
@@ -24,6 +24,8 @@ export const RULING_ROLES = ['owner', 'approver'] as const;
 
 export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, input: RulingInput): Promise<DecisionRow> {
   if (actor.type !== 'human') throw new AppError('human_session_required');
+  // The lock order of every change to existing decisions and runs: the ledger first (an approval may go on to change a run).
+  await lockWorkspaceLedger(tx, actor.workspaceId);
   const decision = await findDecision(tx, actor.workspaceId, decisionId);
   if (!decision) throw new AppError('not_found', 'No such decision in your workspace.');
   if (decision.status !== 'pending') {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, gt, lte, or, sql } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
 import { decisions, memberships, type DecisionResolution } from '@/db/schema';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { isStoreUnavailable } from '@/server/errors';
 import { log } from '@/server/log';
 import { systemTrace, type Actor } from '../actor';
@@ -28,6 +28,7 @@ async function workspaceOwner(tx: Tx, workspaceId: string): Promise<string> {
 
 /** Times out one decision if it is still pending and due; returns whether it did. */
 export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: string, now = new Date()): Promise<boolean> {
+  await lockWorkspaceLedger(tx, workspaceId); // the lock order of every change to existing decisions and runs
   const [due] = await tx
     .select({ onTimeout: decisions.onTimeout })
     .from(decisions)

@@ -3,13 +3,16 @@
  * payload becomes a row again. Services and the projection rebuild both go through these, so the
  * tables can always be rebuilt from the ledger.
  */
-import type { initiatives, milestones, receipts, tasks, workstreams } from '@/db/schema';
+import type { dedupClaims, initiatives, milestones, receipts, runCheckpoints, runs, tasks, workstreams } from '@/db/schema';
 
 export type InitiativeRow = typeof initiatives.$inferSelect;
 export type WorkstreamRow = typeof workstreams.$inferSelect;
 export type MilestoneRow = typeof milestones.$inferSelect;
 export type TaskRow = typeof tasks.$inferSelect;
 export type ReceiptRow = typeof receipts.$inferSelect;
+export type RunRow = typeof runs.$inferSelect;
+export type CheckpointRow = typeof runCheckpoints.$inferSelect;
+export type ClaimRow = typeof dedupClaims.$inferSelect;
 
 export interface InitiativeRecord {
   id: string;
@@ -96,6 +99,8 @@ export const initiativeRow = (p: InitiativeRecord, m: RowMeta): InitiativeRow =>
   modelTier: p.model_tier,
   executionPolicy: p.execution_policy,
   isInbox: p.is_inbox,
+  pauseId: null,
+  resumeStatus: null,
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
@@ -124,6 +129,8 @@ export const workstreamRow = (p: WorkstreamRecord, m: RowMeta): WorkstreamRow =>
   domain: p.domain,
   agentId: p.agent_id,
   dependsOn: p.depends_on,
+  pauseId: null,
+  resumeStatus: null,
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
@@ -144,6 +151,8 @@ export const milestoneRow = (p: MilestoneRecord, m: RowMeta): MilestoneRow => ({
   position: p.position,
   title: p.title,
   status: p.status,
+  pauseId: null,
+  resumeStatus: null,
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
@@ -182,6 +191,8 @@ export const taskRow = (p: TaskRecord, m: RowMeta): TaskRow => ({
   estimateHours: p.estimate_hours,
   agentId: p.agent_id,
   dependsOn: p.depends_on,
+  pauseId: null,
+  resumeStatus: null,
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
@@ -202,5 +213,118 @@ export const receiptRow = (p: ReceiptRecord, m: Omit<RowMeta, 'version'>): Recei
   status: p.status,
   summary: p.summary,
   createdAt: m.at,
+  updatedAt: m.at,
+});
+
+export interface RunRecord {
+  run_id: string;
+  task_id: string;
+  agent_id: string | null;
+  status: RunRow['status'];
+  paused_for_decision_id: string | null;
+  pause_id: string | null;
+  resume_status: RunRow['resumeStatus'];
+  checkpoint_id: string | null;
+  summary: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+/** Every run event carries the run as it is after the event, so replay needs no other rule. */
+export const runRecord = (r: RunRow): RunRecord => ({
+  run_id: r.id,
+  task_id: r.taskId,
+  agent_id: r.agentId,
+  status: r.status,
+  paused_for_decision_id: r.pausedForDecisionId,
+  pause_id: r.pauseId,
+  resume_status: r.resumeStatus,
+  checkpoint_id: r.checkpointId,
+  summary: r.summary,
+  created_at: r.createdAt.toISOString(),
+  finished_at: r.finishedAt?.toISOString() ?? null,
+});
+
+export const runRow = (p: RunRecord, m: RowMeta): RunRow => ({
+  id: p.run_id,
+  workspaceId: m.workspaceId,
+  taskId: p.task_id,
+  agentId: p.agent_id,
+  status: p.status,
+  pausedForDecisionId: p.paused_for_decision_id,
+  pauseId: p.pause_id,
+  resumeStatus: p.resume_status,
+  checkpointId: p.checkpoint_id,
+  summary: p.summary,
+  finishedAt: p.finished_at ? new Date(p.finished_at) : null,
+  version: m.version,
+  createdAt: new Date(p.created_at),
+  updatedAt: m.at,
+});
+
+export interface CheckpointRecord {
+  checkpoint_id: string;
+  run_id: string;
+  position: number;
+  label: string;
+  state: Record<string, unknown> | null;
+  created_at: string;
+}
+
+export const checkpointRecord = (r: CheckpointRow): CheckpointRecord => ({
+  checkpoint_id: r.id,
+  run_id: r.runId,
+  position: r.position,
+  label: r.label,
+  state: r.state,
+  created_at: r.createdAt.toISOString(),
+});
+
+export const checkpointRow = (p: CheckpointRecord, workspaceId: string): CheckpointRow => ({
+  id: p.checkpoint_id,
+  workspaceId,
+  runId: p.run_id,
+  position: p.position,
+  label: p.label,
+  state: p.state,
+  createdAt: new Date(p.created_at),
+});
+
+export interface ClaimRecord {
+  claim_id: string;
+  fingerprint_hash: string;
+  source: string;
+  event_key: string;
+  initiative_id: string | null;
+  active_run_id: string;
+  claimed_at: string;
+  expires_at: string;
+  released_at: string | null;
+}
+
+export const claimRecord = (r: ClaimRow): ClaimRecord => ({
+  claim_id: r.id,
+  fingerprint_hash: r.fingerprintHash,
+  source: r.source,
+  event_key: r.eventKey,
+  initiative_id: r.initiativeId,
+  active_run_id: r.activeRunId,
+  claimed_at: r.claimedAt.toISOString(),
+  expires_at: r.expiresAt.toISOString(),
+  released_at: r.releasedAt?.toISOString() ?? null,
+});
+
+export const claimRow = (p: ClaimRecord, m: RowMeta): ClaimRow => ({
+  id: p.claim_id,
+  workspaceId: m.workspaceId,
+  fingerprintHash: p.fingerprint_hash,
+  source: p.source,
+  eventKey: p.event_key,
+  initiativeId: p.initiative_id,
+  activeRunId: p.active_run_id,
+  claimedAt: new Date(p.claimed_at),
+  expiresAt: new Date(p.expires_at),
+  releasedAt: p.released_at ? new Date(p.released_at) : null,
+  version: m.version,
   updatedAt: m.at,
 });

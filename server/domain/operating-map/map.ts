@@ -4,7 +4,7 @@
  * with the hash of the event that recorded them). Computed from a projection state, which the API
  * builds from ledger events alone.
  */
-import { taskStatuses, type TaskStatus } from '@/db/schema';
+import { taskStatuses, type RunStatus, type TaskStatus } from '@/db/schema';
 import type { ProjectionState } from '@/server/projections/state';
 
 export interface Stage {
@@ -17,6 +17,8 @@ export interface Stage {
   milestones: number;
   tasks_total: number;
   task_counts: Record<TaskStatus, number>;
+  /** Runs of the stage's tasks, by status (only statuses that occur). */
+  run_counts: Partial<Record<RunStatus, number>>;
   estimate_hours: number;
 }
 
@@ -48,9 +50,19 @@ export interface Process {
 const byCreation = <R extends { createdAt: Date; id: string; position?: number }>(a: R, b: R) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.position ?? 0) - (b.position ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** The `limit` most recently created processes, newest first; the whole map when limit ≥ their number. */
-export function operatingMap(state: ProjectionState, limit: number): { processes: Process[]; totalProcesses: number } {
-  const all = [...state.initiatives.values()].sort((a, b) => -byCreation(a, b));
+export interface OperatingMap {
+  processes: Process[];
+  totalProcesses: number;
+  /** Every aggregate the returned processes are made of (initiative, workstreams, milestones, tasks, runs, decisions). */
+  aggregateIds: Set<string>;
+}
+
+/**
+ * The `limit` most recently created processes, newest first (the whole map when limit ≥ their
+ * number), or only the process of `initiativeId`.
+ */
+export function operatingMap(state: ProjectionState, limit: number, initiativeId?: string): OperatingMap {
+  const all = [...state.initiatives.values()].filter((i) => !initiativeId || i.id === initiativeId).sort((a, b) => -byCreation(a, b));
   const wsByInitiative = group([...state.workstreams.values()], (w) => w.initiativeId);
   const tasksByWorkstream = group([...state.tasks.values()], (t) => t.workstreamId);
   const milestonesByWorkstream = group([...state.milestones.values()], (m) => m.workstreamId);
@@ -59,19 +71,35 @@ export function operatingMap(state: ProjectionState, limit: number): { processes
     (d) => d.initiativeId!,
   );
   const receiptsByTask = group([...state.receipts.values()], (r) => r.taskId);
+  const runsByTask = group([...state.runs.values()], (r) => r.taskId);
+  const decisionsByInitiative = group(
+    [...state.decisions.values()].filter((d) => d.initiativeId),
+    (d) => d.initiativeId!,
+  );
+  const aggregateIds = new Set<string>();
 
   const processes = all.slice(0, limit).map((initiative): Process => {
     const workstreams = (wsByInitiative.get(initiative.id) ?? []).sort(byCreation);
+    aggregateIds.add(initiative.id);
+    for (const d of decisionsByInitiative.get(initiative.id) ?? []) aggregateIds.add(d.id);
     const stages: Stage[] = [];
     const handoffs: Handoff[] = [];
     const evidence: Evidence[] = [];
     for (const w of workstreams) {
       const wsTasks = (tasksByWorkstream.get(w.id) ?? []).sort(byCreation);
       const counts = Object.fromEntries(taskStatuses.map((s) => [s, 0])) as Record<TaskStatus, number>;
+      const runCounts: Partial<Record<RunStatus, number>> = {};
       let hours = 0;
+      aggregateIds.add(w.id);
+      for (const m of milestonesByWorkstream.get(w.id) ?? []) aggregateIds.add(m.id);
       for (const t of wsTasks) {
         counts[t.status]++;
         hours += t.estimateHours ?? 0;
+        aggregateIds.add(t.id);
+        for (const r of runsByTask.get(t.id) ?? []) {
+          runCounts[r.status] = (runCounts[r.status] ?? 0) + 1;
+          aggregateIds.add(r.id);
+        }
       }
       stages.push({
         workstream_id: w.id,
@@ -83,6 +111,7 @@ export function operatingMap(state: ProjectionState, limit: number): { processes
         milestones: milestonesByWorkstream.get(w.id)?.length ?? 0,
         tasks_total: wsTasks.length,
         task_counts: counts,
+        run_counts: runCounts,
         estimate_hours: hours,
       });
       for (const dep of w.dependsOn) handoffs.push({ kind: 'dependency', level: 'workstream', from_id: dep, to_id: w.id });
@@ -124,7 +153,7 @@ export function operatingMap(state: ProjectionState, limit: number): { processes
       evidence,
     };
   });
-  return { processes, totalProcesses: all.length };
+  return { processes, totalProcesses: all.length, aggregateIds };
 }
 
 function group<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

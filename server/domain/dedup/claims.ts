@@ -1,0 +1,183 @@
+/**
+ * Duplicate-trigger claims (POST /live/dedup/claim and /release). A fingerprint of
+ * `{source, event_key, initiative_id}` is held by one run at a time until it expires or its
+ * holder releases it. A claim inserts the fingerprint's row, or takes it over with a conditional
+ * UPDATE when it is free (or extends it for the same run): the unique index and the row lock elect
+ * exactly one holder among concurrent claimants, and the answer is given only after the claim and its ledger event commit
+ * (a store that cannot record it makes the request fail with 503, never `claimed: true`).
+ */
+import { randomUUID } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { v5 as uuidv5 } from 'uuid';
+import type { Tx } from '@/db';
+import { dedupClaims } from '@/db/schema';
+import { appendEvents } from '@/server/ledger/append';
+import { canonicalJson, sha256Hex } from '@/server/ledger/canonical';
+import type { Actor } from '../actor';
+import { claimRecord, type ClaimRow } from '../hierarchy/records';
+
+export const DEFAULT_TTL_SECONDS = 6 * 60 * 60;
+
+export interface ClaimInput {
+  source: string;
+  event_key: string;
+  initiative_id?: string;
+  ttl_seconds?: number;
+  run_id?: string;
+}
+
+export interface ClaimOutcome {
+  deduped: boolean;
+  claimed: boolean;
+  fingerprint_hash: string;
+  active_run_id: string;
+  expires_at: string;
+}
+
+export interface ReleaseOutcome {
+  released: boolean;
+  fingerprint_hash: string;
+  active_run_id: string | null;
+  expires_at: string | null;
+}
+
+/** Hex SHA-256 of the canonical JSON of the three identifying fields (CONTRACT §4). */
+export function fingerprintHash(input: Pick<ClaimInput, 'source' | 'event_key' | 'initiative_id'>): string {
+  return sha256Hex(canonicalJson({ event_key: input.event_key, initiative_id: input.initiative_id ?? null, source: input.source }));
+}
+
+/** The claim's aggregate id: one per fingerprint in a workspace. */
+const claimId = (workspaceId: string, fingerprint: string) => uuidv5(`dedup/${fingerprint}`, workspaceId);
+
+/** A timestamp parameter for raw SQL (drivers differ in how they send a Date). */
+const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+
+const held = (row: ClaimRow, now: Date) => row.releasedAt === null && row.expiresAt.getTime() > now.getTime();
+
+export async function claimFingerprint(tx: Tx, actor: Actor, input: ClaimInput): Promise<ClaimOutcome> {
+  const now = new Date();
+  const fingerprint = fingerprintHash(input);
+  const runId = input.run_id ?? randomUUID();
+  const expiresAt = new Date(now.getTime() + (input.ttl_seconds ?? DEFAULT_TTL_SECONDS) * 1000);
+  const t = dedupClaims;
+  const mine = and(eq(t.workspaceId, actor.workspaceId), eq(t.fingerprintHash, fingerprint));
+  // 1. A new fingerprint: insert it. A concurrent claimant's uncommitted insert makes this wait for
+  //    its outcome; an existing row is left alone (and unlocked).
+  let [row] = await tx
+    .insert(t)
+    .values({
+      id: claimId(actor.workspaceId, fingerprint),
+      workspaceId: actor.workspaceId,
+      fingerprintHash: fingerprint,
+      source: input.source,
+      eventKey: input.event_key,
+      initiativeId: input.initiative_id ?? null,
+      activeRunId: runId,
+      claimedAt: now,
+      expiresAt,
+      releasedAt: null,
+      version: 1,
+      updatedAt: now,
+    })
+    .onConflictDoNothing({ target: [t.workspaceId, t.fingerprintHash] })
+    .returning();
+  if (!row) {
+    // 2. Take it over when it is free (expired or released), or extend it when this run holds it.
+    //    Only a row that qualifies is locked, so deduped claimants never queue behind each other;
+    //    of two taking over at once, the second re-reads the row after the first and finds it held.
+    const holding = sql`${t.activeRunId} = ${runId} and ${t.releasedAt} is null`;
+    [row] = await tx
+      .update(t)
+      .set({
+        activeRunId: runId,
+        // The holder re-claiming keeps its claimed_at and never shortens its claim.
+        claimedAt: sql`case when ${holding} and ${t.expiresAt} > ${at(now)} then ${t.claimedAt} else ${at(now)} end`,
+        expiresAt: sql`case when ${holding} then greatest(${t.expiresAt}, ${at(expiresAt)}) else ${at(expiresAt)} end`,
+        releasedAt: null,
+        version: sql`${t.version} + 1`,
+        updatedAt: now,
+      })
+      .where(and(mine, sql`(${t.expiresAt} <= ${at(now)} or ${t.releasedAt} is not null or ${t.activeRunId} = ${runId})`))
+      .returning();
+  }
+
+  if (!row) {
+    // 3. Another run holds it.
+    const [holder] = await tx.select().from(t).where(mine);
+    return {
+      deduped: true,
+      claimed: false,
+      fingerprint_hash: fingerprint,
+      active_run_id: holder!.activeRunId,
+      expires_at: holder!.expiresAt.toISOString(),
+    };
+  }
+  const extended = row.claimedAt.getTime() !== now.getTime();
+  await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'dedup_claim',
+        aggregateId: row.id,
+        eventType: extended ? 'dedup.extended' : 'dedup.claimed',
+        payload: { claim: claimRecord(row), ttl_seconds: input.ttl_seconds ?? DEFAULT_TTL_SECONDS },
+      },
+    ],
+    now,
+  );
+  return {
+    deduped: false,
+    claimed: true,
+    fingerprint_hash: fingerprint,
+    active_run_id: row.activeRunId,
+    expires_at: row.expiresAt.toISOString(),
+  };
+}
+
+export interface ReleaseInput {
+  source: string;
+  event_key: string;
+  initiative_id?: string;
+  run_id: string;
+}
+
+/** Frees a fingerprint early; only its current holder can. */
+export async function releaseFingerprint(tx: Tx, actor: Actor, input: ReleaseInput): Promise<ReleaseOutcome> {
+  const now = new Date();
+  const fingerprint = fingerprintHash(input);
+  const t = dedupClaims;
+  const [row] = await tx
+    .update(t)
+    .set({ releasedAt: now, version: sql`${t.version} + 1`, updatedAt: now })
+    .where(
+      and(
+        eq(t.workspaceId, actor.workspaceId),
+        eq(t.fingerprintHash, fingerprint),
+        eq(t.activeRunId, input.run_id),
+        sql`${t.releasedAt} is null`,
+        sql`${t.expiresAt} > ${at(now)}`,
+      ),
+    )
+    .returning();
+  if (row) {
+    await appendEvents(
+      tx,
+      actor,
+      [{ aggregateType: 'dedup_claim', aggregateId: row.id, eventType: 'dedup.released', payload: { claim: claimRecord(row) } }],
+      now,
+    );
+    return { released: true, fingerprint_hash: fingerprint, active_run_id: null, expires_at: null };
+  }
+  const [current] = await tx
+    .select()
+    .from(t)
+    .where(and(eq(t.workspaceId, actor.workspaceId), eq(t.fingerprintHash, fingerprint)));
+  const holding = current && held(current, now);
+  return {
+    released: false,
+    fingerprint_hash: fingerprint,
+    active_run_id: holding ? current.activeRunId : null,
+    expires_at: holding ? current.expiresAt.toISOString() : null,
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * Status changes of nodes of the work hierarchy and of runs, written in one statement per table and
+ * each recorded as its ledger event. Run control, lifecycle actions and the task-follows-its-runs
+ * rule all write through here, so every status change has the same event shape and replays the
+ * same way (server/projections/state.ts).
+ */
+import { sql } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import type { NewEvent } from '@/server/ledger/append';
+import { runRecord, type RunRow } from '../hierarchy/records';
+
+export const LEVELS = ['initiative', 'workstream', 'milestone', 'task', 'run'] as const;
+export type Level = (typeof LEVELS)[number];
+
+const TABLES: Record<Level, string> = {
+  initiative: 'initiatives',
+  workstream: 'workstreams',
+  milestone: 'milestones',
+  task: 'tasks',
+  run: 'runs',
+};
+
+/** A timestamp parameter for raw SQL (drivers differ in how they send a Date). */
+const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+
+export interface StatusChange {
+  level: Level;
+  id: string;
+  from: string;
+  to: string;
+  /** Lifecycle pause bookkeeping after the change (null: none). */
+  pauseId: string | null;
+  resumeStatus: string | null;
+  eventType: string;
+  /** Runs only: the run before the change (its event carries the whole run after it). */
+  run?: RunRow;
+  /** Runs only: the blocking decision it stays paused for, after the change. */
+  pausedForDecisionId?: string | null;
+}
+
+/** The run as it is after `change`, at `now`. */
+export function runAfter(change: StatusChange, now: Date): RunRow {
+  const before = change.run;
+  if (!before) throw new Error(`run change ${change.id} without its run`);
+  return {
+    ...before,
+    status: change.to as RunRow['status'],
+    pauseId: change.pauseId,
+    resumeStatus: change.resumeStatus as RunRow['resumeStatus'],
+    pausedForDecisionId: change.pausedForDecisionId === undefined ? before.pausedForDecisionId : change.pausedForDecisionId,
+    version: before.version + 1,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Writes `changes` (one UPDATE per table touched) and returns their ledger events, for the caller
+ * to append with its other events in the same transaction. `cause` goes into every payload.
+ */
+export async function writeStatusChanges(
+  tx: Tx,
+  workspaceId: string,
+  changes: readonly StatusChange[],
+  now: Date,
+  cause: Record<string, unknown>,
+): Promise<NewEvent[]> {
+  for (const level of LEVELS) {
+    const rows = changes
+      .filter((c) => c.level === level)
+      .map((c) => ({
+        id: c.id,
+        status: c.to,
+        pause_id: c.pauseId,
+        resume_status: c.resumeStatus,
+        paused_for_decision_id: level === 'run' ? runAfter(c, now).pausedForDecisionId : null,
+      }));
+    if (rows.length === 0) continue;
+    const table = sql.identifier(TABLES[level]);
+    const decisionColumn = level === 'run' ? sql`, paused_for_decision_id = v.paused_for_decision_id` : sql``;
+    await tx.execute(sql`
+      update ${table} as t
+         set status = v.status, pause_id = v.pause_id, resume_status = v.resume_status${decisionColumn},
+             version = t.version + 1, updated_at = ${at(now)}
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+             as v(id uuid, status text, pause_id uuid, resume_status text, paused_for_decision_id uuid)
+       where t.id = v.id and t.workspace_id = ${workspaceId}`);
+  }
+  return changes.map((c) => statusEvent(c, now, cause));
+}
+
+export function statusEvent(c: StatusChange, now: Date, cause: Record<string, unknown>): NewEvent {
+  const payload =
+    c.level === 'run'
+      ? { ...runRecord(runAfter(c, now)), previous_status: c.from, ...cause }
+      : { [`${c.level}_id`]: c.id, status: c.to, previous_status: c.from, pause_id: c.pauseId, resume_status: c.resumeStatus, ...cause };
+  return { aggregateType: c.level, aggregateId: c.id, eventType: c.eventType, payload };
+}

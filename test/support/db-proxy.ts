@@ -1,0 +1,64 @@
+/**
+ * A TCP proxy between the app and PostgreSQL that a test can take down and bring back, to see the
+ * database "stop" and "return" without touching the shared server. Listens on 127.0.0.1 only.
+ */
+import net from 'node:net';
+
+export interface DbProxy {
+  port: number;
+  /** Rewrites a database URL to go through the proxy. */
+  via(url: string): string;
+  /** Refuses new connections and cuts every open one (the database is gone). */
+  down(): Promise<void>;
+  /** Accepts connections again on the same port. */
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startDbProxy(target = { host: '127.0.0.1', port: 5432 }): Promise<DbProxy> {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const s = net.createServer((client) => {
+        const upstream = net.connect(target.port, target.host);
+        for (const sock of [client, upstream]) {
+          sockets.add(sock);
+          sock.on('close', () => sockets.delete(sock));
+          sock.on('error', () => undefined);
+        }
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+        client.pipe(upstream).pipe(client);
+      });
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => {
+        port = (s.address() as net.AddressInfo).port;
+        server = s;
+        resolve();
+      });
+    });
+  const stop = async () => {
+    const s = server;
+    server = null;
+    for (const sock of sockets) sock.destroy();
+    sockets.clear();
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  await listen();
+  return {
+    get port() {
+      return port;
+    },
+    via(url: string) {
+      const u = new URL(url);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return u.toString();
+    },
+    down: stop,
+    up: listen,
+    close: stop,
+  };
+}
