@@ -24,6 +24,10 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /** PGlite only: the whole cluster as a tarball. */
   dump?: () => Promise<Blob>;
+  /** PostgreSQL only: LISTEN on `channel` (a connection of its own, re-established by the driver). */
+  listen?: (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>>;
+  /** PostgreSQL only: NOTIFY `channel` once per payload, in one statement. */
+  notify?: (channel: string, payloads: string[]) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -84,6 +88,13 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
         } finally {
           await lock.end({ timeout: 5 });
         }
+      },
+      async listen(channel, onPayload) {
+        const { unlisten } = await client.listen(channel, onPayload);
+        return unlisten;
+      },
+      async notify(channel, payloads) {
+        await client`select pg_notify(${channel}, p) from unnest(${payloads}::text[]) as p`;
       },
       close: () => client.end({ timeout: 5 }),
     };

@@ -29,6 +29,8 @@ export const envSchema = z.object({
   API_BODY_LIMIT_BYTES: intFromString(1024 * 1024, 1024, 64 * 1024 * 1024),
   /** Idempotency records are kept at least this many hours. */
   IDEMPOTENCY_TTL_HOURS: intFromString(24, 24, 24 * 30),
+  /** Event-stream leases send a `: keepalive` comment at least this often (CONTRACT: at most 15 s). */
+  SSE_KEEPALIVE_MS: intFromString(15000, 10, 15000),
   /** On first start with an empty database, create the demo workspace and print its key. */
   SEED_DEMO: z.stringbool().default(true),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),

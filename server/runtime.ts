@@ -8,6 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import { openDatabase, type Database, type DatabaseHandle, type Engine } from '@/db';
 import { instanceSecrets } from '@/db/schema';
 import { env as readEnv, type Env } from './env';
+import { LedgerWakeups, WAKE_CHANNEL } from './ledger/wake';
 
 export interface InstanceSecrets {
   /** Signs event-stream cursors. */
@@ -21,6 +22,8 @@ export interface Runtime {
   engine: Engine;
   env: Env;
   secrets: InstanceSecrets;
+  /** Wakes open event-stream leases when a workspace's ledger moves. */
+  wakeups: LedgerWakeups;
   close(): Promise<void>;
 }
 
@@ -40,7 +43,20 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
       cursor: await instanceSecret(handle.db, 'cursor_hmac'),
       auth: env.AUTH_SECRET ?? (await instanceSecret(handle.db, 'auth')),
     };
-    return { db: handle.db, engine: handle.engine, env, secrets, close: () => handle.close() };
+    const notify = handle.notify;
+    const wakeups = new LedgerWakeups(notify ? (ids) => notify(WAKE_CHANNEL, ids) : undefined);
+    const unlisten = handle.listen ? await handle.listen(WAKE_CHANNEL, (workspaceId) => wakeups.received(workspaceId)) : null;
+    return {
+      db: handle.db,
+      engine: handle.engine,
+      env,
+      secrets,
+      wakeups,
+      async close() {
+        await unlisten?.().catch(() => undefined);
+        await handle.close();
+      },
+    };
   } catch (err) {
     await handle.close().catch(() => undefined);
     throw err;

@@ -34,6 +34,7 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
   };
   if (!key || !replay) {
     const body = await db.transaction(checked);
+    ctx.runtime.wakeups.committed(actor.workspaceId);
     ctx.res.status = opts.status;
     return body;
   }
@@ -52,6 +53,7 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
     ctx.res.status = 200;
     return replay(outcome.body);
   }
+  ctx.runtime.wakeups.committed(workspaceId);
   ctx.res.status = opts.status;
   return outcome.body;
 }

@@ -96,6 +96,14 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
       if (body && schema) body.required = Array.isArray(schema.required) && schema.required.length > 0;
     }
   }
+  // format=sse answers with an event stream instead of a JSON page (server/api/event-stream.ts).
+  const stream = paths['/events/stream']?.get as { responses: Record<string, { content?: Record<string, Json> }> } | undefined;
+  const page = stream?.responses['200'];
+  if (page?.content) {
+    page.content['text/event-stream'] = {
+      schema: { type: 'string', description: 'SSE frames: id/event/data per ledger event, keepalive comments, then lease_end.' },
+    };
+  }
   cache.set(appUrl, doc);
   return doc;
 }

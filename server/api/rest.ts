@@ -14,6 +14,7 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { AppError, errorTable, isStoreUnavailable, type ErrorCode } from '@/server/errors';
 import { log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
+import { serveEventStream } from './event-stream';
 import { appRouter } from './root';
 import type { ApiContext, Meta } from './trpc';
 
@@ -119,6 +120,10 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
     throw new AppError('not_found', 'No such route.');
   }
   const runtime = await opts.runtime();
+  // The SSE form of the event stream is a long response of its own, outside the JSON adapter.
+  if (request.method === 'GET' && url.pathname === `${API_BASE}/events/stream` && url.searchParams.get('format') === 'sse') {
+    return serveEventStream(request, url, runtime);
+  }
   const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
   // Operations with a body define no query parameters; like unknown body fields, they are refused.
   if (body !== undefined && url.search.length > 1) {

@@ -53,6 +53,8 @@ export interface TestMember {
 
 export interface TestApp {
   runtime: TestRuntime;
+  /** The REST handler itself (for serving it over real HTTP, see http.ts). */
+  handler: (request: Request) => Promise<Response>;
   /** The default workspace of this app. */
   ws: TestWorkspace;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
@@ -99,6 +101,7 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
 
   const app: TestApp = {
     runtime,
+    handler,
     ws,
     createWorkspace: makeWorkspace,
     member,
@@ -132,7 +135,7 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
       // Every response the suite sees must be one the OpenAPI document promises.
       const apiPath = path.split('?')[0]!;
       expect(
-        checkAgainstDocument(method, apiPath, response.status, parsed),
+        checkAgainstDocument(method, apiPath, response.status, parsed, response.headers.get('content-type')),
         `${method} ${path} → ${response.status} ${text.slice(0, 300)}`,
       ).toEqual([]);
       expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);

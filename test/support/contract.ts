@@ -35,7 +35,13 @@ function templateFor(paths: string[], path: string): string | undefined {
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Returns a list of problems (empty when the response matches the document). */
-export function checkAgainstDocument(method: string, apiPath: string, status: number, body: unknown): string[] {
+export function checkAgainstDocument(
+  method: string,
+  apiPath: string,
+  status: number,
+  body: unknown,
+  contentType?: string | null,
+): string[] {
   const { ajv: validator, doc: document } = load();
   // HEAD is documented as its GET: same statuses, no body.
   const head = method.toUpperCase() === 'HEAD';
@@ -46,6 +52,9 @@ export function checkAgainstDocument(method: string, apiPath: string, status: nu
   if (!operation) return status === 404 ? [] : [`${method} ${template}: no such operation in the document`];
   const response = operation.responses[String(status)];
   if (!response) return [`${method} ${template}: status ${status} is not documented`];
+  if (contentType?.startsWith('text/event-stream')) {
+    return response.content?.['text/event-stream'] ? [] : [`${method} ${template} ${status}: text/event-stream is not documented`];
+  }
   const schema = response.content?.['application/json']?.schema;
   if (!schema || head) return [];
   const ref = `openapi#/paths/${escape(template)}/${method.toLowerCase()}/responses/${status}/content/application~1json/schema`;

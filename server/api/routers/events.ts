@@ -18,7 +18,34 @@ const listInput = z.strictObject({
     .max(20)
     .meta({ description: 'Only events of these types. Repeat the parameter for several (`type=a&type=b`), up to 20.' })
     .optional(),
-  format: z.enum(['json']).meta({ description: '`json` (default): a page of events.' }).default('json'),
+  format: z
+    .enum(['json', 'sse'])
+    .meta({
+      description:
+        '`json` (default): a page of events. `sse`: a bounded Server-Sent Events lease (text/event-stream): each event as ' +
+        '`id: <cursor>`, `event: <eventType>`, `data: <the ledger event>`; `: keepalive` comments at least every 15 s; at ' +
+        'the end `event: lease_end` with `data: {"nextCursor": …}`, then the response closes.',
+    })
+    .default('json'),
+  last_event_id: z
+    .string()
+    .max(128)
+    .optional()
+    .meta({ description: 'sse: where to resume (a cursor); the `Last-Event-ID` header, when sent, wins over it and over `cursor`.' }),
+  lease_ms: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(300_000)
+    .optional()
+    .meta({ description: 'sse: lease length, 1 to 300000 ms, default 30000.' }),
+  poll_ms: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .optional()
+    .meta({ description: 'sse: how often to look for new events when no commit wake-up arrives, 1 to 10000 ms, default 1000.' }),
 });
 
 const listOutput = z
@@ -54,6 +81,12 @@ export const eventsRouter = router({
     .input(listInput)
     .output(listOutput)
     .query(async ({ ctx, input }) => {
+      // The REST transport serves format=sse itself (server/api/event-stream.ts); lease settings mean nothing here.
+      if (input.format === 'sse' || input.last_event_id !== undefined || input.lease_ms !== undefined || input.poll_ms !== undefined) {
+        throw new AppError('validation_failed', 'last_event_id, lease_ms and poll_ms go with format=sse.', {
+          issues: [{ path: 'format', message: 'lease settings need format=sse' }],
+        });
+      }
       const { workspaceId } = ctx.actor;
       const secret = ctx.runtime.secrets.cursor;
       let after = 0;

@@ -1,0 +1,287 @@
+/**
+ * GET /events/stream?format=sse: bounded leases read with a real EventSource client over HTTP while
+ * writers append; replay by cursor, Last-Event-ID and last_event_id; filters; keepalives; lease end;
+ * wake-up on commit; a revoked key ending its leases.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventSource } from 'eventsource';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '@/server/domain/api-keys/api-keys';
+import { createApiKey } from '@/server/domain/api-keys/api-keys';
+import { systemTrace, type Actor } from '@/server/domain/actor';
+import { parseEnv } from '@/server/env';
+import { createRuntime } from '@/server/runtime';
+import { createRestHandler } from '@/server/api/rest';
+import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
+import { testEngine } from '../support/engine';
+import { serveOverHttp, type HttpServer } from '../support/http';
+
+let app: TestApp;
+let server: HttpServer;
+beforeAll(async () => {
+  app = await startTestApp({ SSE_KEEPALIVE_MS: '100' });
+  server = await serveOverHttp(app.handler);
+});
+afterAll(async () => {
+  await server?.close();
+  await app?.close();
+});
+
+interface Frame {
+  id?: string;
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+/** Splits an SSE body into frames (blank-line separated), keeping comments. */
+function framesOf(text: string): Frame[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.length > 0)
+    .map((block) => {
+      const frame: Frame = {};
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+        else {
+          const at = line.indexOf(': ');
+          const field = line.slice(0, at) as keyof Frame;
+          frame[field] = line.slice(at + 2);
+        }
+      }
+      return frame;
+    });
+}
+
+const work = (ws: TestWorkspace = app.ws, title = `w ${randomUUID().slice(0, 6)}`) =>
+  app.request('POST', '/work', { key: ws.apiKey, body: { title } });
+
+async function freshWorkspace(): Promise<TestWorkspace> {
+  return app.createWorkspace();
+}
+
+/** Opens a lease over HTTP and reads it to its end. */
+async function lease(ws: TestWorkspace, query: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${server.url}/api/v1/events/stream?format=sse&${query}`, {
+    headers: { authorization: `Bearer ${ws.apiKey}`, ...headers },
+  });
+  return { res, text: await res.text() };
+}
+
+describe('GET /events/stream?format=sse', () => {
+  it('replays the workspace’s events as id/event/data frames and ends with lease_end and the next cursor', async () => {
+    const ws = await freshWorkspace();
+    for (let i = 0; i < 3; i++) expect((await work(ws)).status).toBe(201);
+    const res = await app.request('GET', '/events/stream?format=sse&lease_ms=200&poll_ms=20', { key: ws.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const frames = framesOf(res.text);
+    const events = frames.filter((f) => f.data && f.event !== 'lease_end');
+    const parsed = events.map((f) => JSON.parse(f.data!));
+    // The workspace's own first events (workspace, owner, Inbox, key), then three work.created: all, in order.
+    expect(parsed.map((e) => e.sequence)).toEqual(Array.from({ length: parsed.length }, (_, i) => i + 1));
+    expect(parsed[0].eventType).toBe('workspace.created');
+    expect(events.slice(-3).map((f) => f.event)).toEqual(['work.created', 'work.created', 'work.created']);
+    for (let i = 1; i < parsed.length; i++) expect(parsed[i].previousHash).toBe(parsed[i - 1].eventHash);
+    const end = frames[frames.length - 1]!;
+    expect(end.event).toBe('lease_end');
+    const { nextCursor } = JSON.parse(end.data!);
+    expect(nextCursor).toBe(events[events.length - 1]!.id);
+    // The ids are the cursors of the JSON form: a page after the last id is empty.
+    const page = await app.request('GET', `/events/stream?cursor=${encodeURIComponent(nextCursor)}`, { key: ws.apiKey });
+    expect(page.body.data).toEqual([]);
+  });
+
+  it('resumes after a cursor, last_event_id, or the Last-Event-ID header (which wins)', async () => {
+    const ws = await freshWorkspace();
+    for (let i = 0; i < 4; i++) await work(ws);
+    const all = framesOf((await lease(ws, 'lease_ms=100&poll_ms=10')).text).filter((f) => f.id);
+    const third = all[2]!.id!;
+    const fifth = all[4]!.id!;
+    const seqs = (text: string) =>
+      framesOf(text)
+        .filter((f) => f.id)
+        .map((f) => JSON.parse(f.data!).sequence);
+    const afterThird = all.slice(3).map((f) => JSON.parse(f.data!).sequence);
+    expect(afterThird.length).toBeGreaterThanOrEqual(4);
+    expect(seqs((await lease(ws, `lease_ms=100&poll_ms=10&cursor=${encodeURIComponent(third)}`)).text)).toEqual(afterThird);
+    expect(seqs((await lease(ws, `lease_ms=100&poll_ms=10&last_event_id=${encodeURIComponent(third)}`)).text)).toEqual(afterThird);
+    const header = await lease(ws, `lease_ms=100&poll_ms=10&cursor=${encodeURIComponent(third)}`, { 'last-event-id': fifth });
+    expect(seqs(header.text)).toEqual(afterThird.slice(2));
+  });
+
+  it('filters by type', async () => {
+    const ws = await freshWorkspace();
+    await work(ws);
+    const res = await app.request('GET', '/events/stream?format=sse&lease_ms=100&poll_ms=10&type=api_key.created&type=work.created', {
+      key: ws.apiKey,
+    });
+    expect(
+      framesOf(res.text)
+        .filter((f) => f.id)
+        .map((f) => f.event),
+    ).toEqual(['api_key.created', 'work.created']);
+  });
+
+  it('refuses another workspace’s cursor or Last-Event-ID, bad settings and unknown parameters before streaming', async () => {
+    const ws = await freshWorkspace();
+    const mine = framesOf((await lease(app.ws, 'lease_ms=50&poll_ms=10')).text).find((f) => f.id)!.id!;
+    const cases: [string, Record<string, string>, number, string][] = [
+      [`cursor=${encodeURIComponent(mine)}`, {}, 400, 'invalid_cursor'],
+      ['', { 'last-event-id': mine }, 400, 'invalid_cursor'],
+      ['last_event_id=forged', {}, 400, 'invalid_cursor'],
+      ['lease_ms=0', {}, 400, 'validation_failed'],
+      ['lease_ms=300001', {}, 400, 'validation_failed'],
+      ['poll_ms=10001', {}, 400, 'validation_failed'],
+      ['type=Bad!', {}, 400, 'validation_failed'],
+      ['since=1', {}, 400, 'unknown_field'],
+    ];
+    for (const [query, headers, status, code] of cases) {
+      const res = await app.request('GET', `/events/stream?format=sse&${query}`, { key: ws.apiKey, headers });
+      expect(res.status, query).toBe(status);
+      expect(res.body.error.code, query).toBe(code);
+    }
+    expect((await app.request('GET', '/events/stream?format=sse', { key: null })).status).toBe(401);
+    // Lease settings belong to format=sse.
+    expect((await app.request('GET', '/events/stream?lease_ms=100', { key: ws.apiKey })).status).toBe(400);
+  });
+
+  it('sends keepalive comments while nothing happens', async () => {
+    const ws = await freshWorkspace();
+    const { text } = await lease(
+      ws,
+      'lease_ms=450&poll_ms=10000&cursor=' +
+        encodeURIComponent(
+          framesOf((await lease(ws, 'lease_ms=20')).text)
+            .filter((f) => f.id)
+            .pop()!.id!,
+        ),
+    );
+    expect(framesOf(text).filter((f) => f.comment === 'keepalive').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a commit wakes an open lease at once, long before its next poll', async () => {
+    const ws = await freshWorkspace();
+    const started = Date.now();
+    const reading = lease(ws, 'lease_ms=3000&poll_ms=10000&type=work.created');
+    await new Promise((r) => setTimeout(r, 200));
+    const written = Date.now();
+    await work(ws, 'wake me');
+    const { text } = await reading;
+    const frames = framesOf(text).filter((f) => f.event === 'work.created');
+    expect(frames).toHaveLength(1);
+    // Delivered within the lease (3 s) though the poll interval is 10 s: only the wake-up can do that.
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(written - started).toBeLessThan(3000);
+  });
+
+  it('a revoked key ends its open leases', async () => {
+    const ws = await freshWorkspace();
+    const key = await app.runtime.db.transaction(async (tx) => {
+      const actor: Actor = {
+        type: 'system',
+        id: 'system:test',
+        ownerId: ws.ownerUserId,
+        workspaceId: ws.workspaceId,
+        trace: systemTrace(randomUUID()),
+      };
+      return createApiKey(tx, actor, { name: 'to revoke' });
+    });
+    const started = Date.now();
+    const reading = lease({ ...ws, apiKey: key.secret }, 'lease_ms=20000&poll_ms=50');
+    await new Promise((r) => setTimeout(r, 300));
+    await app.runtime.db.transaction(async (tx) => {
+      const actor: Actor = {
+        type: 'system',
+        id: 'system:test',
+        ownerId: ws.ownerUserId,
+        workspaceId: ws.workspaceId,
+        trace: systemTrace(randomUUID()),
+      };
+      await revokeApiKey(tx, actor, { keyId: key.id });
+    });
+    const { text } = await reading;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(framesOf(text).pop()!.event).toBe('lease_end');
+  });
+
+  it('a real EventSource reading while writers append, dropped and resumed many times, sees every event once, in order', async () => {
+    const ws = await freshWorkspace();
+    const base = (await app.request('GET', '/ledger/verify', { key: ws.apiKey })).body.data.head.sequence as number;
+    const total = 60;
+    const received: { sequence: number; previousHash: string; eventHash: string; id: string }[] = [];
+    let leaseEnds = 0;
+    let drops = 0;
+    let source: EventSource | null = null;
+    const open = (lastEventId?: string) => {
+      const url = `${server.url}/api/v1/events/stream?format=sse&lease_ms=150&poll_ms=20&type=work.created${
+        lastEventId ? `&last_event_id=${encodeURIComponent(lastEventId)}` : ''
+      }`;
+      source = new EventSource(url, {
+        fetch: (input, init) =>
+          fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${ws.apiKey}` } }),
+      });
+      source.addEventListener('work.created', (e) => {
+        const event = JSON.parse(e.data);
+        received.push({ sequence: event.sequence, previousHash: event.previousHash, eventHash: event.eventHash, id: e.lastEventId });
+      });
+      source.addEventListener('lease_end', () => leaseEnds++);
+    };
+    open();
+    const writers = (async () => {
+      for (let i = 0; i < total; i++) {
+        expect((await work(ws, `item ${i}`)).status).toBe(201);
+        if (i % 15 === 7) {
+          drops++;
+          // The client drops the connection itself and resumes from the last id it saw.
+          source!.close();
+          await new Promise((r) => setTimeout(r, 30));
+          open(received[received.length - 1]?.id);
+        }
+        if (i % 5 === 0) await new Promise((r) => setTimeout(r, 40));
+      }
+    })();
+    await writers;
+    const deadline = Date.now() + 20_000;
+    while (received.length < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    source!.close();
+    expect(received).toHaveLength(total);
+    const seqs = received.map((r) => r.sequence);
+    expect(new Set(seqs).size).toBe(total);
+    for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1]!);
+    // Work events are every event after the workspace's first ones: no gap.
+    expect(seqs).toEqual(Array.from({ length: total }, (_, i) => base + i + 1));
+    // Resumed many times: four drops by the client, and every lease the server ended (EventSource
+    // reconnects by itself, sending Last-Event-ID).
+    expect(drops).toBe(4);
+    expect(leaseEnds).toBeGreaterThanOrEqual(2);
+  });
+});
+
+if (testEngine() === 'postgres') {
+  describe('wake-ups across instances (PostgreSQL LISTEN/NOTIFY)', () => {
+    it('a commit by another instance wakes this one’s lease', async () => {
+      const other = await createRuntime(parseEnv({ NODE_ENV: 'test', DATABASE_URL: app.runtime.databaseUrl!, SEED_DEMO: 'false' }));
+      const otherHandler = createRestHandler({ runtime: async () => other });
+      try {
+        const ws = await freshWorkspace();
+        const started = Date.now();
+        const reading = lease(ws, 'lease_ms=2500&poll_ms=10000&type=work.created');
+        await new Promise((r) => setTimeout(r, 300));
+        const res = await otherHandler(
+          new Request('http://127.0.0.1:3000/api/v1/work', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ title: 'from the other instance' }),
+          }),
+        );
+        expect(res.status).toBe(201);
+        const { text } = await reading;
+        expect(framesOf(text).filter((f) => f.event === 'work.created')).toHaveLength(1);
+        expect(Date.now() - started).toBeLessThan(4000);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+}
