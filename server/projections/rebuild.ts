@@ -61,8 +61,9 @@ function sqlState(err: unknown): string | undefined {
 }
 
 /**
- * Rebuilds one workspace. Writers lock their rows first and the ledger head last; the rebuild
- * holds the head while it deletes rows, so it could wait on a writer that waits on it. It never
+ * Rebuilds one workspace. Some writers (POST /work, POST /initiatives, new decisions) insert rows,
+ * locking their parents, before the append takes the ledger head; the rebuild holds the head while
+ * it deletes rows, so it could wait on such a writer while that writer waits on it. It never
  * waits long (lock_timeout) and gives way, retrying from the start, so a writer is never the one
  * aborted.
  */

@@ -169,6 +169,7 @@ export function apply(state: ProjectionState, event: LedgerEvent): void {
     case 'run.resumed':
     case 'run.cancelled':
     case 'run.rolled_back':
+    case 'run.released':
     case 'run.completed':
     case 'run.failed':
     case 'run.checkpointed': {

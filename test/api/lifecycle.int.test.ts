@@ -62,9 +62,12 @@ function diff(before: Record<string, string>, after: Record<string, string>): Re
 /** Runs the action as a dry run, then for real; checks they agree and the dry run wrote nothing. */
 async function both(body: Record<string, unknown>) {
   let dry: any;
+  // A dry run writes nothing at all: no row, no event, and no changed status, version or time.
+  const state = await loadFromTables(app.runtime.db, app.ws.workspaceId);
   await app.expectUnchanged(async () => {
     dry = await lifecycle({ ...body, dry_run: true });
   });
+  expect(await loadFromTables(app.runtime.db, app.ws.workspaceId)).toEqual(state);
   const before = await app.counts();
   const real = await lifecycle(body);
   const after = await app.counts();
@@ -75,6 +78,7 @@ async function both(body: Record<string, unknown>) {
     expect(real.body.affected).toEqual(dry.body.affected);
     expect(real.body.changes).toEqual(dry.body.changes);
     expect(real.body.redispatched_tasks).toEqual(dry.body.redispatched_tasks);
+    expect(real.body.decisions_cancelled).toEqual(dry.body.decisions_cancelled);
     // One ledger event per changed node, per new run and per decision cancelled with its run.
     expect(after.events! - before.events!).toBe(
       real.body.affected.nodes + real.body.runs_started.length + real.body.decisions_cancelled.length,

@@ -1,4 +1,6 @@
 /** The human ruling (approve / decline / options) and decision timeouts. */
+import { replayWorkspace } from '@/server/projections/rebuild';
+import { loadFromTables } from '@/server/projections/state';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { encode } from 'next-auth/jwt';
@@ -259,12 +261,13 @@ it('the ledger verifies after all of it', async () => {
 });
 
 describe('runs paused for a decision, and continuation after approval', () => {
-  // Runs are written directly here: run control (POST /runs) is another issue.
   async function runningRun(status: 'running' | 'paused' = 'running'): Promise<{ runId: string; taskId: string }> {
     const work = await app.request('POST', '/work', { body: { title: 'agent task' } });
     const taskId = work.body.data.taskId as string;
-    const runId = crypto.randomUUID();
-    await app.runtime.db.insert(runs).values({ id: runId, workspaceId: app.ws.workspaceId, taskId, agentId: 'agent-7', status });
+    const run = await app.request('POST', '/runs', { body: { task_id: taskId, agent_id: 'agent-7' } });
+    expect(run.status).toBe(201);
+    const runId = run.body.data.runId as string;
+    if (status === 'paused') expect((await app.request('POST', `/runs/${runId}/actions/pause`, { body: {} })).status).toBe(200);
     return { runId, taskId };
   }
   const runRow = async (id: string) => (await app.runtime.db.select().from(runs).where(eq(runs.id, id)))[0];
@@ -296,7 +299,6 @@ describe('runs paused for a decision, and continuation after approval', () => {
 
   it('restart_task re-dispatches the task: the run is cancelled, the task is todo, a new run is queued', async () => {
     const { runId, taskId } = await runningRun();
-    await app.runtime.db.update(tasks).set({ status: 'in_progress' }).where(eq(tasks.id, taskId));
     const d = await raise({ run_id: runId, blocks_task: true });
     await ask(d.id, 'restart_task');
     expect((await rule(d.id, 'approve', approver)).status).toBe(200);
@@ -311,7 +313,7 @@ describe('runs paused for a decision, and continuation after approval', () => {
     expect((await app.request('GET', '/ledger/verify')).body.data.ok).toBe(true);
   });
 
-  it('leaves the run alone: manual, a decline, no strategy, a run paused for another reason, a finished task', async () => {
+  it('leaves the run paused: manual, a decline, no strategy, a run paused for another reason, work paused above it', async () => {
     for (const [strategy, action] of [
       ['manual', 'approve'],
       ['resume_session', 'decline'],
@@ -329,12 +331,18 @@ describe('runs paused for a decision, and continuation after approval', () => {
     expect((await rule(d.id, 'approve', approver)).status).toBe(200);
     expect(await runStatus(pausedElsewhere.runId)).toBe('paused');
 
-    const finished = await runningRun();
-    const d2 = await raise({ run_id: finished.runId, blocks_task: true });
-    await app.runtime.db.update(tasks).set({ status: 'done' }).where(eq(tasks.id, finished.taskId));
+    const held = await runningRun();
+    const d2 = await raise({ run_id: held.runId, blocks_task: true });
+    expect((await app.request('POST', '/lifecycle', { body: { level: 'task', id: held.taskId, action: 'pause' } })).status).toBe(200);
     await ask(d2.id, 'restart_task');
     expect((await rule(d2.id, 'approve', approver)).status).toBe(200);
-    expect(await runStatus(finished.runId)).toBe('paused');
+    expect(await runRow(held.runId)).toMatchObject({ status: 'paused', pausedForDecisionId: null });
+    expect((await app.runtime.db.select().from(runs).where(eq(runs.taskId, held.taskId))).length).toBe(1);
+  });
+
+  it('the tables equal the ledger replayed after all of it', async () => {
+    const replayed = await replayWorkspace(app.runtime.db, app.ws.workspaceId);
+    expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, app.ws.workspaceId));
   });
 });
 

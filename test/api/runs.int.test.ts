@@ -305,3 +305,109 @@ describe('POST /runs/{runId}/actions/{action}: the state machine, every transiti
     expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, app.ws.workspaceId));
   });
 });
+
+describe('runs and the work above them', () => {
+  /** A one-task initiative (its own, so lifecycle actions touch nothing else) with a running run. */
+  async function own(): Promise<{ taskId: string; milestoneId: string; runId: string }> {
+    const created = await app.request('POST', '/initiatives', {
+      body: { title: 'Own tree', workstreams: [{ name: 'W', milestones: [{ ref: 'm', title: 'M', tasks: [{ ref: 't', title: 'T' }] }] }] },
+    });
+    expect(created.status).toBe(201);
+    const taskId = created.body.data.refs.t;
+    const run = await app.request('POST', '/runs', { body: { task_id: taskId } });
+    expect(run.status).toBe(201);
+    return { taskId, milestoneId: created.body.data.refs.m, runId: run.body.data.runId };
+  }
+  const lifecycle = (body: Record<string, unknown>) => app.request('POST', '/lifecycle', { body });
+  const runRow = async (id: string) => getRun(id);
+
+  it('a failed run cannot be rolled back while its task has another open run', async () => {
+    const { taskId, runId } = await own();
+    const cp = (await app.request('POST', `/runs/${runId}/checkpoints`, { body: { label: 'c' } })).body.data.checkpointId;
+    await app.request('POST', `/runs/${runId}/finish`, { body: { outcome: 'failed' } });
+    expect((await lifecycle({ level: 'task', id: taskId, action: 'retry' })).status).toBe(200);
+    await app.expectUnchanged(async () => {
+      const res = await act(runId, 'rollback', { checkpointId: cp });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('invalid_state_transition');
+    });
+  });
+
+  it('a run under a cancelled or lifecycle-paused node cannot be resumed or reopened by a run action', async () => {
+    const a = await own();
+    const cp = (await app.request('POST', `/runs/${a.runId}/checkpoints`, { body: { label: 'c' } })).body.data.checkpointId;
+    await app.request('POST', `/runs/${a.runId}/finish`, { body: { outcome: 'failed' } });
+    expect((await lifecycle({ level: 'milestone', id: a.milestoneId, action: 'cancel' })).status).toBe(200);
+    expect((await act(a.runId, 'rollback', { checkpointId: cp })).status).toBe(409);
+
+    const b = await own();
+    expect((await lifecycle({ level: 'milestone', id: b.milestoneId, action: 'pause' })).status).toBe(200);
+    expect((await runRow(b.runId)).status).toBe('paused');
+    await app.expectUnchanged(async () => {
+      const res = await act(b.runId, 'resume');
+      expect(res.status).toBe(409);
+      expect(res.body.error.details).toMatchObject({ level: 'milestone', status: 'paused' });
+    });
+    expect((await lifecycle({ level: 'milestone', id: b.milestoneId, action: 'resume' })).status).toBe(200);
+    expect((await runRow(b.runId)).status).toBe('running');
+    expect(await taskStatus(b.taskId)).toBe('in_progress');
+  });
+
+  it('a declined decision ends its hold: the run stays paused on its own, the task shows paused', async () => {
+    const { taskId, runId } = await own();
+    const approver = await app.member('approver');
+    const raised = await app.request('POST', '/decisions', {
+      body: { workspace_id: app.ws.workspaceId, title: 'Go on?', run_id: runId, blocks_task: true },
+    });
+    expect(await taskStatus(taskId)).toBe('blocked');
+    expect(
+      (await app.request('POST', `/decisions/${raised.body.decision.id}/decline`, { session: approver.session, body: {} })).status,
+    ).toBe(200);
+    const run = await runRow(runId);
+    expect(run).toMatchObject({ status: 'paused', paused_for_decision_id: null });
+    expect(await taskStatus(taskId)).toBe('paused');
+    // Now the run is the agent's to resume.
+    expect((await act(runId, 'resume')).status).toBe(200);
+    expect(await taskStatus(taskId)).toBe('in_progress');
+  });
+
+  it('approving while the work above is paused carries out no continuation; resuming the work restores the run on its own', async () => {
+    const { taskId, milestoneId, runId } = await own();
+    const approver = await app.member('approver');
+    const raised = await app.request('POST', '/decisions', {
+      body: { workspace_id: app.ws.workspaceId, title: 'Go on?', run_id: runId, blocks_task: true },
+    });
+    const decisionId = raised.body.decision.id;
+    await app.request('POST', `/decisions/${decisionId}/attention`, { body: { continuation: { strategy: 'resume_session' } } });
+    expect((await lifecycle({ level: 'milestone', id: milestoneId, action: 'pause' })).status).toBe(200);
+    expect((await app.request('POST', `/decisions/${decisionId}/approve`, { session: approver.session, body: {} })).status).toBe(200);
+    expect(await runRow(runId)).toMatchObject({ status: 'paused', paused_for_decision_id: null });
+    expect((await lifecycle({ level: 'milestone', id: milestoneId, action: 'resume' })).status).toBe(200);
+    expect(await taskStatus(taskId)).toBe('paused');
+    expect((await runRow(runId)).status).toBe('paused');
+    expect((await act(runId, 'resume')).status).toBe(200);
+    expect(await taskStatus(taskId)).toBe('in_progress');
+  });
+
+  it('rollback after the run moved on from that checkpoint is applied again; reopening a failed run clears how it ended', async () => {
+    const { runId } = await own();
+    const c1 = (await app.request('POST', `/runs/${runId}/checkpoints`, { body: { label: 'c1' } })).body.data.checkpointId;
+    expect((await act(runId, 'rollback', { checkpointId: c1 })).status).toBe(200);
+    expect((await act(runId, 'resume')).status).toBe(200);
+    expect((await runRow(runId)).checkpoint_id).toBeNull();
+    await app.request('POST', `/runs/${runId}/checkpoints`, { body: { label: 'c2' } });
+    await act(runId, 'pause');
+    const before = await app.counts();
+    expect((await act(runId, 'rollback', { checkpointId: c1 })).status).toBe(200);
+    expect((await app.counts()).events).toBeGreaterThan(before.events!);
+    await act(runId, 'resume');
+    await app.request('POST', `/runs/${runId}/finish`, { body: { outcome: 'failed', summary: 'broke' } });
+    expect((await act(runId, 'rollback', { checkpointId: c1 })).status).toBe(200);
+    expect(await runRow(runId)).toMatchObject({ status: 'paused', finished_at: null, summary: null, checkpoint_id: c1 });
+  });
+
+  it('the tables still equal the ledger replayed', async () => {
+    const replayed = await replayWorkspace(app.runtime.db, app.ws.workspaceId);
+    expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, app.ws.workspaceId));
+  });
+});

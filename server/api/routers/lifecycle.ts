@@ -42,7 +42,9 @@ const lifecycleOutput = z
       .meta({ description: 'Each status change, in the order written (for a dry run: the changes it would make).' }),
     redispatched_tasks: z.array(z.uuid()),
     runs_started: z.array(z.uuid()).meta({ description: 'The new runs of re-dispatched tasks (empty for a dry run).' }),
-    decisions_cancelled: z.array(z.uuid()).meta({ description: 'Pending decisions cancelled with their cancelled runs.' }),
+    decisions_cancelled: z
+      .array(z.uuid())
+      .meta({ description: 'Pending decisions cancelled with their cancelled runs (for a dry run: those it would cancel).' }),
     message: z.string(),
   })
   .meta({ id: 'LifecycleResponse' });

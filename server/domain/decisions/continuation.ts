@@ -12,7 +12,7 @@ import { appendEvents, type NewEvent } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
 import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
-import { followTask, newRun } from '../runs/runs';
+import { followTask, newRun, workIsOpen, workOf } from '../runs/runs';
 import { cancelDecisionsOfRuns } from './cancel-with-run';
 import type { DecisionRow } from './view';
 
@@ -36,8 +36,10 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
     .where(and(eq(runs.id, decision.runId), eq(runs.workspaceId, actor.workspaceId)));
   if (!found || found.run.status !== 'paused' || found.run.pausedForDecisionId !== decision.id) return { action: 'none' };
   const { run, task } = found;
-  // A task that is done or cancelled is not re-dispatched.
-  if (strategy === 'restart_task' && (task.status === 'done' || task.status === 'cancelled')) return { action: 'none' };
+  // Nothing is resumed or re-dispatched while the task is finished or the work above it is paused
+  // or cancelled: the ruling then only ends the hold (hold.ts), and the run waits on its own.
+  const work = await workOf(tx, actor.workspaceId, task.id);
+  if (!work || !workIsOpen(work)) return { action: 'none' };
 
   const now = new Date();
   const cause = { decision_id: decision.id, reason: `decision approved (${strategy})` };

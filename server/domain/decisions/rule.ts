@@ -11,6 +11,7 @@ import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { continueAfterApproval } from './continuation';
+import { releaseHold } from './hold';
 import { isDefaultOptions } from './create-decision';
 import { findDecision, type DecisionRow } from './view';
 
@@ -70,7 +71,8 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
     ],
     now,
   );
-  if (input.outcome === 'approved') await continueAfterApproval(tx, actor, updated);
+  const continued = input.outcome === 'approved' ? await continueAfterApproval(tx, actor, updated) : { action: 'none' as const };
+  if (continued.action === 'none') await appendEvents(tx, actor, await releaseHold(tx, actor.workspaceId, decisionId, now), now);
   return updated;
 }
 

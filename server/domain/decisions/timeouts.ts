@@ -12,6 +12,7 @@ import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { isStoreUnavailable } from '@/server/errors';
 import { log } from '@/server/log';
 import { systemTrace, type Actor } from '../actor';
+import { releaseHold } from './hold';
 
 const SWEEP_BATCH = 100;
 
@@ -70,6 +71,7 @@ export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: strin
         eventType: outcome === 'declined' ? 'decision.declined' : 'decision.expired',
         payload: { decision_id: decisionId, status: outcome, resolution },
       },
+      ...(await releaseHold(tx, workspaceId, decisionId, now)),
     ],
     now,
   );

@@ -97,13 +97,29 @@ export async function claimFingerprint(tx: Tx, actor: Actor, input: ClaimInput):
         version: sql`${t.version} + 1`,
         updatedAt: now,
       })
-      .where(and(mine, sql`(${t.expiresAt} <= ${at(now)} or ${t.releasedAt} is not null or ${t.activeRunId} = ${runId})`))
+      .where(
+        and(
+          mine,
+          sql`(${t.expiresAt} <= ${at(now)} or ${t.releasedAt} is not null or ${t.activeRunId} = ${runId})`,
+          // The holder re-claiming with a lifetime that ends no later changes nothing: no write.
+          sql`not (${holding} and ${t.expiresAt} > ${at(now)} and ${t.expiresAt} >= ${at(expiresAt)})`,
+        ),
+      )
       .returning();
   }
 
   if (!row) {
-    // 3. Another run holds it.
+    // 3. Another run holds it, or this run holds it already for at least as long.
     const [holder] = await tx.select().from(t).where(mine);
+    if (holder && holder.activeRunId === runId && held(holder, now)) {
+      return {
+        deduped: false,
+        claimed: true,
+        fingerprint_hash: fingerprint,
+        active_run_id: runId,
+        expires_at: holder.expiresAt.toISOString(),
+      };
+    }
     return {
       deduped: true,
       claimed: false,

@@ -5,9 +5,9 @@
  * runs cancelled with them.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, type SQL } from 'drizzle-orm';
 import type { Tx } from '@/db';
-import { initiatives, milestones, runs, tasks, workstreams } from '@/db/schema';
+import { decisions, initiatives, milestones, runs, tasks, workstreams } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
@@ -199,8 +199,24 @@ export async function applyLifecycle(tx: Tx, actor: Actor, input: LifecycleInput
   const lifecycleId = randomUUID();
   const plan = planLifecycle(input.action, subject, lifecycleId);
   const summary = summarize(plan);
+  const cancelledRuns = plan.changes.filter((c) => c.level === 'run' && c.to === 'cancelled').map((c) => c.id);
   if (input.dry_run) {
-    return { ...summary, runs_started: [], decisions_cancelled: [], message: `Dry run: ${plan.message} Nothing was changed.` };
+    // What the real action would cancel with those runs, read without locking or writing.
+    const pending =
+      cancelledRuns.length === 0
+        ? []
+        : await tx
+            .select({ id: decisions.id })
+            .from(decisions)
+            .where(
+              and(eq(decisions.workspaceId, actor.workspaceId), eq(decisions.status, 'pending'), inArray(decisions.runId, cancelledRuns)),
+            );
+    return {
+      ...summary,
+      runs_started: [],
+      decisions_cancelled: pending.map((d) => d.id),
+      message: `Dry run: ${plan.message} Nothing was changed.`,
+    };
   }
 
   const now = new Date();
@@ -213,7 +229,6 @@ export async function applyLifecycle(tx: Tx, actor: Actor, input: LifecycleInput
   for (const run of started) {
     events.push({ aggregateType: 'run', aggregateId: run.id, eventType: 'run.created', payload: { ...runRecord(run), ...cause } });
   }
-  const cancelledRuns = plan.changes.filter((c) => c.level === 'run' && c.to === 'cancelled').map((c) => c.id);
   const decisionEvents = await cancelDecisionsOfRuns(tx, actor.workspaceId, cancelledRuns, now);
   events.push(...decisionEvents);
   await appendEvents(tx, actor, events, now);

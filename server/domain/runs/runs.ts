@@ -155,6 +155,66 @@ export function newRun(opts: {
   };
 }
 
+export interface Work {
+  task: TaskRow;
+  above: { level: 'initiative' | 'workstream' | 'milestone'; status: string }[];
+}
+
+/** A task with the statuses of the nodes above it. */
+export async function workOf(tx: Tx, workspaceId: string, taskId: string): Promise<Work | undefined> {
+  const [row] = await tx
+    .select({ task: tasks, initiative: initiatives.status, workstream: workstreams.status, milestone: milestones.status })
+    .from(tasks)
+    .innerJoin(initiatives, eq(initiatives.id, tasks.initiativeId))
+    .innerJoin(workstreams, eq(workstreams.id, tasks.workstreamId))
+    .innerJoin(milestones, eq(milestones.id, tasks.milestoneId))
+    .where(and(eq(tasks.id, taskId), eq(tasks.workspaceId, workspaceId)));
+  if (!row) return undefined;
+  return {
+    task: row.task,
+    above: [
+      { level: 'milestone', status: row.milestone },
+      { level: 'workstream', status: row.workstream },
+      { level: 'initiative', status: row.initiative },
+    ],
+  };
+}
+
+/** Whether the task is open, not held by a lifecycle pause, and every node above it is active. */
+export function workIsOpen(work: Work): boolean {
+  const { task } = work;
+  return work.above.every((a) => a.status === 'active') && task.status !== 'done' && task.status !== 'cancelled' && task.pauseId === null;
+}
+
+/**
+ * A run may start, resume or be reopened only while its task is open and not held by a lifecycle
+ * pause, every node above is active, and (unless `openRunId` is that run) the task has no other
+ * open run. Otherwise 409 invalid_state_transition, naming what stands in the way.
+ */
+async function assertWorkOpen(tx: Tx, work: Work, what: string, openRunId: string | null): Promise<void> {
+  for (const { level, status } of work.above) {
+    if (status !== 'active') {
+      throw new AppError('invalid_state_transition', `Cannot ${what}: the task's ${level} is ${status}.`, { status, level });
+    }
+  }
+  const { task } = work;
+  if (task.status === 'done' || task.status === 'cancelled' || task.pauseId !== null) {
+    const why = task.pauseId !== null ? 'paused by a lifecycle action (resume it with POST /lifecycle)' : task.status;
+    throw new AppError('invalid_state_transition', `Cannot ${what}: the task is ${why}.`, { status: task.status, level: 'task' });
+  }
+  const open = await tx
+    .select({ id: runs.id, status: runs.status })
+    .from(runs)
+    .where(and(eq(runs.taskId, task.id), inArray(runs.status, [...OPEN_RUN_STATUSES])));
+  const other = open.find((r) => r.id !== openRunId);
+  if (other) {
+    throw new AppError('invalid_state_transition', `Cannot ${what}: the task already has an open run (${other.status}).`, {
+      status: other.status,
+      runId: other.id,
+    });
+  }
+}
+
 export interface CreateRunInput {
   task_id: string;
   agent_id?: string;
@@ -166,41 +226,10 @@ export interface CreateRunInput {
  */
 export async function createRun(tx: Tx, actor: Actor, input: CreateRunInput): Promise<RunView> {
   await lockWorkspaceLedger(tx, actor.workspaceId);
-  const [row] = await tx
-    .select({ task: tasks, initiative: initiatives.status, workstream: workstreams.status, milestone: milestones.status })
-    .from(tasks)
-    .innerJoin(initiatives, eq(initiatives.id, tasks.initiativeId))
-    .innerJoin(workstreams, eq(workstreams.id, tasks.workstreamId))
-    .innerJoin(milestones, eq(milestones.id, tasks.milestoneId))
-    .where(and(eq(tasks.id, input.task_id), eq(tasks.workspaceId, actor.workspaceId)));
-  if (!row) throw new AppError('not_found', 'No task with that id in your workspace.', { fields: ['task_id'] });
-  const { task } = row;
-  for (const [level, status] of [
-    ['initiative', row.initiative],
-    ['workstream', row.workstream],
-    ['milestone', row.milestone],
-  ] as const) {
-    if (status !== 'active') {
-      throw new AppError('invalid_state_transition', `Cannot start a run: the task's ${level} is ${status}.`, { status, level });
-    }
-  }
-  if (task.status === 'done' || task.status === 'cancelled' || (task.status === 'paused' && task.pauseId)) {
-    throw new AppError('invalid_state_transition', `Cannot start a run of a task that is ${task.status}.`, {
-      status: task.status,
-      level: 'task',
-    });
-  }
-  const [open] = await tx
-    .select({ id: runs.id, status: runs.status })
-    .from(runs)
-    .where(and(eq(runs.taskId, task.id), inArray(runs.status, [...OPEN_RUN_STATUSES])))
-    .limit(1);
-  if (open) {
-    throw new AppError('invalid_state_transition', `The task already has an open run (${open.status}).`, {
-      status: open.status,
-      runId: open.id,
-    });
-  }
+  const work = await workOf(tx, actor.workspaceId, input.task_id);
+  if (!work) throw new AppError('not_found', 'No task with that id in your workspace.', { fields: ['task_id'] });
+  await assertWorkOpen(tx, work, 'start a run', null);
+  const { task } = work;
   const now = new Date();
   const run = newRun({
     workspaceId: actor.workspaceId,
@@ -351,11 +380,28 @@ export async function applyRunAction(
   const already = action === 'rollback' ? run.status === 'paused' && run.checkpointId === checkpoint!.id : run.status === move.to;
   if (already) return { runId: run.id, action, status: run.status, applied: false };
 
+  // Resuming or rolling back makes the run live (or reopens a failed one): only while the work is open.
+  if (action === 'resume' || action === 'rollback') {
+    const work = (await workOf(tx, actor.workspaceId, run.taskId))!;
+    await assertWorkOpen(tx, work, `${action} the run`, run.id);
+  }
   const now = new Date();
-  // (A run held for a decision is already paused; any applied action ends that hold.)
-  const base = action === 'rollback' ? { ...run, checkpointId: checkpoint!.id } : run;
+  // (A run held for a decision is already paused; any applied action ends that hold.) A rollback
+  // waits at its checkpoint, and reopening a failed run forgets how it ended; a resume moves on
+  // from the checkpoint it was rolled back to.
+  const base: RunRow =
+    action === 'rollback'
+      ? { ...run, checkpointId: checkpoint!.id, summary: null, finishedAt: null }
+      : action === 'resume'
+        ? { ...run, checkpointId: null }
+        : run;
   const changes = moveRun(base, await taskOf(tx, run), move.to, ACTION_EVENT[action]);
-  if (action === 'rollback') await tx.update(runs).set({ checkpointId: checkpoint!.id }).where(eq(runs.id, run.id));
+  if (action === 'rollback' || action === 'resume') {
+    await tx
+      .update(runs)
+      .set({ checkpointId: base.checkpointId, summary: base.summary, finishedAt: base.finishedAt })
+      .where(eq(runs.id, run.id));
+  }
   const cause = { action, reason: input.reason ?? null, ...(checkpoint ? { checkpoint_id: checkpoint.id } : {}) };
   const events = await writeStatusChanges(tx, actor.workspaceId, changes, now, cause);
   if (action === 'cancel') events.push(...(await cancelDecisionsOfRuns(tx, actor.workspaceId, [run.id], now)));
