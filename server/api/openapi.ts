@@ -104,6 +104,7 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
       schema: { type: 'string', description: 'SSE frames: id/event/data per ledger event, keepalive comments, then lease_end.' },
     };
   }
+  documentReceiptValidation(paths);
   cache.set(appUrl, doc);
   return doc;
 }
@@ -138,4 +139,72 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
     };
   }
   return responses;
+}
+
+/** Operations served outside the tRPC adapter (they read their own bodies), documented by hand below. */
+export const HAND_DOCUMENTED = ['post /agent-work-receipts/validate'] as const;
+
+/** POST /agent-work-receipts/validate is served outside the adapter (receipt-validator.ts); its operation is described here. */
+function documentReceiptValidation(paths: Record<string, Record<string, Json>>): void {
+  const issue = {
+    type: 'object',
+    required: ['path', 'code', 'message'],
+    properties: { path: { type: 'string', description: 'JSON pointer' }, code: { type: 'string' }, message: { type: 'string' } },
+  };
+  const result = {
+    type: 'object',
+    required: ['ok', 'valid', 'issues'],
+    properties: { ok: { const: true }, valid: { type: 'boolean' }, issues: { type: 'array', maxItems: 100, items: issue } },
+  };
+  const errorShape = {
+    type: 'object',
+    required: ['ok', 'valid', 'error'],
+    properties: {
+      ok: { const: false },
+      valid: { const: false },
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'issues'],
+        properties: {
+          code: { type: 'string' },
+          message: { type: 'string' },
+          issues: { type: 'array', maxItems: 100, items: issue },
+        },
+      },
+    },
+  };
+  const error = (description: string) => ({
+    description,
+    headers: { 'X-Request-Id': requestIdHeader },
+    content: { 'application/json': { schema: errorShape } },
+  });
+  const item = (paths['/agent-work-receipts/validate'] ??= {});
+  item.post = {
+    operationId: 'receipts-validate',
+    tags: ['receipts'],
+    summary: 'Validate a receipt document (public; nothing is stored)',
+    description:
+      'The body is the receipt document (agent-work-receipt/v0.1), at most 262144 bytes counted while reading. Traversal ' +
+      'limits (depth 64, 50000 nodes), duplicate keys and __proto__ keys are checked before the JSON Schema; at most ' +
+      '100 issues are reported, each with a JSON pointer. No credential; no remote $ref is fetched.',
+    security: [],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { type: 'object', description: 'An agent-work-receipt/v0.1 document: see GET /agent-work-receipts/schema.' },
+        },
+      },
+    },
+    responses: {
+      200: {
+        description: 'Validated: `valid` says whether the document conforms; `issues` say where it does not.',
+        headers: { 'X-Request-Id': requestIdHeader },
+        content: { 'application/json': { schema: result } },
+      },
+      400: error('`input.invalid_json`: not UTF-8 JSON, or a duplicate or __proto__ key.'),
+      413: error('`input.too_large`: more than 262144 bytes.'),
+      422: error('`input.structure_limit`: deeper than 64 levels or more than 50000 nodes (even when schema-valid).'),
+    },
+  };
 }

@@ -15,6 +15,7 @@ import { AppError, errorTable, isStoreUnavailable, type ErrorCode } from '@/serv
 import { log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { serveEventStream } from './event-stream';
+import { serveReceiptValidation } from './receipt-validator';
 import { appRouter } from './root';
 import type { ApiContext, Meta } from './trpc';
 
@@ -118,6 +119,10 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
   const url = new URL(request.url);
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
     throw new AppError('not_found', 'No such route.');
+  }
+  // The public receipt validator reads its own body (byte limit, strict JSON) and answers in its own shape.
+  if (request.method === 'POST' && url.pathname.replace(/\/+$/, '') === `${API_BASE}/agent-work-receipts/validate`) {
+    return serveReceiptValidation(request);
   }
   const runtime = await opts.runtime();
   // The SSE form of the event stream is a long response of its own, outside the JSON adapter.

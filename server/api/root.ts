@@ -9,6 +9,7 @@ import { initiativesRouter } from './routers/initiatives';
 import { ledgerRouter } from './routers/ledger';
 import { lifecycleRouter } from './routers/lifecycle';
 import { metaRouter } from './routers/meta';
+import { receiptsRouter } from './routers/receipts';
 import { runsRouter } from './routers/runs';
 import { workRouter } from './routers/work';
 
@@ -20,6 +21,7 @@ export const appRouter = router({
   runs: runsRouter,
   lifecycle: lifecycleRouter,
   dedup: dedupRouter,
+  receipts: receiptsRouter,
   artifactTypes: artifactTypesRouter,
   events: eventsRouter,
   ledger: ledgerRouter,

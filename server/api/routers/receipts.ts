@@ -1,0 +1,88 @@
+/** The receipt validator's public metadata and schema (the validation itself: receipt-validator.ts). */
+import { z } from 'zod';
+import { LIMITS, RECEIPT_SCHEMA, RECEIPT_SCHEMA_VERSION } from '@/server/domain/receipts/validate';
+import { publicProcedure, router } from '../trpc';
+
+const metadata = z
+  .object({
+    name: z.literal('Agent Work Receipt'),
+    schema_version: z.literal(RECEIPT_SCHEMA_VERSION),
+    schema_url: z.url(),
+    account_required: z.literal(false),
+    persists_submissions: z.literal(false),
+    max_bytes: z.literal(LIMITS.max_bytes),
+    validation_limits: z.object({
+      max_depth: z.literal(LIMITS.max_depth),
+      max_nodes: z.literal(LIMITS.max_nodes),
+      max_issues: z.literal(LIMITS.max_issues),
+      apply_before_schema: z.literal(true),
+    }),
+    validation_endpoint: z.url(),
+    import_endpoint: z.url(),
+    endpoints: z.object({ schema: z.url(), validate: z.url(), import: z.url(), export: z.string() }),
+    schema: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'ReceiptValidatorMetadata' });
+
+const base = (appUrl: string) => `${appUrl.replace(/\/+$/, '')}/api/v1`;
+
+export const receiptsRouter = router({
+  validatorMetadata: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/agent-work-receipts/validate',
+        tags: ['receipts'],
+        summary: 'Receipt validator metadata',
+        description:
+          'What the public validator checks and where. No credential. POST a receipt document to the same path to ' +
+          'validate it (200 { ok: true, valid, issues } with at most 100 issues as JSON pointers; 400 input.invalid_json ' +
+          'for bad JSON, duplicate keys or __proto__ keys; 413 input.too_large past max_bytes, counted while reading; 422 ' +
+          'input.structure_limit past max_depth or max_nodes, checked before the schema). Nothing is stored and no remote ' +
+          '$ref is ever fetched.',
+        protect: false,
+      },
+    })
+    .input(z.strictObject({}))
+    .output(metadata)
+    .query(({ ctx }) => {
+      const api = base(ctx.runtime.env.APP_URL);
+      return {
+        name: 'Agent Work Receipt' as const,
+        schema_version: RECEIPT_SCHEMA_VERSION,
+        schema_url: `${api}/agent-work-receipts/schema`,
+        account_required: false as const,
+        persists_submissions: false as const,
+        max_bytes: LIMITS.max_bytes,
+        validation_limits: {
+          max_depth: LIMITS.max_depth,
+          max_nodes: LIMITS.max_nodes,
+          max_issues: LIMITS.max_issues,
+          apply_before_schema: true as const,
+        },
+        validation_endpoint: `${api}/agent-work-receipts/validate`,
+        import_endpoint: `${api}/agent-work-receipts/import`,
+        endpoints: {
+          schema: `${api}/agent-work-receipts/schema`,
+          validate: `${api}/agent-work-receipts/validate`,
+          import: `${api}/agent-work-receipts/import`,
+          export: `${api}/receipts/{id}`,
+        },
+        schema: RECEIPT_SCHEMA,
+      };
+    }),
+
+  schema: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/agent-work-receipts/schema',
+        tags: ['receipts'],
+        summary: 'The receipt JSON Schema (agent-work-receipt/v0.1)',
+        protect: false,
+      },
+    })
+    .input(z.strictObject({}))
+    .output(z.record(z.string(), z.unknown()))
+    .query(() => RECEIPT_SCHEMA),
+});

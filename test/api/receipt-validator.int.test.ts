@@ -1,0 +1,108 @@
+/** The public receipt validator: metadata, schema, and the exact limits of POST …/validate. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleReceipt } from '@/server/domain/receipts/sample';
+import { startTestApp, type TestApp } from '../support/app';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+const post = (rawBody: string | ReadableStream<Uint8Array>, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  app.request('POST', '/agent-work-receipts/validate', { key: null, rawBody, headers });
+
+/** A valid receipt padded with trailing whitespace to exactly `bytes` bytes. */
+function receiptOfSize(bytes: number): string {
+  const text = JSON.stringify(sampleReceipt());
+  return text + ' '.repeat(bytes - Buffer.byteLength(text));
+}
+
+describe('receipt validator', () => {
+  it('publishes its metadata and schema without a credential', async () => {
+    const meta = await app.request('GET', '/agent-work-receipts/validate', { key: null });
+    expect(meta.status).toBe(200);
+    expect(meta.body).toMatchObject({
+      name: 'Agent Work Receipt',
+      schema_version: 'agent-work-receipt/v0.1',
+      account_required: false,
+      persists_submissions: false,
+      max_bytes: 262144,
+      validation_limits: { max_depth: 64, max_nodes: 50000, max_issues: 100, apply_before_schema: true },
+    });
+    expect(meta.body.schema_url).toMatch(/\/api\/v1\/agent-work-receipts\/schema$/);
+    expect(meta.body.validation_endpoint).toMatch(/\/api\/v1\/agent-work-receipts\/validate$/);
+    expect(meta.body.import_endpoint).toMatch(/\/api\/v1\/agent-work-receipts\/import$/);
+    const schema = await app.request('GET', '/agent-work-receipts/schema', { key: null });
+    expect(schema.body).toEqual(meta.body.schema);
+    expect(schema.body.properties.schema_version.const).toBe('agent-work-receipt/v0.1');
+  });
+
+  it('validates a document and stores nothing', async () => {
+    await app.expectUnchanged(async () => {
+      const ok = await post(JSON.stringify(sampleReceipt()));
+      expect(ok.status).toBe(200);
+      expect(ok.body).toEqual({ ok: true, valid: true, issues: [] });
+      const bad = await post(JSON.stringify({ ...sampleReceipt(), status: 'great' }));
+      expect(bad.body).toMatchObject({ ok: true, valid: false, issues: [{ path: '/status' }] });
+    });
+  });
+
+  it('takes 262144 bytes and refuses 262145 (413), counted while reading, chunked too', async () => {
+    expect((await post(receiptOfSize(262_144))).body.valid).toBe(true);
+    const over = await post(receiptOfSize(262_145));
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ ok: false, valid: false, error: { code: 'input.too_large' } });
+    const text = receiptOfSize(262_145);
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const bytes = Buffer.from(text);
+        for (let i = 0; i < bytes.length; i += 10_000) controller.enqueue(bytes.subarray(i, i + 10_000));
+        controller.close();
+      },
+    });
+    const res = await post(chunked);
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('input.too_large');
+  });
+
+  it('depth 64 passes the traversal bounds, 65 is 422; 50000 nodes pass, 50001 are 422', async () => {
+    const nest = (d: number) => JSON.stringify({ ...sampleReceipt(), rulings: JSON.parse('['.repeat(d - 1) + ']'.repeat(d - 1)) });
+    // The receipt object is level 1 and rulings level 2: d levels in all.
+    const at64 = await post(nest(64));
+    expect(at64.status).toBe(200);
+    expect(at64.body.valid).toBe(false); // past the bounds it reaches the schema, which refuses nested arrays
+    const at65 = await post(nest(65));
+    expect(at65.status).toBe(422);
+    expect(at65.body.error.code).toBe('input.structure_limit');
+    const base = sampleReceipt();
+    const countNodes = (v: unknown): number =>
+      v && typeof v === 'object' ? 1 + Object.values(v).reduce<number>((n, x) => n + countNodes(x), 0) : 1;
+    const baseNodes = countNodes({ ...base, rulings: [] });
+    const withNodes = (n: number) => JSON.stringify({ ...base, rulings: Array(n - baseNodes).fill(0) });
+    expect((await post(withNodes(50_000))).status).toBe(200);
+    const over = await post(withNodes(50_001));
+    expect(over.status).toBe(422);
+    expect(over.body.error.code).toBe('input.structure_limit');
+  });
+
+  it('refuses duplicate keys, __proto__ keys and broken JSON with 400 input.invalid_json', async () => {
+    const text = JSON.stringify(sampleReceipt());
+    for (const body of [text.replace('"summary":', '"summary":"a","summary":'), text.replace('{', '{"__proto__":{},'), '{"a":', '\u00ff']) {
+      const res = await post(body);
+      expect(res.status, body.slice(0, 40)).toBe(400);
+      expect(res.body.error.code).toBe('input.invalid_json');
+    }
+  });
+
+  it('reports at most 100 of 1000 schema errors', async () => {
+    const r = sampleReceipt();
+    r.evidence = Array.from({ length: 1000 }, () => ({ kind: 'file', digest: 'bad' }));
+    const res = await post(JSON.stringify(r));
+    expect(res.body.valid).toBe(false);
+    expect(res.body.issues).toHaveLength(100);
+    expect(res.body.issues[0]).toEqual({ path: '/evidence/0/digest', code: 'schema.pattern', message: expect.any(String) });
+  });
+});
