@@ -135,6 +135,60 @@ describe('POST /initiatives', () => {
       'dependency cycle',
     ],
     ['an unknown ref', { title: 't', workstreams: [{ ref: 'a', name: 'A', depends_on: ['zzz'] }] }, 'unknown ref zzz'],
+    [
+      'an unknown task ref',
+      { title: 't', workstreams: [{ name: 'W', milestones: [{ title: 'M', tasks: [{ ref: 'a', title: 'A', depends_on: ['nope'] }] }] }] },
+      'unknown ref nope',
+    ],
+    [
+      'a task dependency cycle',
+      {
+        title: 't',
+        workstreams: [
+          {
+            name: 'W',
+            milestones: [
+              {
+                title: 'M',
+                tasks: [
+                  { ref: 'x', title: 'X', depends_on: ['z'] },
+                  { ref: 'y', title: 'Y', depends_on: ['x'] },
+                  { ref: 'z', title: 'Z', depends_on: ['y'] },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+      'dependency cycle',
+    ],
+    [
+      'a task depending on a task of another milestone',
+      {
+        title: 't',
+        workstreams: [
+          {
+            name: 'W',
+            milestones: [
+              { title: 'M1', tasks: [{ ref: 'p', title: 'P' }] },
+              { title: 'M2', tasks: [{ ref: 'q', title: 'Q', depends_on: ['p'] }] },
+            ],
+          },
+        ],
+      },
+      '',
+    ],
+    [
+      'more than 2000 nodes',
+      {
+        title: 't',
+        workstreams: Array.from({ length: 5 }, (_, w) => ({
+          name: `W${w}`,
+          milestones: [{ title: 'M', tasks: Array.from({ length: 400 }, (_, t) => ({ title: `T${t}` })) }],
+        })),
+      },
+      '2000',
+    ],
     ['an unknown visibility', { title: 't', visibility: 'public' }, ''],
     ['an unknown model tier', { title: 't', model_tier: 'ultra' }, ''],
     ['an unknown execution mode', { title: 't', execution_policy: { mode: 'random' } }, ''],
