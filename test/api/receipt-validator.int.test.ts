@@ -106,3 +106,61 @@ describe('receipt validator', () => {
     expect(res.body.issues[0]).toEqual({ path: '/evidence/0/digest', code: 'schema.pattern', message: expect.any(String) });
   });
 });
+
+describe('GET /receipts/{receiptId}', () => {
+  it('exports a receipt made by POST /work, after its decisions are ruled, as a document the validator accepts', async () => {
+    const work = await app.request('POST', '/work', { body: { title: 'Publish the report' } });
+    const { taskId, receiptId } = work.body.data;
+    const run = await app.request('POST', '/runs', { body: { task_id: taskId } });
+    const approver = await app.member('approver');
+    const raised = await app.request('POST', '/decisions', {
+      body: { workspace_id: app.ws.workspaceId, title: 'Publish?', task_id: taskId, run_id: run.body.data.runId, blocks_task: true },
+    });
+    const ruled = await app.request('POST', `/decisions/${raised.body.decision.id}/approve`, {
+      session: approver.session,
+      body: { note: 'Go ahead' },
+    });
+    expect(ruled.status).toBe(200);
+    await app.request('POST', `/runs/${run.body.data.runId}/actions/resume`, { body: {} });
+    await app.request('POST', `/runs/${run.body.data.runId}/finish`, { body: { outcome: 'completed' } });
+
+    const exported = await app.request('GET', `/receipts/${receiptId}`);
+    expect(exported.status).toBe(200);
+    const doc = exported.body;
+    expect(doc).toMatchObject({
+      schema_version: 'agent-work-receipt/v0.1',
+      receipt_id: receiptId,
+      workspace_id: app.ws.workspaceId,
+      task: { id: taskId, title: 'Publish the report', status: 'done' },
+      status: 'completed',
+      actor: { type: 'api_key', id: app.ws.apiKeyId },
+    });
+    expect(doc.rulings).toEqual([
+      expect.objectContaining({
+        outcome: 'approved',
+        option_ids: ['approve'],
+        note: 'Go ahead',
+        resolved_by: approver.userId,
+        resolved_by_type: 'human',
+      }),
+    ]);
+    // The task's events, in order, each the ledger's own (same hashes as the event stream).
+    // Created; then in_progress (run), blocked (decision), paused (approved with no continuation:
+    // the hold ends), in_progress (resumed), done (finished).
+    expect(doc.events.map((e: { eventType: string }) => e.eventType)).toEqual(['work.created', ...Array(5).fill('task.status_changed')]);
+    const stream = (await app.request('GET', '/events/stream?limit=100')).body.data as { id: string; eventHash: string }[];
+    for (const e of doc.events) expect(stream.find((s) => s.id === e.id)?.eventHash).toBe(e.eventHash);
+
+    const validated = await post(JSON.stringify(doc));
+    expect(validated.body).toEqual({ ok: true, valid: true, issues: [] });
+  });
+
+  it('is 404 for another workspace’s receipt or an unknown one; a viewer may read', async () => {
+    const { receiptId } = (await app.request('POST', '/work', { body: { title: 'x' } })).body.data;
+    const other = await app.createWorkspace();
+    expect((await app.request('GET', `/receipts/${receiptId}`, { key: other.apiKey })).status).toBe(404);
+    expect((await app.request('GET', `/receipts/${crypto.randomUUID()}`)).status).toBe(404);
+    const viewer = await app.member('viewer');
+    expect((await app.request('GET', `/receipts/${receiptId}`, { session: viewer.session })).status).toBe(200);
+  });
+});

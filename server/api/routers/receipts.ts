@@ -1,7 +1,10 @@
 /** The receipt validator's public metadata and schema (the validation itself: receipt-validator.ts). */
 import { z } from 'zod';
 import { LIMITS, RECEIPT_SCHEMA, RECEIPT_SCHEMA_VERSION } from '@/server/domain/receipts/validate';
-import { publicProcedure, router } from '../trpc';
+import { exportReceipt, receiptWorkspace } from '@/server/domain/receipts/export';
+import { AppError } from '@/server/errors';
+import { actorIn, memberProcedure, publicProcedure, router } from '../trpc';
+import { id } from '../schemas';
 
 const metadata = z
   .object({
@@ -85,4 +88,32 @@ export const receiptsRouter = router({
     .input(z.strictObject({}))
     .output(z.record(z.string(), z.unknown()))
     .query(() => RECEIPT_SCHEMA),
+
+  export: memberProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/receipts/{receiptId}',
+        tags: ['receipts'],
+        summary: 'Export a receipt as an agent-work-receipt/v0.1 document',
+        description:
+          'The document itself (not enveloped), ready to hand to anyone and to POST to /agent-work-receipts/validate: the ' +
+          'receipt and its task, the actor, the task’s ledger events with their hashes, the recording event as evidence, ' +
+          'and the human rulings on the task’s decisions (who, when, which option, note).',
+      },
+      auth: ['ApiKey', 'Session'],
+      errorCodes: ['not_found'],
+    })
+    .input(z.strictObject({ receiptId: id() }))
+    .output(
+      z.record(z.string(), z.unknown()).meta({ description: 'An agent-work-receipt/v0.1 document (GET /agent-work-receipts/schema).' }),
+    )
+    .query(async ({ ctx, input }) => {
+      const workspaceId = await receiptWorkspace(ctx.runtime.db, input.receiptId);
+      if (!workspaceId) throw new AppError('not_found', 'No such receipt in your workspace.');
+      actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'not_found' });
+      const document = await exportReceipt(ctx.runtime.db, workspaceId, input.receiptId);
+      if (!document) throw new AppError('not_found', 'No such receipt in your workspace.');
+      return document;
+    }),
 });

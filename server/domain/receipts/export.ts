@@ -1,0 +1,83 @@
+/**
+ * A receipt as a portable agent-work-receipt/v0.1 document: the receipt and its task, who acted,
+ * the task's ledger events with their hashes (so anyone holding the workspace chain can check
+ * them), the event that recorded the receipt as evidence, and the human rulings on the task's
+ * decisions. The validator accepts every document this builds (tested by a round trip).
+ */
+import { and, asc, eq, isNotNull } from 'drizzle-orm';
+import type { Executor } from '@/db';
+import { decisions, ledgerEvents, receipts, tasks } from '@/db/schema';
+import { RECEIPT_SCHEMA_VERSION } from './validate';
+
+export async function receiptWorkspace(db: Executor, receiptId: string): Promise<string | undefined> {
+  const [row] = await db.select({ workspaceId: receipts.workspaceId }).from(receipts).where(eq(receipts.id, receiptId));
+  return row?.workspaceId;
+}
+
+export async function exportReceipt(db: Executor, workspaceId: string, receiptId: string): Promise<Record<string, unknown> | undefined> {
+  const [found] = await db
+    .select({ receipt: receipts, task: tasks })
+    .from(receipts)
+    .innerJoin(tasks, eq(tasks.id, receipts.taskId))
+    .where(and(eq(receipts.id, receiptId), eq(receipts.workspaceId, workspaceId)));
+  if (!found) return undefined;
+  const { receipt, task } = found;
+  const events = await db
+    .select()
+    .from(ledgerEvents)
+    .where(and(eq(ledgerEvents.workspaceId, workspaceId), eq(ledgerEvents.aggregateId, task.id)))
+    .orderBy(asc(ledgerEvents.sequence));
+  const recorded = events.find((e) => e.eventType === 'work.created') ?? events[0];
+  const rulings = await db
+    .select({ id: decisions.id, title: decisions.title, resolution: decisions.resolution })
+    .from(decisions)
+    .where(and(eq(decisions.workspaceId, workspaceId), eq(decisions.taskId, task.id), isNotNull(decisions.resolution)))
+    .orderBy(asc(decisions.createdAt), asc(decisions.id));
+  return {
+    schema_version: RECEIPT_SCHEMA_VERSION,
+    receipt_id: receipt.id,
+    workspace_id: workspaceId,
+    task: {
+      id: task.id,
+      title: task.title,
+      status: task.status,
+      initiative_id: task.initiativeId,
+      workstream_id: task.workstreamId,
+      milestone_id: task.milestoneId,
+    },
+    summary: receipt.summary,
+    status: receipt.status,
+    actor: recorded ? { type: recorded.actorType, id: recorded.actorId } : { type: 'system', id: 'system' },
+    created_at: receipt.createdAt.toISOString(),
+    updated_at: receipt.updatedAt.toISOString(),
+    evidence: recorded
+      ? [
+          {
+            kind: 'ledger_event',
+            description: `The ${recorded.eventType} event (sequence ${recorded.sequence}) that recorded this receipt.`,
+            digest: recorded.eventHash,
+          },
+        ]
+      : [],
+    events: events.map((e) => ({
+      id: e.id,
+      sequence: e.sequence,
+      eventType: e.eventType,
+      aggregateId: e.aggregateId,
+      occurredAt: e.occurredAtCanonical,
+      payloadDigest: e.payloadDigest,
+      previousHash: e.previousHash,
+      eventHash: e.eventHash,
+    })),
+    rulings: rulings.map((d) => ({
+      decision_id: d.id,
+      title: d.title,
+      outcome: d.resolution!.outcome,
+      option_ids: d.resolution!.option_ids,
+      note: d.resolution!.note,
+      resolved_by: d.resolution!.resolved_by,
+      resolved_by_type: d.resolution!.resolved_by_type,
+      resolved_at: d.resolution!.resolved_at,
+    })),
+  };
+}
