@@ -76,6 +76,11 @@ export const errorTable = {
     meaning: 'The lifecycle action cannot be applied to the node in its current state.',
     action: 'Read the node and its descendants; choose an action their states allow.',
   },
+  receipt_conflict: {
+    status: 409,
+    meaning: 'A different receipt document with this receipt_id was already imported into the workspace.',
+    action: 'Export the stored one (GET /receipts/{id}); import a corrected receipt under a new receipt_id.',
+  },
   decision_not_pending: {
     status: 409,
     meaning: 'The decision has already been ruled on, cancelled or expired.',

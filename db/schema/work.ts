@@ -3,7 +3,7 @@
  * These tables are projections of ledger events; `version` mirrors the aggregate's last aggregateVersion.
  */
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { aggregateColumns, ts } from './columns';
 import { workspaces } from './workspaces';
 
@@ -152,4 +152,23 @@ export const receipts = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [index('receipts_task_idx').on(t.taskId), index('receipts_workspace_idx').on(t.workspaceId)],
+);
+
+/**
+ * Receipts imported from elsewhere (POST /agent-work-receipts/import): the validated document as
+ * sent, kept whole so its export is byte-for-byte the same JSON value, with its digest.
+ */
+export const importedReceipts = pgTable(
+  'imported_receipts',
+  {
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    receiptId: uuid('receipt_id').notNull(),
+    document: jsonb('document').$type<Record<string, unknown>>().notNull(),
+    /** sha256: + hex of the RFC 8785 form of the document. */
+    documentDigest: text('document_digest').notNull(),
+    importedAt: ts('imported_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.receiptId] })],
 );

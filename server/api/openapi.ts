@@ -142,7 +142,7 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
 }
 
 /** Operations served outside the tRPC adapter (they read their own bodies), documented by hand below. */
-export const HAND_DOCUMENTED = ['post /agent-work-receipts/validate'] as const;
+export const HAND_DOCUMENTED = ['post /agent-work-receipts/import', 'post /agent-work-receipts/validate'] as const;
 
 /** POST /agent-work-receipts/validate is served outside the adapter (receipt-validator.ts); its operation is described here. */
 function documentReceiptValidation(paths: Record<string, Record<string, Json>>): void {
@@ -205,6 +205,69 @@ function documentReceiptValidation(paths: Record<string, Record<string, Json>>):
       400: error('`input.invalid_json`: not UTF-8 JSON, or a duplicate or __proto__ key.'),
       413: error('`input.too_large`: more than 262144 bytes.'),
       422: error('`input.structure_limit`: deeper than 64 levels or more than 50000 nodes (even when schema-valid).'),
+    },
+  };
+
+  const apiError = (status: number, codes: ErrorCode[]) => ({
+    description: codes.map((c) => `\`${c}\`: ${errorTable[c].meaning}`).join(' '),
+    headers: { 'X-Request-Id': requestIdHeader, ...(status === 503 ? { 'Retry-After': retryAfterHeader } : {}) },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  const imported = {
+    type: 'object',
+    required: ['data', 'meta'],
+    properties: {
+      data: {
+        type: 'object',
+        required: ['receipt_id', 'document_digest', 'duplicate', 'imported_at', 'event'],
+        properties: {
+          receipt_id: { type: 'string', format: 'uuid' },
+          document_digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+          duplicate: { type: 'boolean' },
+          imported_at: { type: 'string', format: 'date-time' },
+          event: {
+            anyOf: [
+              {
+                type: 'object',
+                required: ['id', 'sequence', 'eventHash'],
+                properties: { id: { type: 'string' }, sequence: { type: 'integer' }, eventHash: { type: 'string' } },
+              },
+              { type: 'null' },
+            ],
+          },
+        },
+      },
+      meta: {
+        type: 'object',
+        required: ['apiVersion', 'workspaceId', 'duplicate'],
+        properties: { apiVersion: { const: '1' }, workspaceId: { type: 'string' }, duplicate: { type: 'boolean' } },
+      },
+    },
+  };
+  const ok = (description: string) => ({
+    description,
+    headers: { 'X-Request-Id': requestIdHeader },
+    content: { 'application/json': { schema: imported } },
+  });
+  (paths['/agent-work-receipts/import'] ??= {}).post = {
+    operationId: 'receipts-import',
+    tags: ['receipts'],
+    summary: 'Import a receipt document into your workspace',
+    description:
+      'Checked like POST /agent-work-receipts/validate (262144 bytes, strict JSON, traversal limits, the schema), then stored ' +
+      'with a `receipt.imported` ledger event. The same document again is 200 with duplicate true and writes nothing; a ' +
+      'different document under the same receipt_id is 409 receipt_conflict. GET /receipts/{id} returns it as imported.',
+    security: [{ ApiKey: [] }],
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+    responses: {
+      201: ok('Imported.'),
+      200: ok('Already imported: the same document; nothing written.'),
+      400: apiError(400, ['invalid_json', 'validation_failed']),
+      401: apiError(401, ['unauthorized']),
+      409: apiError(409, ['receipt_conflict']),
+      413: apiError(413, ['payload_too_large']),
+      500: apiError(500, ['internal_error']),
+      503: apiError(503, ['service_unavailable']),
     },
   };
 }

@@ -5,7 +5,13 @@
  * duplicate keys are still visible to the strict reader. Errors use the validator's own shape:
  * { ok: false, valid: false, error: { code, message, issues } }.
  */
+import { authenticateApiKey } from '@/server/auth/api-keys';
+import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor } from '@/server/domain/actor';
+import { importReceipt } from '@/server/domain/receipts/import';
+import { parseStrictJson } from '@/server/domain/receipts/strict-json';
 import { LIMITS, validateReceiptText, type Issue } from '@/server/domain/receipts/validate';
+import { AppError } from '@/server/errors';
+import type { Runtime } from '@/server/runtime';
 
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
@@ -44,4 +50,69 @@ export async function serveReceiptValidation(request: Request): Promise<Response
   const outcome = validateReceiptText(text);
   if (outcome.ok) return json(200, { ok: true, valid: outcome.valid, issues: outcome.issues });
   return validatorError(outcome.code === 'input.structure_limit' ? 422 : 400, outcome.code, outcome.message, outcome.issues);
+}
+
+/**
+ * POST /api/v1/agent-work-receipts/import (API key, the key's workspace): the same reading and
+ * checks as the validator, then the document is stored with a `receipt.imported` event. Errors use
+ * the API's envelope: 413 payload_too_large, 400 invalid_json (bad JSON, duplicate or __proto__
+ * keys), 400 validation_failed (limits or schema, issues as JSON pointers), 409 receipt_conflict.
+ */
+export async function serveReceiptImport(request: Request, requestId: string, runtime: Runtime): Promise<Response> {
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+  if (!token) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');
+  const key = await authenticateApiKey(runtime.db, token);
+  if (!key) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+
+  const limit = LIMITS.max_bytes;
+  const tooLarge = () => new AppError('payload_too_large', `A receipt document is at most ${limit} bytes.`, { limitBytes: limit });
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new AppError('invalid_json', 'The body is not valid UTF-8.');
+  }
+  const parsed = parseStrictJson(text, { maxDepth: LIMITS.max_depth, maxNodes: LIMITS.max_nodes });
+  if (!parsed.ok) {
+    const e = parsed.error;
+    if (e.kind === 'syntax') throw new AppError('invalid_json', `The body is not valid JSON: ${e.message} at byte ${e.offset}.`);
+    if (e.kind === 'duplicate_key' || e.kind === 'forbidden_key') throw new AppError('invalid_json', `${e.message} at ${e.path}.`);
+    throw new AppError('validation_failed', `The document is ${e.message}.`, { issues: [{ path: e.path, message: e.message }] });
+  }
+  const checked = validateReceiptText(text);
+  if (!checked.ok || !checked.valid) {
+    throw new AppError('validation_failed', 'The document is not a valid agent-work-receipt/v0.1.', {
+      issues: checked.issues.map((i) => ({ path: i.path, message: i.message })),
+    });
+  }
+  const actor: Actor = {
+    type: 'api_key',
+    id: key.keyId,
+    ownerId: key.ownerUserId,
+    workspaceId: key.workspaceId,
+    trace: { requestId, correlationId: requestId, idempotencyKey: null, contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST },
+  };
+  const outcome = await runtime.db.transaction((tx) => importReceipt(tx, actor, parsed.value as Record<string, unknown>));
+  if (!outcome.duplicate) runtime.wakeups.committed(key.workspaceId);
+  return json(outcome.duplicate ? 200 : 201, {
+    data: outcome,
+    meta: { apiVersion: '1', workspaceId: key.workspaceId, duplicate: outcome.duplicate },
+  });
 }

@@ -15,7 +15,7 @@ import { AppError, errorTable, isStoreUnavailable, type ErrorCode } from '@/serv
 import { log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { serveEventStream } from './event-stream';
-import { serveReceiptValidation } from './receipt-validator';
+import { serveReceiptImport, serveReceiptValidation } from './receipt-validator';
 import { appRouter } from './root';
 import type { ApiContext, Meta } from './trpc';
 
@@ -125,6 +125,9 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
     return serveReceiptValidation(request);
   }
   const runtime = await opts.runtime();
+  if (request.method === 'POST' && url.pathname.replace(/\/+$/, '') === `${API_BASE}/agent-work-receipts/import`) {
+    return serveReceiptImport(request, requestId, runtime);
+  }
   // The SSE form of the event stream is a long response of its own, outside the JSON adapter.
   if (request.method === 'GET' && url.pathname === `${API_BASE}/events/stream` && url.searchParams.get('format') === 'sse') {
     return serveEventStream(request, url, runtime);

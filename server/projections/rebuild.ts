@@ -9,6 +9,7 @@ import {
   decisionAttention,
   decisions,
   dedupClaims,
+  importedReceipts,
   initiatives,
   milestones,
   receipts,
@@ -88,6 +89,7 @@ async function rebuildOnce(db: Database, workspaceId: string): Promise<RebuildRe
     await tx.delete(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId));
     await tx.delete(decisions).where(eq(decisions.workspaceId, workspaceId));
     await tx.delete(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId));
+    await tx.delete(importedReceipts).where(eq(importedReceipts.workspaceId, workspaceId));
     await tx.delete(runCheckpoints).where(eq(runCheckpoints.workspaceId, workspaceId));
     await tx.delete(runs).where(eq(runs.workspaceId, workspaceId));
     await tx.delete(receipts).where(eq(receipts.workspaceId, workspaceId));
@@ -106,6 +108,7 @@ async function rebuildOnce(db: Database, workspaceId: string): Promise<RebuildRe
     await insertChunks([...state.runs.values()], (c) => tx.insert(runs).values(c));
     await insertChunks([...state.checkpoints.values()], (c) => tx.insert(runCheckpoints).values(c));
     await insertChunks([...state.claims.values()], (c) => tx.insert(dedupClaims).values(c));
+    await insertChunks([...state.imported.values()], (c) => tx.insert(importedReceipts).values(c));
     await insertChunks([...state.decisions.values()], (c) => tx.insert(decisions).values(c));
     await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
     return {
@@ -120,6 +123,7 @@ async function rebuildOnce(db: Database, workspaceId: string): Promise<RebuildRe
         runs: state.runs.size,
         checkpoints: state.checkpoints.size,
         claims: state.claims.size,
+        imported: state.imported.size,
         decisions: state.decisions.size,
         attention: state.attention.size,
       },

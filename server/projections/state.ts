@@ -10,6 +10,7 @@ import {
   decisionAttention,
   decisions,
   dedupClaims,
+  importedReceipts,
   runCheckpoints,
   initiatives,
   ledgerEvents,
@@ -50,6 +51,7 @@ import {
 import type { AttentionRow, DecisionRow } from '@/server/domain/decisions/view';
 
 export type { RunRow };
+export type ImportedRow = typeof importedReceipts.$inferSelect;
 
 export interface ProjectionState {
   initiatives: Map<string, InitiativeRow>;
@@ -60,6 +62,7 @@ export interface ProjectionState {
   runs: Map<string, RunRow>;
   checkpoints: Map<string, CheckpointRow>;
   claims: Map<string, ClaimRow>;
+  imported: Map<string, ImportedRow>;
   decisions: Map<string, DecisionRow>;
   attention: Map<string, AttentionRow>;
   /** The event that created each receipt: evidence carries its id and hash. */
@@ -76,6 +79,7 @@ export function emptyState(): ProjectionState {
     runs: new Map(),
     checkpoints: new Map(),
     claims: new Map(),
+    imported: new Map(),
     decisions: new Map(),
     attention: new Map(),
     receiptEvents: new Map(),
@@ -182,6 +186,16 @@ export function apply(state: ProjectionState, event: LedgerEvent): void {
       return;
     }
 
+    case 'receipt.imported':
+      state.imported.set(event.aggregateId, {
+        workspaceId: event.workspaceId,
+        receiptId: event.aggregateId,
+        document: p.document as Record<string, unknown>,
+        documentDigest: p.document_digest as string,
+        importedAt: at,
+      });
+      return;
+
     case 'dedup.claimed':
     case 'dedup.extended':
     case 'dedup.released': {
@@ -257,7 +271,7 @@ export function fold(events: Iterable<LedgerEvent>, state = emptyState()): Proje
 /** The projection tables of one workspace, read as they are. */
 export async function loadFromTables(db: Executor, workspaceId: string): Promise<ProjectionState> {
   const byId = <R extends { id: string }>(rows: R[]) => new Map(rows.map((r) => [r.id, r]));
-  const [i, w, m, t, r, ru, d, a, cp, cl] = await Promise.all([
+  const [i, w, m, t, r, ru, d, a, cp, cl, im] = await Promise.all([
     db.select().from(initiatives).where(eq(initiatives.workspaceId, workspaceId)),
     db.select().from(workstreams).where(eq(workstreams.workspaceId, workspaceId)),
     db.select().from(milestones).where(eq(milestones.workspaceId, workspaceId)),
@@ -268,6 +282,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     db.select().from(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId)),
     db.select().from(runCheckpoints).where(eq(runCheckpoints.workspaceId, workspaceId)),
     db.select().from(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId)),
+    db.select().from(importedReceipts).where(eq(importedReceipts.workspaceId, workspaceId)),
   ]);
   const state: ProjectionState = {
     initiatives: byId(i),
@@ -278,6 +293,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     runs: byId(ru),
     checkpoints: byId(cp),
     claims: byId(cl),
+    imported: new Map(im.map((x) => [x.receiptId, x])),
     decisions: byId(d),
     attention: new Map(a.map((x) => [x.decisionId, x])),
     receiptEvents: new Map(),

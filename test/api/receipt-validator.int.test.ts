@@ -164,3 +164,57 @@ describe('GET /receipts/{receiptId}', () => {
     expect((await app.request('GET', `/receipts/${receiptId}`, { session: viewer.session })).status).toBe(200);
   });
 });
+
+describe('POST /agent-work-receipts/import', () => {
+  const importDoc = (body: string, key?: string | null) =>
+    app.request('POST', '/agent-work-receipts/import', { rawBody: body, headers: { 'content-type': 'application/json' }, key });
+
+  it('stores a valid document with one receipt.imported event; the same again is a duplicate; GET /receipts returns it as sent', async () => {
+    const doc = sampleReceipt();
+    const before = await app.counts();
+    const first = await importDoc(JSON.stringify(doc));
+    expect(first.status).toBe(201);
+    expect(first.body.data).toMatchObject({
+      receipt_id: doc.receipt_id,
+      duplicate: false,
+      document_digest: expect.stringMatching(/^sha256:/),
+    });
+    expect((await app.counts()).events).toBe(before.events! + 1);
+    await app.expectUnchanged(async () => {
+      const again = await importDoc(JSON.stringify(doc, null, 2));
+      expect(again.status).toBe(200);
+      expect(again.body.data).toMatchObject({ duplicate: true, event: null, document_digest: first.body.data.document_digest });
+    });
+    const exported = await app.request('GET', `/receipts/${doc.receipt_id}`);
+    expect(exported.body).toEqual(doc);
+    const events = await app.request('GET', '/events/stream?type=receipt.imported&limit=100');
+    expect(events.body.data.at(-1)).toMatchObject({ aggregateId: doc.receipt_id, payload: { document: doc } });
+    // Another workspace cannot see it.
+    const other = await app.createWorkspace();
+    expect((await app.request('GET', `/receipts/${doc.receipt_id}`, { key: other.apiKey })).status).toBe(404);
+  });
+
+  it('refuses a different document under the same receipt_id (409), invalid documents (400), no key (401), too large (413); nothing written', async () => {
+    const doc = sampleReceipt();
+    expect((await importDoc(JSON.stringify(doc))).status).toBe(201);
+    await app.expectUnchanged(async () => {
+      const changed = await importDoc(JSON.stringify({ ...doc, summary: 'rewritten' }));
+      expect(changed.status).toBe(409);
+      expect(changed.body.error.code).toBe('receipt_conflict');
+      const invalid = await importDoc(JSON.stringify({ ...sampleReceipt(), status: 'great' }));
+      expect(invalid.status).toBe(400);
+      expect(invalid.body.error).toMatchObject({ code: 'validation_failed', details: { issues: [{ path: '/status' }] } });
+      const dup = await importDoc(JSON.stringify(sampleReceipt()).replace('"summary":', '"summary":"a","summary":'));
+      expect(dup.body.error.code).toBe('invalid_json');
+      expect((await importDoc(JSON.stringify(sampleReceipt()), null)).status).toBe(401);
+      expect((await importDoc(receiptOfSize(262_145))).status).toBe(413);
+    });
+  });
+
+  it('the imported receipts table equals the ledger replayed', async () => {
+    const { replayWorkspace } = await import('@/server/projections/rebuild');
+    const { loadFromTables } = await import('@/server/projections/state');
+    const replayed = await replayWorkspace(app.runtime.db, app.ws.workspaceId);
+    expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, app.ws.workspaceId));
+  });
+});

@@ -154,7 +154,8 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
           (select count(*) from decision_attention) as attention,
           (select count(*) from runs) as runs,
           (select count(*) from run_checkpoints) as checkpoints,
-          (select count(*) from dedup_claims) as claims`,
+          (select count(*) from dedup_claims) as claims,
+          (select count(*) from imported_receipts) as imported_receipts`,
       );
       return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
     },

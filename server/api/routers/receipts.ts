@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { LIMITS, RECEIPT_SCHEMA, RECEIPT_SCHEMA_VERSION } from '@/server/domain/receipts/validate';
 import { exportReceipt, receiptWorkspace } from '@/server/domain/receipts/export';
 import { AppError } from '@/server/errors';
+import { eq } from 'drizzle-orm';
+import { importedReceipts } from '@/db/schema';
 import { actorIn, memberProcedure, publicProcedure, router } from '../trpc';
 import { id } from '../schemas';
 
@@ -99,7 +101,8 @@ export const receiptsRouter = router({
         description:
           'The document itself (not enveloped), ready to hand to anyone and to POST to /agent-work-receipts/validate: the ' +
           'receipt and its task, the actor, the task’s ledger events with their hashes, the recording event as evidence, ' +
-          'and the human rulings on the task’s decisions (who, when, which option, note).',
+          'and the human rulings on the task’s decisions (who, when, which option, note). An imported receipt is returned ' +
+          'exactly as it was imported.',
       },
       auth: ['ApiKey', 'Session'],
       errorCodes: ['not_found'],
@@ -109,11 +112,24 @@ export const receiptsRouter = router({
       z.record(z.string(), z.unknown()).meta({ description: 'An agent-work-receipt/v0.1 document (GET /agent-work-receipts/schema).' }),
     )
     .query(async ({ ctx, input }) => {
-      const workspaceId = await receiptWorkspace(ctx.runtime.db, input.receiptId);
-      if (!workspaceId) throw new AppError('not_found', 'No such receipt in your workspace.');
-      actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'not_found' });
-      const document = await exportReceipt(ctx.runtime.db, workspaceId, input.receiptId);
-      if (!document) throw new AppError('not_found', 'No such receipt in your workspace.');
-      return document;
+      const { db } = ctx.runtime;
+      const workspaceId = await receiptWorkspace(db, input.receiptId);
+      if (workspaceId) {
+        actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'not_found' });
+        const document = await exportReceipt(db, workspaceId, input.receiptId);
+        if (document) return document;
+      }
+      // An imported receipt: its id is the document's, unique per workspace; the caller's workspaces are searched.
+      const holders = await db
+        .select({ workspaceId: importedReceipts.workspaceId, document: importedReceipts.document })
+        .from(importedReceipts)
+        .where(eq(importedReceipts.receiptId, input.receiptId));
+      const mine = holders.find((h) =>
+        ctx.principal.kind === 'api_key'
+          ? h.workspaceId === ctx.principal.workspaceId
+          : ctx.principal.memberships.some((m) => m.workspaceId === h.workspaceId),
+      );
+      if (!mine) throw new AppError('not_found', 'No such receipt in your workspace.');
+      return mine.document;
     }),
 });

@@ -1,0 +1,75 @@
+/**
+ * Importing a validated receipt document into a workspace: stored whole with its digest, one
+ * `receipt.imported` ledger event carrying it. Importing the same document again changes nothing
+ * (answered as a duplicate); a different document under the same receipt_id is 409.
+ */
+import { and, eq } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import { importedReceipts } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import { appendEvents } from '@/server/ledger/append';
+import { digestOf } from '@/server/ledger/canonical';
+import type { Actor } from '../actor';
+
+export interface ImportOutcome {
+  receipt_id: string;
+  document_digest: string;
+  duplicate: boolean;
+  imported_at: string;
+  event: { id: string; sequence: number; eventHash: string } | null;
+}
+
+export async function importReceipt(tx: Tx, actor: Actor, document: Record<string, unknown>): Promise<ImportOutcome> {
+  const receiptId = String(document.receipt_id).toLowerCase();
+  const documentDigest = digestOf(document);
+  const now = new Date();
+  const [row] = await tx
+    .insert(importedReceipts)
+    .values({ workspaceId: actor.workspaceId, receiptId, document, documentDigest, importedAt: now })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) {
+    const [existing] = await tx
+      .select()
+      .from(importedReceipts)
+      .where(and(eq(importedReceipts.workspaceId, actor.workspaceId), eq(importedReceipts.receiptId, receiptId)));
+    if (existing && existing.documentDigest === documentDigest) {
+      return {
+        receipt_id: receiptId,
+        document_digest: documentDigest,
+        duplicate: true,
+        imported_at: existing.importedAt.toISOString(),
+        event: null,
+      };
+    }
+    throw new AppError('receipt_conflict', 'Another document with this receipt_id was already imported.', { receipt_id: receiptId });
+  }
+  const [event] = await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'receipt',
+        aggregateId: receiptId,
+        eventType: 'receipt.imported',
+        payload: { receipt_id: receiptId, document_digest: documentDigest, imported_at: now.toISOString(), document },
+      },
+    ],
+    now,
+  );
+  return {
+    receipt_id: receiptId,
+    document_digest: documentDigest,
+    duplicate: false,
+    imported_at: now.toISOString(),
+    event: { id: event!.id, sequence: event!.sequence, eventHash: event!.eventHash },
+  };
+}
+
+export async function importedDocument(tx: Tx | import('@/db').Executor, workspaceId: string, receiptId: string) {
+  const [row] = await tx
+    .select({ document: importedReceipts.document })
+    .from(importedReceipts)
+    .where(and(eq(importedReceipts.workspaceId, workspaceId), eq(importedReceipts.receiptId, receiptId)));
+  return row?.document;
+}
