@@ -11,6 +11,7 @@ import { importReceipt } from '@/server/domain/receipts/import';
 import { parseStrictJson } from '@/server/domain/receipts/strict-json';
 import { LIMITS, validateReceiptText, type Issue } from '@/server/domain/receipts/validate';
 import { AppError } from '@/server/errors';
+import { readBounded, utf8 } from './body';
 import type { Runtime } from '@/server/runtime';
 
 function json(status: number, body: unknown): Response {
@@ -24,29 +25,10 @@ export function validatorError(status: number, code: string, message: string, is
 export async function serveReceiptValidation(request: Request): Promise<Response> {
   const limit = LIMITS.max_bytes;
   const tooLarge = () => validatorError(413, 'input.too_large', `The document is larger than ${limit} bytes.`);
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) return tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => undefined);
-        return tooLarge();
-      }
-      chunks.push(value);
-    }
-  }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    return validatorError(400, 'input.invalid_json', 'The document is not valid UTF-8.');
-  }
+  const bytes = await readBounded(request, limit);
+  if (!bytes) return tooLarge();
+  const text = utf8(bytes);
+  if (text === null) return validatorError(400, 'input.invalid_json', 'The document is not valid UTF-8.');
   const outcome = validateReceiptText(text);
   if (outcome.ok) return json(200, { ok: true, valid: outcome.valid, issues: outcome.issues });
   return validatorError(outcome.code === 'input.structure_limit' ? 422 : 400, outcome.code, outcome.message, outcome.issues);
@@ -66,29 +48,10 @@ export async function serveReceiptImport(request: Request, requestId: string, ru
 
   const limit = LIMITS.max_bytes;
   const tooLarge = () => new AppError('payload_too_large', `A receipt document is at most ${limit} bytes.`, { limitBytes: limit });
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-  }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    throw new AppError('invalid_json', 'The body is not valid UTF-8.');
-  }
+  const bytes = await readBounded(request, limit);
+  if (!bytes) throw tooLarge();
+  const text = utf8(bytes);
+  if (text === null) throw new AppError('invalid_json', 'The body is not valid UTF-8.');
   const parsed = parseStrictJson(text, { maxDepth: LIMITS.max_depth, maxNodes: LIMITS.max_nodes });
   if (!parsed.ok) {
     const e = parsed.error;

@@ -14,6 +14,7 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { AppError, errorTable, isStoreUnavailable, type ErrorCode } from '@/server/errors';
 import { log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
+import { readBounded, utf8 } from './body';
 import { serveEventStream } from './event-stream';
 import { serveReceiptImport, serveReceiptValidation } from './receipt-validator';
 import { appRouter } from './root';
@@ -205,25 +206,9 @@ function withJsonContentType(headers: Headers): Headers {
  * Content-Length cannot get past it), and parses it as a UTF-8 JSON object.
  */
 async function readJsonBody(request: Request, limit: number): Promise<Record<string, unknown>> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
-
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(limit);
-      }
-      chunks.push(value);
-    }
-  }
-  if (size === 0) return {};
+  const bytes = await readBounded(request, limit);
+  if (!bytes) throw tooLarge(limit);
+  if (bytes.length === 0) return {};
 
   const contentType = request.headers.get('content-type');
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
@@ -235,12 +220,8 @@ async function readJsonBody(request: Request, limit: number): Promise<Record<str
         : 'Send Content-Type: application/json.',
     );
   }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Buffer.concat(chunks));
-  } catch {
-    throw new AppError('invalid_json', 'The body is not valid UTF-8.');
-  }
+  const text = utf8(bytes);
+  if (text === null) throw new AppError('invalid_json', 'The body is not valid UTF-8.');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

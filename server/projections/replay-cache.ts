@@ -33,6 +33,11 @@ export const MAX_WORKSPACES = 64;
 
 const fresh = (): Omit<Entry, 'queue'> => ({ state: emptyState(), sequence: 0, events: 0, eventsByAggregate: new Map() });
 
+/** The workspaces whose replayed state is kept for `db`, least recently used first. */
+export function cachedWorkspaces(db: Database): string[] {
+  return [...(caches.get(db)?.keys() ?? [])];
+}
+
 /** Forgets every replayed state of `db` (tests use it to make the next read replay from the ledger). */
 export function resetReplayCache(db: Database): void {
   caches.delete(db);

@@ -56,6 +56,14 @@ function framesOf(text: string): Frame[] {
 const work = (ws: TestWorkspace = app.ws, title = `w ${randomUUID().slice(0, 6)}`) =>
   app.request('POST', '/work', { key: ws.apiKey, body: { title } });
 
+const systemActor = (ws: TestWorkspace): Actor => ({
+  type: 'system',
+  id: 'system:test',
+  ownerId: ws.ownerUserId,
+  workspaceId: ws.workspaceId,
+  trace: systemTrace(randomUUID()),
+});
+
 async function freshWorkspace(): Promise<TestWorkspace> {
   return app.createWorkspace();
 }
@@ -178,26 +186,14 @@ describe('GET /events/stream?format=sse', () => {
   it('a revoked key ends its open leases', async () => {
     const ws = await freshWorkspace();
     const key = await app.runtime.db.transaction(async (tx) => {
-      const actor: Actor = {
-        type: 'system',
-        id: 'system:test',
-        ownerId: ws.ownerUserId,
-        workspaceId: ws.workspaceId,
-        trace: systemTrace(randomUUID()),
-      };
+      const actor = systemActor(ws);
       return createApiKey(tx, actor, { name: 'to revoke' });
     });
     const started = Date.now();
     const reading = lease({ ...ws, apiKey: key.secret }, 'lease_ms=20000&poll_ms=50');
     await new Promise((r) => setTimeout(r, 300));
     await app.runtime.db.transaction(async (tx) => {
-      const actor: Actor = {
-        type: 'system',
-        id: 'system:test',
-        ownerId: ws.ownerUserId,
-        workspaceId: ws.workspaceId,
-        trace: systemTrace(randomUUID()),
-      };
+      const actor = systemActor(ws);
       await revokeApiKey(tx, actor, { keyId: key.id });
     });
     const { text } = await reading;

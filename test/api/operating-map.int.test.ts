@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operatingMap } from '@/server/domain/operating-map/map';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { rebuildProjections, replayWorkspace } from '@/server/projections/rebuild';
-import { resetReplayCache } from '@/server/projections/replay-cache';
+import { cachedWorkspaces, MAX_WORKSPACES, resetReplayCache, withReplayed } from '@/server/projections/replay-cache';
 import { loadFromTables } from '@/server/projections/state';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
 import { launchTree } from '../support/fixtures';
@@ -242,5 +242,22 @@ describe('projections:rebuild alongside writers', () => {
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
     const { state } = await replayWorkspace(app.runtime.db, ws.workspaceId);
     expect(state).toEqual(await loadFromTables(app.runtime.db, ws.workspaceId));
+  });
+});
+
+describe('the replay cache', () => {
+  it(`keeps at most ${MAX_WORKSPACES} workspaces, dropping the least recently used`, async () => {
+    resetReplayCache(app.runtime.db);
+    const made: string[] = [];
+    for (let i = 0; i <= MAX_WORKSPACES; i++) made.push((await app.createWorkspace()).workspaceId);
+    for (const id of made) await withReplayed(app.runtime.db, id, () => undefined);
+    // The 65th evicted the first; using the second again makes it the most recent, so the next new one evicts the third.
+    await withReplayed(app.runtime.db, made[1]!, () => undefined);
+    const cached = cachedWorkspaces(app.runtime.db);
+    expect(cached).toHaveLength(MAX_WORKSPACES);
+    expect(cached).not.toContain(made[0]);
+    expect(cached.at(-1)).toBe(made[1]);
+    await withReplayed(app.runtime.db, ws.workspaceId, () => undefined);
+    expect(cachedWorkspaces(app.runtime.db)).not.toContain(made[2]);
   });
 });
