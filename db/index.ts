@@ -24,8 +24,13 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /** PGlite only: the whole cluster as a tarball. */
   dump?: () => Promise<Blob>;
-  /** PostgreSQL only: LISTEN on `channel` (a connection of its own, re-established by the driver). */
-  listen?: (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL only: LISTEN on `channel` on a connection of its own, re-established whenever it
+   * drops. `onState` says when the connection is listening (true: also after each re-LISTEN, so
+   * signals sent while it was down may have been missed) and when it was lost (false). Rejects
+   * when the first LISTEN fails.
+   */
+  listen?: (channel: string, onPayload: (payload: string) => void, onState?: (listening: boolean) => void) => Promise<() => Promise<void>>;
   /** PostgreSQL only: NOTIFY `channel` once per payload, in one statement. */
   notify?: (channel: string, payloads: string[]) => Promise<void>;
   close(): Promise<void>;
@@ -74,7 +79,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
         int8: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
       },
     });
-    const db = drizzle(client, { schema }) as unknown as Database;
+    const db = drizzle(preparing(client), { schema }) as unknown as Database;
     return {
       db,
       engine: 'postgres',
@@ -89,9 +94,63 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
           await lock.end({ timeout: 5 });
         }
       },
-      async listen(channel, onPayload) {
-        const { unlisten } = await client.listen(channel, onPayload);
-        return unlisten;
+      async listen(channel, onPayload, onState) {
+        // Not postgres.js's own listen(): it re-LISTENs after a drop too, but says nothing when
+        // the connection is lost, and a reader that cannot tell must keep polling.
+        const statement = `listen "${channel.replace(/"/g, '""')}"`;
+        let ended = false;
+        let wanted = false;
+        let running = false;
+        const options = {
+          max: 1,
+          idle_timeout: 0,
+          max_lifetime: null,
+          fetch_types: false,
+          onnotice: () => undefined,
+          onnotify: (name: string, payload: string) => {
+            if (name === channel) onPayload(payload);
+          },
+          onclose: () => {
+            if (ended) return;
+            onState?.(false);
+            relisten();
+          },
+        };
+        const connection = postgres(opts.url!, options);
+        const relisten = () => {
+          wanted = true;
+          if (!running) void loop();
+        };
+        const loop = async () => {
+          running = true;
+          let delay = 0;
+          while (wanted && !ended) {
+            wanted = false;
+            if (delay > 0) await new Promise((r) => setTimeout(r, delay).unref());
+            if (ended) break;
+            try {
+              await connection.unsafe(statement);
+              delay = 0;
+              if (!ended && !wanted) onState?.(true);
+            } catch {
+              wanted = true;
+              delay = Math.min(Math.max(delay * 2, 250), 5000);
+            }
+          }
+          running = false;
+        };
+        try {
+          await connection.unsafe(statement);
+        } catch (err) {
+          ended = true;
+          await connection.end({ timeout: 1 }).catch(() => undefined);
+          throw err;
+        }
+        onState?.(true);
+        return async () => {
+          ended = true;
+          await connection.end({ timeout: 5 });
+        };
       },
       async notify(channel, payloads) {
         await client`select pg_notify(${channel}, p) from unnest(${payloads}::text[]) as p`;
@@ -125,6 +184,41 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
       await release();
     },
   };
+}
+
+type PostgresSql = import('postgres').Sql;
+
+/**
+ * The client Drizzle gets: every statement sent as a named prepared statement, cached per
+ * connection by its text. Drizzle asks postgres.js for unnamed statements (prepare: false), and
+ * postgres.js sends an unnamed statement with parameters in two round trips (Parse and Describe,
+ * wait for the parameter types, then Bind and Execute), parsed and planned each time; prepared,
+ * a repeated statement is one Bind and Execute. Our statements come from a fixed set of texts, so
+ * the per-connection caches stay small. Transactions and savepoints hand Drizzle a scoped client:
+ * it is wrapped the same way. (A transaction-pooling proxy such as PgBouncer in transaction mode
+ * would need prepared-statement support.)
+ */
+function preparing<T extends PostgresSql>(sql: T): T {
+  return new Proxy(sql, {
+    get(target, prop, receiver) {
+      if (prop === 'unsafe') {
+        return (query: string, params?: unknown[], options?: Record<string, unknown>) =>
+          target.unsafe(query, params as never, { ...options, prepare: true });
+      }
+      if (prop === 'begin' || prop === 'savepoint') {
+        const original = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
+        return (...args: unknown[]) => {
+          const fnIndex = args.findIndex((a) => typeof a === 'function');
+          if (fnIndex >= 0) {
+            const fn = args[fnIndex] as (tx: PostgresSql) => unknown;
+            args[fnIndex] = (tx: PostgresSql) => fn(preparing(tx));
+          }
+          return original.apply(target, args);
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
 }
 
 /**

@@ -9,7 +9,6 @@ const dataDir = path.join(import.meta.dirname, '..', '.data', 'e2e');
 rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(dataDir, { recursive: true });
 const root = path.join(import.meta.dirname, '..');
-const nextBin = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 
 // Users, a key and a second workspace first, while no server holds the directory.
 const setup = spawnSync(path.join(root, 'node_modules', '.bin', 'tsx'), [path.join(root, 'e2e', 'setup.ts'), dataDir], {
@@ -18,10 +17,13 @@ const setup = spawnSync(path.join(root, 'node_modules', '.bin', 'tsx'), [path.jo
 });
 if (setup.status !== 0) process.exit(setup.status ?? 1);
 
-const server = spawn(process.execPath, [nextBin, 'start', '-H', '127.0.0.1', '-p', port], {
+const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], {
   stdio: 'inherit',
   env: {
     ...process.env,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: port,
     PGLITE_DATA_DIR: path.join(dataDir, 'pglite'),
     APP_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'warn',

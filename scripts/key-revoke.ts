@@ -18,7 +18,7 @@ if (!values.key && !(values.workspace && values.id)) {
   fail('Usage: npm run key:revoke -- --workspace <name|id> --id <key id>   or   npm run key:revoke -- --key <key>');
 }
 
-await withRuntime(async ({ db }) => {
+await withRuntime(async ({ db, wakeups }) => {
   let workspaceRef = values.workspace;
   let keyId = values.id;
   if (values.key) {
@@ -33,6 +33,8 @@ await withRuntime(async ({ db }) => {
   }
   const workspace = await findWorkspace(db, workspaceRef!);
   const result = await db.transaction((tx) => revokeApiKey(tx, cliActor('key-revoke', workspace), { keyId: keyId! }));
+  // A running server's open leases of this key end now (NOTIFY, sent before the runtime closes).
+  if (result.revoked) wakeups.committed(workspace.id);
   console.log(result.revoked ? `Revoked key ${keyId}.` : `Key ${keyId} was already revoked.`);
   return 0;
 });

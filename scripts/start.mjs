@@ -1,5 +1,5 @@
 // npm start: build the app when there is no build yet (or the sources changed since), then serve
-// API and UI with `next start`. HOST and PORT choose where to listen (default 127.0.0.1:3000).
+// API and UI with scripts/serve.mjs (Next.js behind a node:http server that records client addresses). HOST and PORT choose where to listen (default 127.0.0.1:3000).
 import { spawnSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -20,10 +20,14 @@ function newestMtime(p) {
 
 const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : 0;
 const changedAt = Math.max(...sources.map((s) => newestMtime(path.join(root, s))));
-if (builtAt < changedAt) {
+const apiBundle = path.join(root, '.next', 'api', 'node-api.mjs');
+if (builtAt < changedAt || !existsSync(apiBundle)) {
   console.log(builtAt ? 'Sources changed since the last build: building…' : 'First start: building the app (about a minute)…');
   const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
+  // The /api/v1 handler scripts/serve.mjs serves without Next in front.
+  const api = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-api.mjs')], { cwd: root, stdio: 'inherit' });
+  if (api.status !== 0) process.exit(api.status ?? 1);
 }
 
 const host = process.env.HOST ?? '127.0.0.1';
@@ -31,8 +35,11 @@ const port = process.env.PORT ?? '3000';
 // Links printed at start (resolve_url, the demo's sign-in, docsUrl) follow the port unless APP_URL says otherwise.
 const env = {
   ...process.env,
+  NODE_ENV: 'production',
+  HOST: host,
+  PORT: port,
   APP_URL: process.env.APP_URL || `http://${['127.0.0.1', '0.0.0.0', '::'].includes(host) ? 'localhost' : host}:${port}`,
 };
-const server = spawn(process.execPath, [nextBin, 'start', '-H', host, '-p', port], { cwd: root, stdio: 'inherit', env });
+const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')], { cwd: root, stdio: 'inherit', env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

@@ -17,7 +17,7 @@ if (!values.workspace || !values.email || !role || !membershipRoles.includes(rol
   fail('Usage: npm run user:add -- --workspace <name|id> --email <email> --role <owner|approver|viewer> [--name "Full Name"]');
 }
 
-await withRuntime(async ({ db }) => {
+await withRuntime(async ({ db, wakeups }) => {
   const workspace = await findWorkspace(db, values.workspace!);
   const password = generatePassword();
   const result = await db.transaction(async (tx) =>
@@ -28,6 +28,7 @@ await withRuntime(async ({ db }) => {
       role: role!,
     }),
   );
+  wakeups.committed(workspace.id);
   console.log(`${values.email} is now ${role} of ${workspace.name}.`);
   if (result.userCreated) console.log(`Password (shown once): ${password}`);
   else console.log('They already had an account and keep their password.');

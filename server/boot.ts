@@ -17,8 +17,13 @@ export async function boot(): Promise<Runtime> {
     if (demo) printDemo(demo, runtime.env.APP_URL);
   }
   const stopJobs = startBackgroundJobs(runtime);
+  // One shutdown, however many signals arrive (Ctrl-C under npm start sends SIGINT twice: from
+  // the terminal and forwarded by scripts/start.mjs); a second one must not kill it mid-close.
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
       stopJobs();
       closeRuntime()
         .catch((err: unknown) => log('error', 'shutdown failed', { error: String(err) }))

@@ -31,6 +31,15 @@ export const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: intFromString(24, 24, 24 * 30),
   /** Event-stream leases send a `: keepalive` comment at least this often (CONTRACT: at most 15 s). */
   SSE_KEEPALIVE_MS: intFromString(15000, 10, 15000),
+  /** Requests a minute one API key may make to /api/v1 (all instances together). */
+  RATE_LIMIT_API_PER_MIN: intFromString(1200, 1, 10_000_000),
+  /** Requests a minute one client address may make to the public receipt validator (all instances together). */
+  RATE_LIMIT_VALIDATOR_PER_MIN: intFromString(60, 1, 10_000_000),
+  /**
+   * Reverse proxies in front of the service that append to X-Forwarded-For. The client address is
+   * the entry this many places left of the last one (0: the address that connected to us).
+   */
+  TRUSTED_PROXY_HOPS: intFromString(0, 0, 10),
   /** On first start with an empty database, create the demo workspace and print its key. */
   SEED_DEMO: z.stringbool().default(true),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),

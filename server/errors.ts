@@ -127,6 +127,13 @@ export function isErrorCode(value: string): value is ErrorCode {
   return Object.hasOwn(errorTable, value);
 }
 
+/** What an error knows only when it happens: a computed Retry-After, headers to send with it. */
+export interface ErrorExtras {
+  /** Seconds to wait, overriding the table's (a rate limit knows when its window ends). */
+  retryAfter?: number;
+  headers?: Record<string, string>;
+}
+
 /** The error domain code throws. Its message reaches the client, so it must never hold internals. */
 export class AppError extends Error {
   override readonly name = 'AppError';
@@ -134,12 +141,19 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message?: string,
     readonly details: Record<string, unknown> = {},
+    readonly extras: ErrorExtras = {},
   ) {
     super(message ?? errorTable[code].meaning);
   }
 
   get status(): number {
     return errorTable[this.code].status;
+  }
+
+  /** Seconds a client should wait before retrying; 0 when retrying will not help. */
+  get retryAfter(): number {
+    const spec: ErrorSpec = errorTable[this.code];
+    return this.extras.retryAfter ?? spec.retryAfter ?? 0;
   }
 }
 

@@ -1,23 +1,38 @@
-/** Work the service does on its own: timing out overdue decisions every few seconds. */
+/**
+ * Work the service does on its own: timing out overdue decisions every few seconds, and deleting
+ * rate-limit windows that have ended.
+ */
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { log } from './log';
+import { pruneRateLimitCounters, RATE_LIMIT_WINDOW_MS } from './rate-limits';
 import type { Runtime } from './runtime';
 
 /** How often overdue decisions are timed out (reads of a decision also do it for what they show). */
 export const TIMEOUT_SWEEP_MS = 5_000;
 
-/** Starts the background jobs; returns a function that stops them. */
-export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number } = {}): () => void {
+/** Runs `job` every `everyMs`, never overlapping a slow run with the next; returns the stopper. */
+function every(name: string, everyMs: number, job: () => Promise<unknown>): () => void {
   let running = false;
   const timer = setInterval(() => {
-    if (running) return; // a slow sweep is never overlapped by the next one
+    if (running) return;
     running = true;
-    sweepDecisionTimeouts(runtime.db)
-      .catch((err: unknown) => log('warn', 'decision timeout sweep failed', { error: String(err) }))
+    job()
+      .catch((err: unknown) => log('warn', `${name} failed`, { error: String(err) }))
       .finally(() => {
         running = false;
       });
-  }, opts.sweepMs ?? TIMEOUT_SWEEP_MS);
+  }, everyMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** Starts the background jobs; returns a function that stops them. */
+export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; pruneMs?: number } = {}): () => void {
+  const stops = [
+    every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () =>
+      sweepDecisionTimeouts(runtime.db, { onCommitted: (id) => runtime.wakeups.committed(id) }),
+    ),
+    every('rate-limit prune', opts.pruneMs ?? RATE_LIMIT_WINDOW_MS, () => pruneRateLimitCounters(runtime.db)),
+  ];
+  return () => stops.forEach((stop) => stop());
 }

@@ -45,7 +45,15 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
     };
     const notify = handle.notify;
     const wakeups = new LedgerWakeups(notify ? (ids) => notify(WAKE_CHANNEL, ids) : undefined);
-    const unlisten = handle.listen ? await handle.listen(WAKE_CHANNEL, (workspaceId) => wakeups.received(workspaceId)) : null;
+    // Other instances' commits reach this one through LISTEN; while that connection is down the
+    // wake-ups are not healthy and leases poll (server/ledger/wake.ts).
+    const unlisten = handle.listen
+      ? await handle.listen(
+          WAKE_CHANNEL,
+          (payload) => wakeups.heard(payload),
+          (listening) => wakeups.setListening(listening),
+        )
+      : null;
     return {
       db: handle.db,
       engine: handle.engine,
@@ -53,6 +61,7 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
       secrets,
       wakeups,
       async close() {
+        await wakeups.close();
         await unlisten?.().catch(() => undefined);
         await handle.close();
       },

@@ -7,3 +7,4 @@ export * from './work';
 export * from './runs';
 export * from './decisions';
 export * from './artifact-types';
+export * from './rate-limits';

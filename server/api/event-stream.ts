@@ -3,18 +3,26 @@
  * ledger. It replays from the position given (Last-Event-ID header, else `last_event_id`, else
  * `cursor`: a reconnecting EventSource sends the header with the original URL, so the header wins),
  * sends each event as `id: <cursor>` / `event: <eventType>` / `data: <the ledger event>`, waits for
- * the ledger to move (a wake-up on commit, else a poll every `poll_ms`), sends `: keepalive`
- * comments, and ends with `event: lease_end` carrying the next cursor. A revoked key ends its leases
- * at the next wake-up or poll. The JSON form of the same path is the tRPC procedure events.list.
+ * the ledger to move, sends `: keepalive` comments, and ends with `event: lease_end` carrying the
+ * next cursor. The JSON form of the same path is the tRPC procedure events.list.
+ *
+ * Waiting costs no query: the open leases of a workspace share one feed (WorkspaceFeed below)
+ * that reads only when a commit wakes it (server/ledger/wake.ts) and pushes what it read to each
+ * lease; it polls every `poll_ms` only while the wake-ups are not healthy (PostgreSQL's LISTEN
+ * connection down). A revoked key ends its leases when the feed reads the `api_key.revoked` event
+ * (the revocation's own commit wakes it); keepalives are timers.
  */
 import { z } from 'zod';
-import { and, eq, isNotNull } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull } from 'drizzle-orm';
+import type { Database } from '@/db';
 import { apiKeys } from '@/db/schema';
-import { authenticateApiKey } from '@/server/auth/api-keys';
 import { AppError } from '@/server/errors';
+import type { LedgerEvent } from '@/server/ledger/canonical';
 import { decodeCursor, encodeCursor } from '@/server/ledger/cursor';
-import { readEvents } from '@/server/ledger/read';
+import { readEvents, readHead } from '@/server/ledger/read';
+import type { LedgerWakeups } from '@/server/ledger/wake';
 import type { Runtime } from '@/server/runtime';
+import { requireKey, type PresentedKey } from './api-key-auth';
 import { EVENT_TYPE_PATTERN_SOURCE } from './schemas';
 
 /** The query of an SSE lease (the JSON form's query plus the lease's own settings). */
@@ -32,6 +40,8 @@ export const sseQuery = z.strictObject({
 });
 
 const BATCH = 100;
+/** Events a lease holds for sending before it drops them and reads instead. */
+const MAX_INBOX = 1000;
 
 function queryObject(url: URL): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -43,11 +53,8 @@ function queryObject(url: URL): Record<string, unknown> {
 }
 
 /** Validates the request and opens the lease; errors before the first byte are ordinary API errors. */
-export async function serveEventStream(request: Request, url: URL, runtime: Runtime): Promise<Response> {
-  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-  if (!token) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');
-  const key = await authenticateApiKey(runtime.db, token);
-  if (!key) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+export async function serveEventStream(request: Request, url: URL, runtime: Runtime, presented: PresentedKey | null): Promise<Response> {
+  const key = requireKey(presented);
 
   const raw = queryObject(url);
   const parsed = sseQuery.safeParse(raw);
@@ -73,46 +80,104 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
 
   const encoder = new TextEncoder();
   const keepaliveMs = runtime.env.SSE_KEEPALIVE_MS;
+  const types = q.type && q.type.length > 0 ? new Set(q.type) : null;
   let stop: (() => void) | null = null;
   let closed = false;
 
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
-      const send = (text: string) => {
-        if (!closed) controller.enqueue(encoder.encode(text));
+      const send = (text: string | Uint8Array) => {
+        if (!closed) controller.enqueue(typeof text === 'string' ? encoder.encode(text) : text);
       };
       const deadline = Date.now() + q.lease_ms;
       let lastSent = Date.now();
-      let woken = false;
+      // What the workspace's feed pushed since the lease's last read began (see FeedLease).
+      let inbox: LedgerEvent[] = [];
+      let needsRead = true;
+      let keyRevoked = false;
+      let failure: { error: unknown } | null = null;
       let wake: (() => void) | null = null;
-      const unsubscribe = runtime.wakeups.subscribe(workspaceId, () => {
-        woken = true;
-        wake?.();
-      });
+      const alarm = () => {
+        const w = wake;
+        wake = null;
+        w?.();
+      };
+      const lease: FeedLease = {
+        keyId: key.keyId,
+        pollMs: q.poll_ms,
+        push(events) {
+          if (wake && !needsRead && inbox.length === 0) {
+            // Waiting with nothing pending: send them now, without waking the loop. (Whatever
+            // happens here stays this lease's: the feed goes on to the others.)
+            try {
+              deliver(events);
+            } catch (error) {
+              lease.fail(error);
+            }
+            return;
+          }
+          if (inbox.length + events.length > MAX_INBOX) {
+            // Too far behind (a long catch-up): drop them, a read will cover them.
+            inbox = [];
+            needsRead = true;
+          } else {
+            for (const event of events) inbox.push(event);
+          }
+          alarm();
+        },
+        revoke() {
+          keyRevoked = true;
+          alarm();
+        },
+        fail(error) {
+          failure ??= { error };
+          alarm();
+        },
+      };
+      const deliver = (events: readonly LedgerEvent[]) => {
+        let sent = false;
+        for (const event of events) {
+          if (event.sequence <= after || (types && !types.has(event.eventType))) continue;
+          after = event.sequence;
+          send(frameOf(secret, event));
+          sent = true;
+        }
+        if (sent) lastSent = Date.now();
+      };
       stop = () => {
         closed = true;
-        wake?.();
+        alarm();
       };
       request.signal?.addEventListener('abort', () => stop?.());
+      const hub = hubOf(runtime);
+      const feed = hub.join(workspaceId, lease);
       try {
         send(`retry: ${Math.min(q.poll_ms, 1000)}\n\n`);
-        while (!closed && Date.now() < deadline) {
-          woken = false;
-          let rows = await readEvents(runtime.db, workspaceId, { after, limit: BATCH, types: q.type });
-          while (rows.length > 0 && !closed) {
-            for (const event of rows) {
-              after = event.sequence;
-              send(
-                `id: ${encodeCursor(secret, workspaceId, event.sequence)}\nevent: ${event.eventType}\ndata: ${JSON.stringify(event)}\n\n`,
-              );
-            }
-            lastSent = Date.now();
-            if (rows.length < BATCH || Date.now() >= deadline) break;
-            rows = await readEvents(runtime.db, workspaceId, { after, limit: BATCH, types: q.type });
+        await feed.ready;
+        // A revocation that committed before this lease joined the feed is not pushed to it.
+        keyRevoked = await revoked(runtime, key.keyId);
+        // Every lease reads at least once, however short (opening it may have taken longer).
+        let replayed = false;
+        while (!closed && !keyRevoked && !failure && (Date.now() < deadline || !replayed)) {
+          if (needsRead) {
+            // Catching up on its own: the feed only pushes what commits from now on. Anything
+            // pushed before this read began is covered by it (and the reads after it).
+            needsRead = false;
+            inbox = [];
+            const rows = await readEvents(runtime.db, workspaceId, { after, limit: BATCH, types: q.type });
+            deliver(rows);
+            replayed = true;
+            if (rows.length === BATCH) needsRead = true;
+            continue;
           }
-          if (await revoked(runtime, key.keyId)) break;
-          if (woken || closed) continue;
-          const until = Math.min(deadline, Date.now() + q.poll_ms, lastSent + keepaliveMs);
+          if (inbox.length > 0) {
+            const pushed = inbox;
+            inbox = [];
+            deliver(pushed);
+            continue;
+          }
+          // Idle: no query until the feed pushes, the key is revoked, or the lease ends.
+          const until = Math.min(deadline, lastSent + keepaliveMs);
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, Math.max(0, until - Date.now()));
             wake = () => {
@@ -121,16 +186,19 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
             };
           });
           wake = null;
-          if (!woken && Date.now() >= lastSent + keepaliveMs && Date.now() < deadline) {
+          const now = Date.now();
+          if (inbox.length === 0 && !needsRead && now >= lastSent + keepaliveMs && now < deadline) {
             send(': keepalive\n\n');
-            lastSent = Date.now();
+            lastSent = now;
           }
         }
+        const failed = failure as { error: unknown } | null;
+        if (failed) throw failed.error;
         send(`event: lease_end\ndata: ${JSON.stringify({ nextCursor: encodeCursor(secret, workspaceId, after) })}\n\n`);
       } catch {
         // The database failed mid-lease: end it; the client resumes from the last id it received.
       } finally {
-        unsubscribe();
+        hub.leave(feed, lease);
         if (!closed) {
           closed = true;
           controller.close();
@@ -145,6 +213,7 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
   return new Response(stream, {
     status: 200,
     headers: {
+      ...(presented?.headers ?? {}),
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
@@ -158,4 +227,198 @@ async function revoked(runtime: Runtime, keyId: string): Promise<boolean> {
     .from(apiKeys)
     .where(and(eq(apiKeys.id, keyId), isNotNull(apiKeys.revokedAt)));
   return Boolean(row);
+}
+
+/**
+ * The frame of an event, encoded: the same bytes for every lease of its workspace (the feed hands
+ * them all the same event objects), so built once. Nothing writes into a chunk once enqueued.
+ */
+const frames = new WeakMap<LedgerEvent, Uint8Array>();
+const frameEncoder = new TextEncoder();
+function frameOf(secret: string, event: LedgerEvent): Uint8Array {
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    frame = frameEncoder.encode(
+      `id: ${encodeCursor(secret, event.workspaceId, event.sequence)}\nevent: ${event.eventType}\ndata: ${JSON.stringify(event)}\n\n`,
+    );
+    frames.set(event, frame);
+  }
+  return frame;
+}
+
+/** An open lease as its workspace's feed sees it. */
+interface FeedLease {
+  keyId: string;
+  pollMs: number;
+  /** Events that committed, in sequence order, unfiltered. */
+  push(events: readonly LedgerEvent[]): void;
+  /** Its key was revoked. */
+  revoke(): void;
+  /** The feed could not read. */
+  fail(error: unknown): void;
+}
+
+/**
+ * The open leases of one workspace in this process share one reader: when the workspace's ledger
+ * moves it reads what is new once (wake-ups that come while it reads make one more read, not one
+ * each) and pushes it to every lease, so a thousand idle leases cost nothing and a commit costs
+ * one read, not one per lease. A batch with `api_key.revoked` in it makes it check its leases'
+ * keys (the only time it does). While the wake-ups are not healthy (PostgreSQL's LISTEN is down),
+ * it polls at the shortest `poll_ms` of its leases.
+ */
+class WorkspaceFeed {
+  readonly leases = new Set<FeedLease>();
+  /** Resolved once `position` is known: the head when the feed started, then what it pushed. */
+  readonly ready: Promise<void>;
+  failed = false;
+  private position = 0;
+  private started = false;
+  private reading = false;
+  private again = false;
+  private closed = false;
+  private poll: NodeJS.Timeout | null = null;
+  private pollEvery = Infinity;
+  private readonly unsubscribe: () => void;
+  private readonly unwatch: () => void;
+
+  constructor(
+    private readonly db: Database,
+    private readonly wakeups: LedgerWakeups,
+    readonly workspaceId: string,
+    onFailed: (feed: WorkspaceFeed) => void,
+  ) {
+    // Subscribed before the head is read: a commit after that read always wakes this feed.
+    this.unsubscribe = wakeups.subscribe(workspaceId, () => this.wake());
+    this.unwatch = wakeups.onHealthChange(() => this.schedulePoll());
+    this.ready = readHead(db, workspaceId).then((head) => {
+      this.position = head?.sequence ?? 0;
+      this.started = true;
+      if (this.again) this.wake();
+    });
+    this.ready.catch(() => {
+      this.failed = true;
+      onFailed(this);
+    });
+  }
+
+  add(lease: FeedLease): void {
+    this.leases.add(lease);
+    if (!this.wakeups.healthy) this.schedulePoll(lease.pollMs < this.pollEvery);
+  }
+
+  remove(lease: FeedLease): void {
+    this.leases.delete(lease);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+    this.unwatch();
+    if (this.poll) clearTimeout(this.poll);
+    this.poll = null;
+  }
+
+  wake(): void {
+    if (this.closed) return;
+    if (!this.started || this.reading) {
+      this.again = true;
+      return;
+    }
+    void this.read();
+  }
+
+  private async read(): Promise<void> {
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        for (;;) {
+          const events = await readEvents(this.db, this.workspaceId, { after: this.position, limit: BATCH });
+          if (events.length === 0 || this.closed) break;
+          this.position = events[events.length - 1]!.sequence;
+          for (const lease of this.leases) lease.push(events);
+          if (events.some((e) => e.eventType === 'api_key.revoked')) await this.checkKeys();
+          if (events.length < BATCH) break;
+        }
+      } while (this.again && !this.closed);
+    } catch (err) {
+      for (const lease of this.leases) lease.fail(err);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private async checkKeys(): Promise<void> {
+    const keyIds = [...new Set([...this.leases].map((l) => l.keyId))];
+    if (keyIds.length === 0) return;
+    const rows = await this.db
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(and(inArray(apiKeys.id, keyIds), isNotNull(apiKeys.revokedAt)));
+    const gone = new Set(rows.map((r) => r.id));
+    for (const lease of this.leases) if (gone.has(lease.keyId)) lease.revoke();
+  }
+
+  /** Polls while the wake-ups are unhealthy; stops when they are healthy again. */
+  private schedulePoll(restart = false): void {
+    if (restart && this.poll) {
+      clearTimeout(this.poll);
+      this.poll = null;
+    }
+    if (this.closed || this.wakeups.healthy || this.leases.size === 0) {
+      if (this.poll) clearTimeout(this.poll);
+      this.poll = null;
+      this.pollEvery = Infinity;
+      return;
+    }
+    if (this.poll) return;
+    const every = Math.min(...[...this.leases].map((l) => l.pollMs));
+    this.pollEvery = every;
+    this.poll = setTimeout(() => {
+      this.poll = null;
+      this.wake();
+      this.schedulePoll();
+    }, every);
+  }
+}
+
+/** The feeds of one runtime, one per workspace with open leases. */
+class FeedHub {
+  private readonly feeds = new Map<string, WorkspaceFeed>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly wakeups: LedgerWakeups,
+  ) {}
+
+  join(workspaceId: string, lease: FeedLease): WorkspaceFeed {
+    let feed = this.feeds.get(workspaceId);
+    if (!feed || feed.failed) {
+      feed = new WorkspaceFeed(this.db, this.wakeups, workspaceId, (failed) => this.forget(failed));
+      this.feeds.set(workspaceId, feed);
+    }
+    feed.add(lease);
+    return feed;
+  }
+
+  leave(feed: WorkspaceFeed, lease: FeedLease): void {
+    feed.remove(lease);
+    if (feed.leases.size > 0) return;
+    feed.close();
+    this.forget(feed);
+  }
+
+  private forget(feed: WorkspaceFeed): void {
+    if (this.feeds.get(feed.workspaceId) === feed) this.feeds.delete(feed.workspaceId);
+  }
+}
+
+const hubs = new WeakMap<LedgerWakeups, FeedHub>();
+function hubOf(runtime: Runtime): FeedHub {
+  let hub = hubs.get(runtime.wakeups);
+  if (!hub) {
+    hub = new FeedHub(runtime.db, runtime.wakeups);
+    hubs.set(runtime.wakeups, hub);
+  }
+  return hub;
 }

@@ -20,6 +20,12 @@ const retryAfterHeader = {
   description: 'Seconds to wait before retrying.',
   schema: { type: 'integer', minimum: 0 },
 };
+/** Sent by every rate-limited operation, on success and on error (server/rate-limits.ts). */
+const rateLimitHeaders: Json = {
+  'X-RateLimit-Limit': { description: 'Requests allowed in a one-minute window.', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'When the current window ends (Unix epoch seconds).', schema: { type: 'integer' } },
+};
 
 interface OperationInfo {
   meta: Meta;
@@ -40,7 +46,12 @@ function operationsByRoute(): Map<string, OperationInfo> {
 /** The codes an operation can answer with: those of its kind plus those its meta declares. */
 export function errorCodesOf(meta: Meta): ErrorCode[] {
   const codes = new Set<ErrorCode>(['validation_failed', 'unknown_field', 'internal_error', 'service_unavailable']);
-  if (meta.openapi?.protect !== false) codes.add('unauthorized');
+  if (meta.openapi?.protect !== false) {
+    codes.add('unauthorized');
+    // Every request presenting an API key counts against the key's limit (RATE_LIMIT_API_PER_MIN),
+    // session-only operations included: the key is counted before the operation refuses it.
+    codes.add('rate_limited');
+  }
   if (meta.openapi?.method === 'POST') {
     for (const c of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(c);
   }
@@ -118,6 +129,8 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
   for (const [name, description] of Object.entries(meta.successHeaders ?? {})) {
     successHeaders[name] = { description, schema: { type: 'string' } };
   }
+  const codes = errorCodesOf(meta);
+  if (codes.includes('rate_limited')) Object.assign(successHeaders, rateLimitHeaders);
   responses[String(successStatus)] = { ...success, headers: successHeaders };
   for (const [status, description] of Object.entries(meta.otherSuccess ?? {})) {
     // A 304 has no body.
@@ -125,15 +138,16 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
   }
 
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of errorCodesOf(meta)) {
+  for (const code of codes) {
     const status = errorTable[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  for (const [status, codes] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
+  for (const [status, statusCodes] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
     const headers: Json = { 'X-Request-Id': requestIdHeader };
-    if (codes.some((c) => 'retryAfter' in errorTable[c])) headers['Retry-After'] = retryAfterHeader;
+    if (statusCodes.some((c) => 'retryAfter' in errorTable[c])) headers['Retry-After'] = retryAfterHeader;
+    if (status === 429) Object.assign(headers, rateLimitHeaders);
     responses[String(status)] = {
-      description: codes.map((c) => `\`${c}\`: ${errorTable[c].meaning}`).join(' '),
+      description: statusCodes.map((c) => `\`${c}\`: ${errorTable[c].meaning}`).join(' '),
       headers,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
@@ -169,13 +183,14 @@ function documentReceiptValidation(paths: Record<string, Record<string, Json>>):
           code: { type: 'string' },
           message: { type: 'string' },
           issues: { type: 'array', maxItems: 100, items: issue },
+          retryAfter: { type: 'integer', minimum: 1, description: 'With 429 and 503: seconds to wait (as Retry-After).' },
         },
       },
     },
   };
-  const error = (description: string) => ({
+  const error = (description: string, extraHeaders: Json = {}) => ({
     description,
-    headers: { 'X-Request-Id': requestIdHeader },
+    headers: { 'X-Request-Id': requestIdHeader, ...extraHeaders },
     content: { 'application/json': { schema: errorShape } },
   });
   const item = (paths['/agent-work-receipts/validate'] ??= {});
@@ -186,7 +201,8 @@ function documentReceiptValidation(paths: Record<string, Record<string, Json>>):
     description:
       'The body is the receipt document (agent-work-receipt/v0.1), at most 262144 bytes counted while reading. Traversal ' +
       'limits (depth 64, 50000 nodes), duplicate keys and __proto__ keys are checked before the JSON Schema; at most ' +
-      '100 issues are reported, each with a JSON pointer. No credential; no remote $ref is fetched.',
+      '100 issues are reported, each with a JSON pointer. No credential; no remote $ref is fetched. 60 requests a ' +
+      'minute per client address (shared with the metadata and schema GETs, counted by all instances together).',
     security: [],
     requestBody: {
       required: true,
@@ -199,18 +215,29 @@ function documentReceiptValidation(paths: Record<string, Record<string, Json>>):
     responses: {
       200: {
         description: 'Validated: `valid` says whether the document conforms; `issues` say where it does not.',
-        headers: { 'X-Request-Id': requestIdHeader },
+        headers: { 'X-Request-Id': requestIdHeader, ...rateLimitHeaders },
         content: { 'application/json': { schema: result } },
       },
       400: error('`input.invalid_json`: not UTF-8 JSON, or a duplicate or __proto__ key.'),
       413: error('`input.too_large`: more than 262144 bytes.'),
       422: error('`input.structure_limit`: deeper than 64 levels or more than 50000 nodes (even when schema-valid).'),
+      429: error('`rate_limited`: more requests from this client address than the validator allows in a minute.', {
+        'Retry-After': retryAfterHeader,
+        ...rateLimitHeaders,
+      }),
+      503: error('`service_unavailable`: the rate limiter’s store is unavailable, so the validator is closed (fails closed).', {
+        'Retry-After': retryAfterHeader,
+      }),
     },
   };
 
   const apiError = (status: number, codes: ErrorCode[]) => ({
     description: codes.map((c) => `\`${c}\`: ${errorTable[c].meaning}`).join(' '),
-    headers: { 'X-Request-Id': requestIdHeader, ...(status === 503 ? { 'Retry-After': retryAfterHeader } : {}) },
+    headers: {
+      'X-Request-Id': requestIdHeader,
+      ...(status === 503 || status === 429 ? { 'Retry-After': retryAfterHeader } : {}),
+      ...(status === 429 ? rateLimitHeaders : {}),
+    },
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   });
   const imported = {
@@ -246,7 +273,7 @@ function documentReceiptValidation(paths: Record<string, Record<string, Json>>):
   };
   const ok = (description: string) => ({
     description,
-    headers: { 'X-Request-Id': requestIdHeader },
+    headers: { 'X-Request-Id': requestIdHeader, ...rateLimitHeaders },
     content: { 'application/json': { schema: imported } },
   });
   (paths['/agent-work-receipts/import'] ??= {}).post = {
@@ -266,6 +293,7 @@ function documentReceiptValidation(paths: Record<string, Record<string, Json>>):
       401: apiError(401, ['unauthorized']),
       409: apiError(409, ['receipt_conflict']),
       413: apiError(413, ['payload_too_large']),
+      429: apiError(429, ['rate_limited']),
       500: apiError(500, ['internal_error']),
       503: apiError(503, ['service_unavailable']),
     },

@@ -5,24 +5,70 @@
  * duplicate keys are still visible to the strict reader. Errors use the validator's own shape:
  * { ok: false, valid: false, error: { code, message, issues } }.
  */
-import { authenticateApiKey } from '@/server/auth/api-keys';
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor } from '@/server/domain/actor';
 import { importReceipt } from '@/server/domain/receipts/import';
 import { parseStrictJson } from '@/server/domain/receipts/strict-json';
 import { LIMITS, validateReceiptText, type Issue } from '@/server/domain/receipts/validate';
 import { AppError } from '@/server/errors';
+import { log } from '@/server/log';
+import { clientAddress, hit, isExceeded, rateLimitedError, rateLimitHeaders, type RateLimitUsage } from '@/server/rate-limits';
+import { requireKey, type PresentedKey } from './api-key-auth';
 import { readBounded, utf8 } from './body';
 import type { Runtime } from '@/server/runtime';
 
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' } });
 }
 
 export function validatorError(status: number, code: string, message: string, issues: Issue[] = []): Response {
   return json(status, { ok: false, valid: false, error: { code, message, issues } });
 }
 
-export async function serveReceiptValidation(request: Request): Promise<Response> {
+/** The routes of the public validator (no credential), limited per client address. */
+export const PUBLIC_VALIDATOR_ROUTES = new Set(['/agent-work-receipts/validate', '/agent-work-receipts/schema']);
+
+export type ValidatorAllowance = { ok: true; headers: Record<string, string> } | { ok: false; error: AppError };
+
+/**
+ * Counts a public-validator request against its client address (RATE_LIMIT_VALIDATOR_PER_MIN).
+ * Fails closed: when the counter cannot be written, for any reason, the answer is 503, never an
+ * unlimited pass.
+ */
+export async function allowValidatorRequest(request: Request, runtimeOf: () => Promise<Runtime>): Promise<ValidatorAllowance> {
+  const now = new Date();
+  let usage: RateLimitUsage;
+  try {
+    const runtime = await runtimeOf();
+    const address = clientAddress(request.headers, runtime.env.TRUSTED_PROXY_HOPS);
+    usage = await hit(runtime.db, `validator:${address}`, runtime.env.RATE_LIMIT_VALIDATOR_PER_MIN, now);
+  } catch (err) {
+    log('warn', 'validator rate limiter unavailable', { error: err instanceof Error ? err.message : String(err) });
+    return {
+      ok: false,
+      error: new AppError('service_unavailable', 'The rate limiter is unavailable, so the validator is closed. Retry shortly.'),
+    };
+  }
+  if (isExceeded(usage)) return { ok: false, error: rateLimitedError(usage, now, 'from this client address') };
+  return { ok: true, headers: rateLimitHeaders(usage) };
+}
+
+/** An AppError (429, 503) in the validator's own shape, with its Retry-After. */
+export function validatorErrorFrom(error: AppError): Response {
+  return json(
+    error.status,
+    { ok: false, valid: false, error: { code: error.code, message: error.message, issues: [], retryAfter: error.retryAfter } },
+    { ...error.extras.headers, 'Retry-After': String(error.retryAfter) },
+  );
+}
+
+/** POST …/validate once the request is allowed; `headers` (the rate-limit state) go on every answer. */
+export async function serveReceiptValidation(request: Request, headers: Record<string, string>): Promise<Response> {
+  const response = await validate(request);
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
+
+async function validate(request: Request): Promise<Response> {
   const limit = LIMITS.max_bytes;
   const tooLarge = () => validatorError(413, 'input.too_large', `The document is larger than ${limit} bytes.`);
   const bytes = await readBounded(request, limit);
@@ -40,11 +86,13 @@ export async function serveReceiptValidation(request: Request): Promise<Response
  * the API's envelope: 413 payload_too_large, 400 invalid_json (bad JSON, duplicate or __proto__
  * keys), 400 validation_failed (limits or schema, issues as JSON pointers), 409 receipt_conflict.
  */
-export async function serveReceiptImport(request: Request, requestId: string, runtime: Runtime): Promise<Response> {
-  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-  if (!token) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');
-  const key = await authenticateApiKey(runtime.db, token);
-  if (!key) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+export async function serveReceiptImport(
+  request: Request,
+  requestId: string,
+  runtime: Runtime,
+  presented: PresentedKey | null,
+): Promise<Response> {
+  const key = requireKey(presented);
 
   const limit = LIMITS.max_bytes;
   const tooLarge = () => new AppError('payload_too_large', `A receipt document is at most ${limit} bytes.`, { limitBytes: limit });

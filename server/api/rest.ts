@@ -11,12 +11,19 @@
 import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
-import { AppError, errorTable, isStoreUnavailable, type ErrorCode } from '@/server/errors';
+import { AppError, isStoreUnavailable } from '@/server/errors';
 import { log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
+import { presentKey, type PresentedKey } from './api-key-auth';
 import { readBounded, utf8 } from './body';
 import { serveEventStream } from './event-stream';
-import { serveReceiptImport, serveReceiptValidation } from './receipt-validator';
+import {
+  allowValidatorRequest,
+  PUBLIC_VALIDATOR_ROUTES,
+  serveReceiptImport,
+  serveReceiptValidation,
+  validatorErrorFrom,
+} from './receipt-validator';
 import { appRouter } from './root';
 import type { ApiContext, Meta } from './trpc';
 
@@ -30,6 +37,8 @@ interface RequestState {
   body: unknown;
   path: string;
   origin: string;
+  /** The API key presented and counted by the transport (undefined: not resolved there). */
+  presented: PresentedKey | null;
   error?: TRPCError;
 }
 
@@ -49,6 +58,7 @@ const nodeHandler = createOpenApiNodeHttpHandler({
       origin: state.origin,
       headers: req.headers,
       body: state.body,
+      presentedKey: state.presented,
       res: { status: undefined, headers: {} },
     };
   },
@@ -81,6 +91,17 @@ const pathParamsByRoute = Object.values(appRouter._def.procedures as unknown as 
   }))
   .filter((r) => r.params.length > 0);
 
+/** Public operations (no credential): a key sent to them is neither resolved nor counted. */
+const publicRoutes = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>)
+  .map((p) => p._def.meta?.openapi)
+  .filter((o): o is NonNullable<typeof o> => Boolean(o) && o!.protect === false)
+  .map((o) => ({ method: o.method, pattern: new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`, 'i') }));
+
+function isPublicRoute(method: string, route: string): boolean {
+  const m = method === 'HEAD' ? 'GET' : method;
+  return publicRoutes.some((r) => r.method === m && r.pattern.test(route));
+}
+
 function pathParamsIn(method: string, routePath: string, body: Record<string, unknown>): string[] {
   const route = pathParamsByRoute.find((r) => r.method === method && r.pattern.test(routePath));
   return route ? route.params.filter((p) => Object.hasOwn(body, p)) : [];
@@ -96,12 +117,15 @@ export function createRestHandler(opts: RestHandlerOptions) {
   return async function handle(request: Request): Promise<Response> {
     const requestId = randomUUID();
     const started = performance.now();
+    // Headers decided before the response is (the rate limit's), for success and error alike.
+    const extraHeaders: Record<string, string> = {};
     let response: Response;
     try {
-      response = await dispatch(request, requestId, opts);
+      response = await dispatch(request, requestId, opts, extraHeaders);
     } catch (err) {
       response = errorResponse(requestId, toAppError(err, requestId), await appUrlOf(opts));
     }
+    for (const [name, value] of Object.entries(extraHeaders)) if (!response.headers.has(name)) response.headers.set(name, value);
     response.headers.set('X-Request-Id', requestId);
     response.headers.set('X-Content-Type-Options', 'nosniff');
     if (!response.headers.has('Cache-Control')) response.headers.set('Cache-Control', 'no-store');
@@ -116,22 +140,39 @@ export function createRestHandler(opts: RestHandlerOptions) {
   };
 }
 
-async function dispatch(request: Request, requestId: string, opts: RestHandlerOptions): Promise<Response> {
+async function dispatch(
+  request: Request,
+  requestId: string,
+  opts: RestHandlerOptions,
+  extraHeaders: Record<string, string>,
+): Promise<Response> {
   const url = new URL(request.url);
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
     throw new AppError('not_found', 'No such route.');
   }
-  // The public receipt validator reads its own body (byte limit, strict JSON) and answers in its own shape.
-  if (request.method === 'POST' && url.pathname.replace(/\/+$/, '') === `${API_BASE}/agent-work-receipts/validate`) {
-    return serveReceiptValidation(request);
+  // Routes match without regard to case (as the adapter matches them).
+  const route = url.pathname.slice(API_BASE.length).replace(/\/+$/, '').toLowerCase();
+  // The public validator is limited per client address before anything else is read.
+  if (PUBLIC_VALIDATOR_ROUTES.has(route)) {
+    const allowance = await allowValidatorRequest(request, opts.runtime);
+    // POST …/validate reads its own body (byte limit, strict JSON) and answers in its own shape.
+    if (request.method === 'POST' && route === '/agent-work-receipts/validate') {
+      return allowance.ok ? serveReceiptValidation(request, allowance.headers) : validatorErrorFrom(allowance.error);
+    }
+    if (!allowance.ok) throw allowance.error;
+    Object.assign(extraHeaders, allowance.headers);
   }
   const runtime = await opts.runtime();
-  if (request.method === 'POST' && url.pathname.replace(/\/+$/, '') === `${API_BASE}/agent-work-receipts/import`) {
-    return serveReceiptImport(request, requestId, runtime);
+  // A presented API key is resolved and counted once, before the body is read, on every route
+  // that is not public (unknown routes too); its 401, if any, comes where a credential is needed.
+  const presented = isPublicRoute(request.method, route) ? null : await presentKey(runtime, request.headers.get('authorization'));
+  if (presented) Object.assign(extraHeaders, presented.headers);
+  if (request.method === 'POST' && route === '/agent-work-receipts/import') {
+    return serveReceiptImport(request, requestId, runtime, presented);
   }
   // The SSE form of the event stream is a long response of its own, outside the JSON adapter.
   if (request.method === 'GET' && url.pathname === `${API_BASE}/events/stream` && url.searchParams.get('format') === 'sse') {
-    return serveEventStream(request, url, runtime);
+    return serveEventStream(request, url, runtime, presented);
   }
   const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
   // Operations with a body define no query parameters; like unknown body fields, they are refused.
@@ -148,7 +189,7 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
   // HEAD is GET without the body (the adapter would otherwise answer 204 to any HEAD).
   const method = request.method === 'HEAD' ? 'GET' : request.method;
 
-  const state: RequestState = { requestId, runtime, body, path: url.pathname, origin: url.origin };
+  const state: RequestState = { requestId, runtime, body, path: url.pathname, origin: url.origin, presented };
   const routeUrl = new URL(url.pathname.slice(API_BASE.length) + url.search, url.origin).toString();
   const shim = new Proxy(request, {
     get(target, prop) {
@@ -182,11 +223,14 @@ async function dispatch(request: Request, requestId: string, opts: RestHandlerOp
   });
 
   if (request.method === 'HEAD') {
-    const status =
-      adapterResponse.status < 400
-        ? adapterResponse.status
-        : toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId).status;
-    return new Response(null, { status, headers: adapterResponse.status < 400 ? adapterResponse.headers : undefined });
+    if (adapterResponse.status < 400) return new Response(null, { status: adapterResponse.status, headers: adapterResponse.headers });
+    // The error's status and headers (Retry-After, WWW-Authenticate), without its body.
+    const error = errorResponse(
+      requestId,
+      toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId),
+      runtime.env.APP_URL,
+    );
+    return new Response(null, { status: error.status, headers: error.headers });
   }
   // Not modified: the validators and caching headers, no body.
   if (adapterResponse.status === 304) return new Response(null, { status: 304, headers: adapterResponse.headers });
@@ -305,8 +349,6 @@ async function appUrlOf(opts: RestHandlerOptions): Promise<string> {
 }
 
 export function errorBody(requestId: string, error: AppError, appUrl: string) {
-  const spec = errorTable[error.code as ErrorCode];
-  const retryAfter = 'retryAfter' in spec ? spec.retryAfter : 0;
   return {
     error: {
       code: error.code,
@@ -315,14 +357,14 @@ export function errorBody(requestId: string, error: AppError, appUrl: string) {
       requestId,
       timestamp: new Date().toISOString(),
       docsUrl: `${appUrl.replace(/\/$/, '')}${API_BASE}/errors?code=${error.code}`,
-      retryAfter,
+      retryAfter: error.retryAfter,
     },
   };
 }
 
 function errorResponse(requestId: string, error: AppError, appUrl: string): Response {
   const body = errorBody(requestId, error, appUrl);
-  const headers = new Headers({ 'Content-Type': 'application/json' });
+  const headers = new Headers({ ...error.extras.headers, 'Content-Type': 'application/json' });
   // 429 and 503 always; any other error worth retrying (409 idempotency_in_progress) too.
   if (body.error.retryAfter > 0) headers.set('Retry-After', String(body.error.retryAfter));
   if (error.status === 401) headers.set('WWW-Authenticate', 'Bearer realm="api"');

@@ -12,12 +12,12 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { MembershipRole } from '@/db/schema';
-import { authenticateApiKey } from '@/server/auth/api-keys';
 import { hasSessionCookie, readSessionUser, type SessionUser } from '@/server/auth/session';
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor, type Trace } from '@/server/domain/actor';
 import { AppError, type ErrorCode } from '@/server/errors';
 import type { Runtime } from '@/server/runtime';
 import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
+import { bearerToken, presentKey, requireKey, type PresentedKey } from './api-key-auth';
 
 export interface ResponseInit {
   status: number | undefined;
@@ -40,6 +40,11 @@ export interface ApiContext {
   headers: Headers;
   /** The parsed JSON body (an object) of a POST, exactly as sent; undefined for GET. */
   body: unknown;
+  /**
+   * The bearer key as the REST transport resolved and counted it (null: none presented);
+   * undefined where the transport did not (the internal endpoint refuses keys).
+   */
+  presentedKey?: PresentedKey | null;
   /** Status and headers the procedure wants on its success response. */
   res: ResponseInit;
 }
@@ -108,12 +113,6 @@ export const publicProcedure = t.procedure.use(async ({ next }) => {
 
 export type Principal = { kind: 'api_key'; keyId: string; workspaceId: string; ownerUserId: string } | ({ kind: 'human' } & SessionUser);
 
-function bearerToken(header: string | null): string | null {
-  if (!header) return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? null;
-}
-
 const traceHeaders = mutationHeaders.pick({ 'x-correlation-id': true, 'x-context-manifest-digest': true });
 
 function traceOf(ctx: ApiContext, type: string): Trace {
@@ -159,11 +158,10 @@ const authenticated = publicProcedure.use(async ({ ctx, next, type }) => {
   if (ctx.transport === 'internal' && ctx.headers.get('authorization') !== null) {
     throw new AppError('unauthorized', 'API keys are accepted at /api/v1 only; this endpoint serves the signed-in web interface.');
   }
-  const token = bearerToken(ctx.headers.get('authorization'));
+  const authorization = ctx.headers.get('authorization');
   let principal: Principal | null = null;
-  if (token) {
-    const key = await authenticateApiKey(runtime.db, token);
-    if (!key) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+  if (bearerToken(authorization)) {
+    const key = requireKey(ctx.presentedKey !== undefined ? ctx.presentedKey : await presentKey(runtime, authorization));
     principal = { kind: 'api_key', keyId: key.keyId, workspaceId: key.workspaceId, ownerUserId: key.ownerUserId };
   } else if (ctx.headers.get('authorization') !== null) {
     throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');

@@ -4,9 +4,10 @@
  * stored, and lookup is by that hash, so no stored secret is ever compared character by character.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
-import type { Database } from '@/db';
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { query, type Database } from '@/db';
 import { apiKeys } from '@/db/schema';
+import { countHit, usageOf, type RateLimitUsage } from '@/server/rate-limits';
 
 export const API_KEY_PREFIX = 'awk_';
 const KEY_PATTERN = /^awk_[A-Za-z0-9_-]{43}$/;
@@ -36,23 +37,45 @@ export interface KeyPrincipal {
 const LAST_USED_GRANULARITY_MS = 60_000;
 const lastTouched = new Map<string, number>();
 
-/** The workspace and owner behind a presented key, or null when the key is malformed, unknown or revoked. */
-export async function authenticateApiKey(db: Database, presented: string): Promise<KeyPrincipal | null> {
+export interface AuthenticatedKey extends KeyPrincipal {
+  /** This request counted in the key's rate-limit window (the caller decides what exceeding means). */
+  usage: RateLimitUsage;
+}
+
+/**
+ * The workspace and owner behind a presented key, or null when the key is malformed, unknown or
+ * revoked. The same statement counts the request in the key's rate-limit bucket, so the limiter
+ * adds no round trip to an authenticated request; an unknown key counts nowhere.
+ */
+export async function authenticateApiKey(
+  db: Database,
+  presented: string,
+  limitPerMinute: number,
+  now = new Date(),
+): Promise<AuthenticatedKey | null> {
   if (!KEY_PATTERN.test(presented)) return null;
-  const [row] = await db
-    .select({ id: apiKeys.id, workspaceId: apiKeys.workspaceId, ownerUserId: apiKeys.ownerUserId })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.secretHash, hashApiKey(presented)), isNull(apiKeys.revokedAt)))
-    .limit(1);
+  const [row] = await query<{ id: string; workspace_id: string; owner_user_id: string; hits: number }>(
+    db,
+    sql`with key as (
+          select id, workspace_id, owner_user_id from api_keys
+          where secret_hash = ${hashApiKey(presented)} and revoked_at is null limit 1
+        ), counted as (${countHit(sql`select 'api_key:' || id::text from key`, now)})
+        select key.id, key.workspace_id, key.owner_user_id, counted.hits from key, counted`,
+  );
   if (!row) return null;
-  const now = Date.now();
-  if ((lastTouched.get(row.id) ?? 0) + LAST_USED_GRANULARITY_MS < now) {
-    lastTouched.set(row.id, now);
-    const cutoff = new Date(now - LAST_USED_GRANULARITY_MS);
+  const ms = now.getTime();
+  if ((lastTouched.get(row.id) ?? 0) + LAST_USED_GRANULARITY_MS < ms) {
+    lastTouched.set(row.id, ms);
+    const cutoff = new Date(ms - LAST_USED_GRANULARITY_MS);
     await db
       .update(apiKeys)
-      .set({ lastUsedAt: new Date(now) })
+      .set({ lastUsedAt: now })
       .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, cutoff))));
   }
-  return { keyId: row.id, workspaceId: row.workspaceId, ownerUserId: row.ownerUserId };
+  return {
+    keyId: row.id,
+    workspaceId: row.workspace_id,
+    ownerUserId: row.owner_user_id,
+    usage: usageOf(limitPerMinute, Number(row.hits), now),
+  };
 }

@@ -1,10 +1,57 @@
 import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sealedChain } from '@/test/support/chain';
-import { canonicalJson, digestOf, eventCanonicalSegments, eventHashOf, joinCanonicalSegments, type UnsealedEvent } from './canonical';
+import {
+  canonicalJson,
+  digestOf,
+  eventCanonicalSegments,
+  eventCanonicalText,
+  eventHashOf,
+  joinCanonicalSegments,
+  type UnsealedEvent,
+} from './canonical';
 
 describe('RFC 8785 canonical JSON', () => {
+  it('writes exactly what the canonicalize package writes, for any JSON value', () => {
+    // Full unicode strings (lone surrogates included), all number forms, deep nesting, -0, and
+    // the non-JSON members JSON leaves out of objects and writes as null in arrays.
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.string({ unit: 'binary' }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('member')),
+        fc.dictionary(fc.string({ unit: 'binary' }), tie('member')),
+      ),
+      member: fc.oneof({ depthSize: 'small' }, tie('node'), fc.constant(undefined)),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(canonicalize(v));
+      }),
+      { numRuns: 2000 },
+    );
+    const date = new Date('2026-11-23T10:00:00.123Z');
+    expect(canonicalJson({ at: date, list: [date] })).toBe(canonicalize({ at: date, list: [date] }));
+    expect(() => canonicalJson(NaN)).toThrow();
+    expect(() => canonicalJson({ a: Infinity })).toThrow();
+    expect(() => canonicalJson(undefined)).toThrow();
+  });
+
+  it('never takes one object’s cached key order for another whose keys join alike', () => {
+    // ["a\0b", "c"] and ["a", "b\0c"] join to the same text; the cached order must not be reused.
+    expect(canonicalJson({ 'a\u0000b': 1, c: 2 })).toBe('{"a\\u0000b":1,"c":2}');
+    expect(canonicalJson({ b: 3, 'a\u0000c': 4 })).toBe(canonicalize({ b: 3, 'a\u0000c': 4 }));
+    expect(canonicalJson({ a: 1, 'b\u0000c': 2 })).toBe('{"a":1,"b\\u0000c":2}');
+    // The same shape in another order is sorted again, not served the first order.
+    expect(canonicalJson({ c: 2, 'a\u0000b': 1 })).toBe('{"a\\u0000b":1,"c":2}');
+  });
+
   it('matches the RFC’s own sample (§3.2.2): whitespace, number forms, string escapes, key order', () => {
     const input = JSON.parse(
       '{\n  "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],\n' +
@@ -102,6 +149,17 @@ describe('event canonical segments (what the database hashes under the lock)', (
           expect(joined).toBe(canonicalJson({ ...event, aggregateVersion: version, previousHash, sequence }));
         },
       ),
+    );
+  });
+
+  it('the event text built around an already serialised payload is the canonical event without eventHash', () => {
+    fc.assert(
+      fc.property(unsealedEvent, fc.integer({ min: 1, max: 1_000_000 }), (event, sequence) => {
+        const sealed = { ...event, aggregateVersion: 1, previousHash: `sha256:${'c'.repeat(64)}`, sequence, eventHash: 'sha256:x' };
+        const { eventHash: _left, ...hashed } = sealed;
+        expect(eventCanonicalText(sealed, canonicalJson(event.payload))).toBe(canonicalize(hashed));
+        expect(eventCanonicalText(sealed)).toBe(canonicalize(hashed));
+      }),
     );
   });
 

@@ -2,20 +2,108 @@
  * RFC 8785 (JSON Canonicalization Scheme) and the digests built on it: `payloadDigest` and
  * `eventHash` are `sha256:` + hex SHA-256 of the JCS form, so any JCS implementation can check them.
  */
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import crypto from 'node:crypto';
 
 export type Sha256 = `sha256:${string}`;
 
+/**
+ * Quoted object keys, kept because the same few dozen keys recur in every event and payload
+ * (bounded, in case a payload brings endless new ones).
+ */
+const quotedKeys = new Map<string, string>();
+const MAX_QUOTED_KEYS = 10_000;
+
+function quoteKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+/**
+ * Sorted key lists by the key list as it came (objects of one kind come with one key order, so
+ * most objects are sorted once per process). The cached list is used only when every key in it is
+ * the object's own and the counts agree, so two different key lists that join alike cannot be
+ * mistaken for each other.
+ */
+const sortedByShape = new Map<string, string[]>();
+const MAX_SHAPES = 10_000;
+
+function sortedKeys(record: Record<string, unknown>): string[] {
+  const keys = Object.keys(record);
+  if (keys.length < 2) return keys;
+  const shape = keys.join('\u0000');
+  const cached = sortedByShape.get(shape);
+  if (cached && cached.length === keys.length && cached.every((k) => Object.hasOwn(record, k))) return cached;
+  const sorted = keys.sort();
+  if (sortedByShape.size < MAX_SHAPES) sortedByShape.set(shape, [...sorted]);
+  return sorted;
+}
+
+/**
+ * RFC 8785 serialisation. Strings and numbers are written by JSON.stringify, whose output is
+ * exactly JCS's (ECMAScript number formatting; only quote, backslash and control characters
+ * escaped); object keys are sorted by UTF-16 code units (Array.prototype.sort's default order).
+ * The same results as the `canonicalize` package (the tests hold the two together), written for
+ * speed: verification runs it over every event of a chain, and the append over every new one.
+ */
+function serialize(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (Number.isNaN(value)) throw new TypeError('NaN is not allowed');
+      if (!Number.isFinite(value)) throw new TypeError('Infinity is not allowed');
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ',';
+          out += serialize(value[i]) ?? 'null';
+        }
+        return out + ']';
+      }
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') return serialize(toJSON.call(value));
+      const record = value as Record<string, unknown>;
+      const keys = sortedKeys(record);
+      let out = '{';
+      let first = true;
+      for (const key of keys) {
+        const member = serialize(record[key]);
+        if (member === undefined) continue;
+        out += first ? quoteKey(key) : ',' + quoteKey(key);
+        out += ':' + member;
+        first = false;
+      }
+      return out + '}';
+    }
+    case 'bigint':
+      throw new TypeError('BigInt has no JSON form');
+    default:
+      // undefined, functions and symbols: left out of objects, null in arrays, as in JSON.
+      return undefined;
+  }
+}
+
 /** The JCS form of a JSON value. Throws on values JSON cannot carry (undefined at top level, NaN, Infinity). */
 export function canonicalJson(value: unknown): string {
-  const out = canonicalize(value);
+  const out = serialize(value);
   if (out === undefined) throw new TypeError('value has no JSON form');
   return out;
 }
 
+// One-shot hashing (Node ≥ 20.12) avoids building a Hash object per digest.
+const oneShotHash = (crypto as unknown as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return oneShotHash ? oneShotHash('sha256', text, 'hex') : crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 /** `sha256:` + hex SHA-256 of the canonical form of `value`. */
@@ -52,8 +140,28 @@ export type UnsealedEvent = Omit<LedgerEvent, 'aggregateVersion' | 'previousHash
 
 /** The hash of an event: over every field but `eventHash` itself. */
 export function eventHashOf(event: Omit<LedgerEvent, 'eventHash'> & { eventHash?: string }): Sha256 {
-  const { eventHash: _ignored, ...hashed } = event;
-  return digestOf(hashed);
+  return `sha256:${sha256Hex(eventCanonicalText(event))}`;
+}
+
+/**
+ * The canonical form of an event without its `eventHash`. `payloadText`, when the caller has
+ * already serialised the payload (the verifier does, for its digest), is used as is instead of
+ * serialising the payload a second time.
+ */
+export function eventCanonicalText(event: Omit<LedgerEvent, 'eventHash'> & { eventHash?: string }, payloadText?: string): string {
+  const record = event as unknown as Record<string, unknown>;
+  const keys = sortedKeys(record);
+  let out = '{';
+  let first = true;
+  for (const key of keys) {
+    if (key === 'eventHash') continue;
+    const member = key === 'payload' && payloadText !== undefined ? payloadText : serialize(record[key]);
+    if (member === undefined) continue;
+    out += first ? quoteKey(key) : ',' + quoteKey(key);
+    out += ':' + member;
+    first = false;
+  }
+  return out + '}';
 }
 
 // The three values filled in under the lock, in the order their keys sort.
@@ -75,7 +183,7 @@ export function eventCanonicalSegments(event: UnsealedEvent): [string, string, s
   let current = '{';
   keys.forEach((key, i) => {
     if (i > 0) current += ',';
-    current += `${JSON.stringify(key)}:`;
+    current += `${quoteKey(key)}:`;
     if ((SLOTS as readonly string[]).includes(key)) {
       if (key === 'previousHash') {
         segments.push(current + '"');

@@ -6,7 +6,7 @@
  */
 import type { Executor } from '@/db';
 import { GENESIS_HASH } from '@/db/schema';
-import { digestOf, eventHashOf, type LedgerEvent } from './canonical';
+import { canonicalJson, eventCanonicalText, sha256Hex, type LedgerEvent } from './canonical';
 import { readEvents, readHead } from './read';
 
 export type BreakReason = 'sequence_gap' | 'payload_digest_mismatch' | 'event_hash_mismatch' | 'previous_hash_mismatch' | 'head_mismatch';
@@ -50,10 +50,12 @@ export class ChainVerifier {
       return false;
     };
     if (event.sequence !== this.lastSequence + 1) return fail('sequence_gap', String(this.lastSequence + 1), String(event.sequence));
-    const payloadDigest = digestOf(event.payload);
+    // The payload is serialised once: for its digest, and inside the event's own canonical form.
+    const payloadText = canonicalJson(event.payload);
+    const payloadDigest = `sha256:${sha256Hex(payloadText)}`;
     if (payloadDigest !== event.payloadDigest) return fail('payload_digest_mismatch', payloadDigest, event.payloadDigest);
     if (event.previousHash !== this.lastHash) return fail('previous_hash_mismatch', this.lastHash, event.previousHash);
-    const eventHash = eventHashOf(event);
+    const eventHash = `sha256:${sha256Hex(eventCanonicalText(event, payloadText))}`;
     if (eventHash !== event.eventHash) return fail('event_hash_mismatch', eventHash, event.eventHash);
     this.checked++;
     this.lastSequence = event.sequence;

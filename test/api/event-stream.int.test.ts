@@ -1,19 +1,26 @@
 /**
  * GET /events/stream?format=sse: bounded leases read with a real EventSource client over HTTP while
  * writers append; replay by cursor, Last-Event-ID and last_event_id; filters; keepalives; lease end;
- * wake-up on commit; a revoked key ending its leases.
+ * wake-up on commit; a revoked key ending its leases; idle leases costing no database query (counted
+ * below the driver: PGlite's protocol entry point, PostgreSQL's wire protocol through a proxy); the
+ * poll fallback while PostgreSQL's LISTEN is down.
  */
 import { randomUUID } from 'node:crypto';
 import { EventSource } from 'eventsource';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '@/server/domain/api-keys/api-keys';
 import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { parseEnv } from '@/server/env';
+import { WAKE_CHANNEL } from '@/server/ledger/wake';
 import { createRuntime } from '@/server/runtime';
+import { createInternalTrpcHandler } from '@/server/api/internal';
 import { createRestHandler } from '@/server/api/rest';
+import { startBackgroundJobs } from '@/server/jobs';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
 import { testEngine } from '../support/engine';
+import { startDbProxy } from '../support/db-proxy';
 import { serveOverHttp, type HttpServer } from '../support/http';
 
 let app: TestApp;
@@ -196,9 +203,103 @@ describe('GET /events/stream?format=sse', () => {
       const actor = systemActor(ws);
       await revokeApiKey(tx, actor, { keyId: key.id });
     });
+    // Called directly here, so the wake-up every committing request sends (runMutation) is sent by hand.
+    app.runtime.wakeups.committed(ws.workspaceId);
     const { text } = await reading;
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(framesOf(text).pop()!.event).toBe('lease_end');
+  });
+
+  it('revoking a key in the interface ends its open lease at once, with no poll', async () => {
+    const ws = await freshWorkspace();
+    const owner = await app.member('owner', ws.workspaceId);
+    const trpc = createInternalTrpcHandler(async () => app.runtime);
+    const key = await app.runtime.db.transaction((tx) => createApiKey(tx, systemActor(ws), { name: 'to revoke in the UI' }));
+    const started = Date.now();
+    const reading = lease({ ...ws, apiKey: key.secret }, 'lease_ms=20000&poll_ms=10000');
+    await new Promise((r) => setTimeout(r, 300));
+    const revokedAt = Date.now();
+    const res = await trpc(
+      new Request('http://127.0.0.1:3000/api/trpc/apiKeys.revoke', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          cookie: `next-auth.session-token=${owner.session}`,
+          origin: 'http://127.0.0.1:3000',
+        },
+        body: JSON.stringify({ workspace_id: ws.workspaceId, key_id: key.id }),
+      }),
+    );
+    expect(res.status).toBe(200);
+    const { text } = await reading;
+    // Long before the lease's end (20 s) or its poll (10 s): the revocation's own commit woke it.
+    expect(Date.now() - revokedAt).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(framesOf(text).pop()!.event).toBe('lease_end');
+  });
+
+  it('a decision timed out by the background sweep reaches an open lease at once, with no poll', async () => {
+    const ws = await freshWorkspace();
+    const raised = await app.request('POST', '/decisions', {
+      key: ws.apiKey,
+      body: { workspace_id: ws.workspaceId, title: 'Times out', due_at: new Date(Date.now() + 300).toISOString() },
+    });
+    expect(raised.status).toBe(201);
+    const started = Date.now();
+    const reading = lease(ws, 'lease_ms=6000&poll_ms=10000&type=decision.expired');
+    const stop = startBackgroundJobs(app.runtime, { sweepMs: 100 });
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const { text } = await reading;
+      const expired = framesOf(text).filter((f) => f.event === 'decision.expired');
+      expect(expired).toHaveLength(1);
+      expect(JSON.parse(expired[0]!.data!).aggregateId).toBe(raised.body.decision.id);
+      // The lease lasted 6 s and would poll after 10 s: only the sweep's wake-up can deliver it.
+      expect(Date.now() - started).toBeLessThan(9000);
+    } finally {
+      stop();
+    }
+  });
+
+  it('idle leases cost no database query at all; a commit wakes every one of them', async () => {
+    const counted = await countingApp();
+    const http = await serveOverHttp(counted.app.handler);
+    const ws = counted.app.ws;
+    const leases: OpenLease[] = [];
+    try {
+      // poll_ms=20: a lease that polled would run ~50 queries a second.
+      for (let i = 0; i < 20; i++) leases.push(openLease(http.url, ws.apiKey, 'lease_ms=15000&poll_ms=20'));
+      // Each has replayed and sent a keepalive (SSE_KEEPALIVE_MS=100): it is idle.
+      await until(() => leases.every((l) => l.text().includes(': keepalive')), 5000);
+      const before = counted.queries();
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(counted.queries() - before).toBe(0);
+      expect(leases.every((l) => (l.text().match(/: keepalive/g) ?? []).length >= 5)).toBe(true);
+
+      expect((await counted.app.request('POST', '/work', { key: ws.apiKey, body: { title: 'wake all' } })).status).toBe(201);
+      await until(() => leases.every((l) => l.text().includes('event: work.created')), 3000);
+      // The counter does see queries: the write's, and one read for all twenty leases.
+      expect(counted.queries() - before).toBeGreaterThan(0);
+      // What follows the commit (on PostgreSQL its NOTIFY) may still be in flight: wait until quiet.
+      let last = -1;
+      await until(
+        () => {
+          const now = counted.queries();
+          const quiet = now === last;
+          last = now;
+          return quiet;
+        },
+        5000,
+        250,
+      );
+      const afterWake = counted.queries();
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(counted.queries() - afterWake).toBe(0);
+    } finally {
+      for (const l of leases) l.abort();
+      await http.close();
+      await counted.close();
+    }
   });
 
   it('a real EventSource reading while writers append, dropped and resumed many times, sees every event once, in order', async () => {
@@ -256,6 +357,81 @@ describe('GET /events/stream?format=sse', () => {
 
 if (testEngine() === 'postgres') {
   describe('wake-ups across instances (PostgreSQL LISTEN/NOTIFY)', () => {
+    it('while LISTEN is not known to be up, leases poll at poll_ms; once it is, they sleep again', async () => {
+      const ws = await freshWorkspace();
+      const wakeups = app.runtime.wakeups;
+      expect(wakeups.healthy).toBe(true);
+      const reading = lease(ws, 'lease_ms=2500&poll_ms=50&type=api_key.created');
+      await new Promise((r) => setTimeout(r, 300));
+      wakeups.setListening(false);
+      try {
+        expect(wakeups.healthy).toBe(false);
+        // A commit nobody signals (another instance's NOTIFY lost with the connection): only a poll finds it.
+        await app.runtime.db.transaction((tx) => createApiKey(tx, systemActor(ws), { name: 'unsignalled' }));
+        const polled = Date.now();
+        const { text } = await reading;
+        const frames = framesOf(text).filter((f) => f.event === 'api_key.created');
+        // The workspace's own key, then the one made while LISTEN was down.
+        expect(frames).toHaveLength(2);
+        expect(Date.now() - polled).toBeLessThan(3000);
+      } finally {
+        wakeups.setListening(true);
+      }
+      expect(wakeups.healthy).toBe(true);
+    });
+
+    it('a dropped LISTEN connection is noticed and re-established, and wakes leases again', async () => {
+      const ws = await freshWorkspace();
+      const wakeups = app.runtime.wakeups;
+      const changes: boolean[] = [];
+      const unwatch = wakeups.onHealthChange((healthy) => changes.push(healthy));
+      const admin = postgres(app.runtime.databaseUrl!, { max: 1, onnotice: () => undefined });
+      try {
+        const killed = await admin<{ pid: number }[]>`
+          select pid from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid() and query ilike ${`listen "${WAKE_CHANNEL}"`}`;
+        expect(killed.length).toBeGreaterThanOrEqual(1);
+        for (const { pid } of killed) await admin`select pg_terminate_backend(${pid})`;
+        await until(() => changes.length >= 2, 10_000);
+        expect(changes.slice(0, 2)).toEqual([false, true]);
+        expect(wakeups.healthy).toBe(true);
+
+        // Listening again: another instance's commit (here: an unsignalled append, then its NOTIFY) wakes a lease.
+        const reading = lease(ws, 'lease_ms=2500&poll_ms=10000&type=api_key.created');
+        await new Promise((r) => setTimeout(r, 300));
+        await app.runtime.db.transaction((tx) => createApiKey(tx, systemActor(ws), { name: 'after the drop' }));
+        const notified = Date.now();
+        await admin`select pg_notify(${WAKE_CHANNEL}, ${ws.workspaceId})`;
+        const { text } = await reading;
+        expect(framesOf(text).filter((f) => f.event === 'api_key.created')).toHaveLength(2);
+        expect(Date.now() - notified).toBeLessThan(2500);
+      } finally {
+        unwatch();
+        await admin.end();
+      }
+    });
+
+    it('this instance ignores its own NOTIFY: a commit wakes its feed once, not again when the NOTIFY comes back', async () => {
+      const ws = await freshWorkspace();
+      let wakes = 0;
+      const unsubscribe = app.runtime.wakeups.subscribe(ws.workspaceId, () => wakes++);
+      const admin = postgres(app.runtime.databaseUrl!, { max: 1, onnotice: () => undefined });
+      const heard: string[] = [];
+      await admin.listen(WAKE_CHANNEL, (payload) => heard.push(payload));
+      try {
+        expect((await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'wake once' } })).status).toBe(201);
+        // The NOTIFY went out (another listener heard it, naming this instance) ...
+        await until(() => heard.some((p) => p.startsWith(ws.workspaceId)), 5000);
+        expect(heard.filter((p) => p.startsWith(ws.workspaceId))).toEqual([`${ws.workspaceId} ${app.runtime.wakeups.origin}`]);
+        // ... and came back to this instance's LISTEN too, where it woke nothing.
+        await new Promise((r) => setTimeout(r, 500));
+        expect(wakes).toBe(1);
+      } finally {
+        unsubscribe();
+        await admin.end();
+      }
+    });
+
     it('a commit by another instance wakes this one’s lease', async () => {
       const other = await createRuntime(parseEnv({ NODE_ENV: 'test', DATABASE_URL: app.runtime.databaseUrl!, SEED_DEMO: 'false' }));
       const otherHandler = createRestHandler({ runtime: async () => other });
@@ -280,4 +456,97 @@ if (testEngine() === 'postgres') {
       }
     });
   });
+}
+
+async function until(condition: () => boolean, timeoutMs: number, everyMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+interface OpenLease {
+  /** Everything received so far. */
+  text(): string;
+  abort(): void;
+}
+
+/** Opens a lease over HTTP and keeps reading it in the background. */
+function openLease(baseUrl: string, apiKey: string, query: string): OpenLease {
+  const controller = new AbortController();
+  let received = '';
+  void (async () => {
+    const res = await fetch(`${baseUrl}/api/v1/events/stream?format=sse&${query}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+      signal: controller.signal,
+    });
+    const decoder = new TextDecoder();
+    const reader = res.body!.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += decoder.decode(value, { stream: true });
+    }
+  })().catch(() => undefined);
+  return { text: () => received, abort: () => controller.abort() };
+}
+
+/**
+ * A test app of its own whose every database query is counted below the driver: on PGlite at the
+ * instance's protocol entry point (every query, transaction and COPY goes through
+ * execProtocolRawSync), on PostgreSQL on the wire, through a proxy that counts the frontend
+ * protocol messages of every connection (the pool's and LISTEN's).
+ */
+async function countingApp(): Promise<{ app: TestApp; queries(): number; close(): Promise<void> }> {
+  const env = { SSE_KEEPALIVE_MS: '100' };
+  if (testEngine() === 'pglite') {
+    const counted = await startTestApp(env);
+    const client = (counted.runtime.db as unknown as { $client: { execProtocolRawSync(message: Uint8Array): Uint8Array } }).$client;
+    const original = client.execProtocolRawSync.bind(client);
+    let n = 0;
+    client.execProtocolRawSync = (message: Uint8Array) => {
+      n++;
+      return original(message);
+    };
+    return { app: counted, queries: () => n, close: () => counted.close() };
+  }
+  const proxy = await countingProxy();
+  const counted = await startTestApp(env, { via: proxy.via });
+  return {
+    app: counted,
+    queries: proxy.messages,
+    async close() {
+      await counted.close();
+      await proxy.close();
+    },
+  };
+}
+
+/** A TCP proxy to PostgreSQL counting the protocol messages clients send (Terminate aside). */
+async function countingProxy(): Promise<{ via(url: string): string; messages(): number; close(): Promise<void> }> {
+  let messages = 0;
+  const proxy = await startDbProxy({
+    onClient(client) {
+      let pending = Buffer.alloc(0);
+      let started = false;
+      client.on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        for (;;) {
+          if (!started) {
+            // Untyped startup packets: SSLRequest / GSSENCRequest, then StartupMessage.
+            if (pending.length < 8 || pending.length < pending.readInt32BE(0)) break;
+            const code = pending.readInt32BE(4);
+            pending = pending.subarray(pending.readInt32BE(0));
+            if (code !== 80877103 && code !== 80877104) started = true;
+            continue;
+          }
+          if (pending.length < 5 || pending.length < 1 + pending.readInt32BE(1)) break;
+          if (pending[0] !== 0x58) messages++;
+          pending = pending.subarray(1 + pending.readInt32BE(1));
+        }
+      });
+    },
+  });
+  return { via: (url) => proxy.via(url), messages: () => messages, close: () => proxy.close() };
 }

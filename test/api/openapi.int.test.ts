@@ -38,7 +38,15 @@ describe('GET /openapi.json', () => {
 
   it('documents POST /work as 201 (200 on replay) with the contract’s error body for each error status', () => {
     const responses = doc.paths['/work'].post.responses;
-    expect(Object.keys(responses).sort()).toEqual(['200', '201', '400', '401', '404', '409', '413', '415', '422', '500', '503']);
+    expect(Object.keys(responses).sort()).toEqual(['200', '201', '400', '401', '404', '409', '413', '415', '422', '429', '500', '503']);
+    expect(Object.keys(responses['429'].headers).sort()).toEqual(
+      ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'].sort(),
+    );
+    expect(responses['201'].headers['X-RateLimit-Remaining']).toBeDefined();
+    // The public validator's operations are limited per address; /errors is not limited at all.
+    expect(doc.paths['/agent-work-receipts/validate'].get.responses['429']).toBeDefined();
+    expect(doc.paths['/agent-work-receipts/validate'].post.responses['503'].headers['Retry-After']).toBeDefined();
+    expect(doc.paths['/errors'].get.responses['429']).toBeUndefined();
     expect(responses['400'].description).toContain('invalid_json');
     expect(responses['400'].description).toContain('unknown_field');
     expect(responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });

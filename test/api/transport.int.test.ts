@@ -1,10 +1,13 @@
 /** The transport: request ids, the error envelope, body rules, credentials and the error docs. */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@/db';
 import { revokeApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace } from '@/server/domain/actor';
 import { errorCodes, errorTable } from '@/server/errors';
 import { startTestApp, type TestApp } from '../support/app';
+import { testEngine } from '../support/engine';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -238,3 +241,29 @@ describe('when the database is gone', () => {
     if (res.status === 503) expect(res.headers.get('retry-after')).toBe('1');
   });
 });
+
+if (testEngine() === 'postgres') {
+  describe('statements on PostgreSQL', () => {
+    it('are prepared once per connection and reused: the append path’s statements are listed as prepared', async () => {
+      // One connection, so the statements a request prepared are those this session lists.
+      const single = await startTestApp({ DB_POOL_MAX: '1' });
+      try {
+        for (const title of ['first', 'second']) {
+          const res = await single.request('POST', '/work', { body: { title }, headers: { 'idempotency-key': randomUUID() } });
+          expect(res.status).toBe(201);
+        }
+        const rows = await query<{ statement: string }>(single.runtime.db, sql`select statement from pg_prepared_statements`);
+        const texts = rows.map((r) => r.statement);
+        for (const part of ['ledger_append', 'insert into "idempotency_records"', 'update "idempotency_records"', 'rate_limit_counters']) {
+          // Exactly one prepared statement each, though two requests ran them.
+          expect(
+            texts.filter((t) => t.includes(part)),
+            part,
+          ).toHaveLength(1);
+        }
+      } finally {
+        await single.close();
+      }
+    });
+  });
+}

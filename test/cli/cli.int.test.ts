@@ -112,6 +112,30 @@ describe('npm run key:create / key:revoke', () => {
     });
   });
 
+  // PostgreSQL only: with PGlite the tool cannot open the directory a running server holds.
+  if (testEngine() === 'postgres')
+    it('key:revoke ends a running server’s open event-stream lease of that key at once', async () => {
+      const created = await tool('key-create.ts', '--workspace', 'demo', '--name', 'leased');
+      const key = /awk_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0];
+      expect(key).toBeDefined();
+      // The "server": this process's runtime, which LISTENs; the tool is another process.
+      const handler = createRestHandler({ runtime: async () => pgRuntime! });
+      const opened = Date.now();
+      const res = await handler(
+        new Request('http://127.0.0.1/api/v1/events/stream?format=sse&lease_ms=30000&poll_ms=10000', {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+      );
+      expect(res.status).toBe(200);
+      const reading = res.text();
+      const revoked = await tool('key-revoke.ts', '--key', key!);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      const frames = await reading;
+      // Well before the lease's 30 s or a 10 s poll: the tool's NOTIFY woke the lease.
+      expect(Date.now() - opened).toBeLessThan(20_000);
+      expect(frames.trimEnd().split('\n\n').pop()).toContain('event: lease_end');
+    });
+
   it('finds the workspace by id too, and refuses an unknown one', async () => {
     const byId = await tool('key-create.ts', '--workspace', demo.workspaceId);
     expect(byId.code, byId.stderr).toBe(0);

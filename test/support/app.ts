@@ -68,7 +68,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(envOverrides: Record<string, string> = {}, opts: RuntimeOptions = {}): Promise<TestApp> {
+export interface TestAppOptions extends RuntimeOptions {
+  /** The primary workspace's name (unique per database: a second app on the same database needs another). */
+  primaryName?: string;
+}
+
+export async function startTestApp(envOverrides: Record<string, string> = {}, opts: TestAppOptions = {}): Promise<TestApp> {
   const runtime = await createTestRuntime(envOverrides, opts);
   const handler = createRestHandler({ runtime: async () => runtime });
 
@@ -84,7 +89,7 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
       return { workspaceId: created.workspaceId, ownerUserId: created.ownerUserId, apiKey: key.secret, apiKeyId: key.id };
     });
 
-  const ws = await makeWorkspace('primary');
+  const ws = await makeWorkspace(opts.primaryName ?? 'primary');
 
   const member = async (role: MembershipRole, workspaceId = ws.workspaceId): Promise<TestMember> => {
     const email = `${role}-${randomUUID().slice(0, 8)}@test.local`;

@@ -15,7 +15,14 @@ export interface DbProxy {
   close(): Promise<void>;
 }
 
-export async function startDbProxy(target = { host: '127.0.0.1', port: 5432 }): Promise<DbProxy> {
+export interface DbProxyOptions {
+  /** Sees every connection the app opens, e.g. to read what it sends (the bytes are forwarded regardless). */
+  onClient?: (client: net.Socket) => void;
+}
+
+export async function startDbProxy(opts: DbProxyOptions = {}): Promise<DbProxy> {
+  // Where the proxy forwards to: the server of the last URL given to via().
+  let target = { host: '127.0.0.1', port: 5432 };
   const sockets = new Set<net.Socket>();
   let server: net.Server | null = null;
   let port = 0;
@@ -31,6 +38,7 @@ export async function startDbProxy(target = { host: '127.0.0.1', port: 5432 }): 
         client.on('close', () => upstream.destroy());
         upstream.on('close', () => client.destroy());
         client.pipe(upstream).pipe(client);
+        opts.onClient?.(client);
       });
       s.once('error', reject);
       s.listen(port, '127.0.0.1', () => {
@@ -53,6 +61,7 @@ export async function startDbProxy(target = { host: '127.0.0.1', port: 5432 }): 
     },
     via(url: string) {
       const u = new URL(url);
+      target = { host: u.hostname, port: Number(u.port || 5432) };
       u.hostname = '127.0.0.1';
       u.port = String(port);
       return u.toString();

@@ -190,7 +190,7 @@ async function locate(
 /** Applies an overdue timeout before the caller sees or acts on the decision. */
 async function settleTimeout(ctx: ApiContext, row: Row): Promise<void> {
   if (row.status === 'pending' && row.dueAt && row.dueAt.getTime() <= Date.now()) {
-    await ctx.runtime.db.transaction((tx) => expireIfDue(tx, row.workspaceId, row.id));
+    if (await ctx.runtime.db.transaction((tx) => expireIfDue(tx, row.workspaceId, row.id))) ctx.runtime.wakeups.committed(row.workspaceId);
   }
 }
 
@@ -285,7 +285,7 @@ export const decisionsRouter = router({
         if (!values) throw new AppError('invalid_cursor', 'This cursor was not issued for this list in your workspace.');
         after = { createdAt: new Date(values[0]!), id: values[1]! };
       }
-      await sweepDecisionTimeouts(db, { workspaceId });
+      await sweepDecisionTimeouts(db, { workspaceId, onCommitted: (id) => ctx.runtime.wakeups.committed(id) });
       const rows = await listDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, after, limit: input.limit + 1 });
       const hasMore = rows.length > input.limit;
       const page = rows.slice(0, input.limit);
@@ -434,7 +434,7 @@ export const decisionsRouter = router({
       const workspaceId = input.workspace_id ?? defaultWorkspace(ctx.principal);
       const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden' });
       const { db } = ctx.runtime;
-      await sweepDecisionTimeouts(db, { workspaceId });
+      await sweepDecisionTimeouts(db, { workspaceId, onCommitted: (id) => ctx.runtime.wakeups.committed(id) });
       const rows = await inboxDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, limit: 200 });
       return {
         workspaceId,

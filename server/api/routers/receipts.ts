@@ -44,9 +44,12 @@ export const receiptsRouter = router({
           'validate it (200 { ok: true, valid, issues } with at most 100 issues as JSON pointers; 400 input.invalid_json ' +
           'for bad JSON, duplicate keys or __proto__ keys; 413 input.too_large past max_bytes, counted while reading; 422 ' +
           'input.structure_limit past max_depth or max_nodes, checked before the schema). Nothing is stored and no remote ' +
-          '$ref is ever fetched.',
+          '$ref is ever fetched. The validator (this metadata, the schema and POST) allows 60 requests a minute per client ' +
+          'address (RATE_LIMIT_VALIDATOR_PER_MIN), counted by all instances together; past it 429 rate_limited with ' +
+          'Retry-After, and 503 service_unavailable when the counters cannot be kept (never an unlimited pass).',
         protect: false,
       },
+      errorCodes: ['rate_limited'],
     })
     .input(z.strictObject({}))
     .output(metadata)
@@ -84,8 +87,10 @@ export const receiptsRouter = router({
         path: '/agent-work-receipts/schema',
         tags: ['receipts'],
         summary: 'The receipt JSON Schema (agent-work-receipt/v0.1)',
+        description: 'No credential. Counted in the public validator’s per-address rate limit (see GET /agent-work-receipts/validate).',
         protect: false,
       },
+      errorCodes: ['rate_limited'],
     })
     .input(z.strictObject({}))
     .output(z.record(z.string(), z.unknown()))

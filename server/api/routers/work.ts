@@ -69,7 +69,8 @@ const createWorkOutput = z
 
 type CreateWorkBody = z.infer<typeof createWorkOutput>;
 
-function present(workspaceId: string, created: CreatedWork): CreateWorkBody {
+/** The body of a created work item (also what its Idempotency-Key stores; bench/limit.ts records it). */
+export function presentCreatedWork(workspaceId: string, created: CreatedWork): CreateWorkBody {
   return {
     data: {
       taskId: created.task.id,
@@ -112,7 +113,7 @@ export const workRouter = router({
     .output(createWorkOutput)
     .mutation(({ ctx, input }) =>
       runMutation(ctx, ctx.actor, { status: 201, replay: markDuplicate, output: createWorkOutput }, async (tx) =>
-        present(ctx.actor.workspaceId, await createWork(tx, ctx.actor, input)),
+        presentCreatedWork(ctx.actor.workspaceId, await createWork(tx, ctx.actor, input)),
       ),
     ),
 });

@@ -1,0 +1,199 @@
+// The benchmark's "peer": the leanest server doing exactly what our POST /api/v1/work sends to
+// PostgreSQL: the same statements, text and parameters (as our client sends them: named prepared
+// statements cached per connection, db/index.ts preparing(); values as strings/numbers), in the
+// same transaction, with ledger events our chain verifier accepts. No framework, no validation library, no app code: node:http + postgres.js.
+//
+// Env: DATABASE_URL, PORT, DB_POOL_MAX (default 10). GET /health, POST /api/v1/work.
+import http from 'node:http';
+import { createHash, randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import postgres from 'postgres';
+
+// The client of db/index.ts: same pool size default, startup settings and int8 parsing.
+const sql = postgres(process.env.DATABASE_URL, {
+  max: Number(process.env.DB_POOL_MAX ?? 10),
+  connection: { lock_timeout: 5000, statement_timeout: 30000, TimeZone: 'UTC', default_transaction_isolation: 'read committed' },
+  onnotice: () => undefined,
+  types: { int8: { to: 20, from: [20], serialize: (v) => String(v), parse: (v) => Number(v) } },
+});
+// What drizzle-orm/postgres-js does to that client: date/time and JSON values pass through as text.
+const asIs = (v) => v;
+for (const t of ['1184', '1082', '1083', '1114', '1182', '1185', '1115', '1231'])
+  sql.options.parsers[t] = sql.options.serializers[t] = asIs;
+sql.options.serializers['114'] = sql.options.serializers['3802'] = asIs;
+
+// 1. server/auth/api-keys.ts authenticateApiKey (with server/rate-limits.ts countHit), outside the transaction.
+const AUTH = `with key as (
+          select id, workspace_id, owner_user_id from api_keys
+          where secret_hash = $1 and revoked_at is null limit 1
+        ), counted as (insert into rate_limit_counters (bucket, window_start, hits)
+    select b.bucket, $2::timestamptz, 1 from (select 'api_key:' || id::text from key) as b(bucket)
+    on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1
+    returning hits)
+        select key.id, key.workspace_id, key.owner_user_id, counted.hits from key, counted`;
+// 3. server/domain/idempotency.ts claimIdempotencyKey, then (replays only) its read of the stored response.
+const CLAIM = `insert into "idempotency_records" ("workspace_id", "key", "fingerprint", "response_status", "response_body", "created_at", "expires_at") values ($1, $2, $3, default, default, default, now() + make_interval(hours => $4)) on conflict ("workspace_id","key") do update set "fingerprint" = $5, "response_status" = $6, "response_body" = $7, "created_at" = now(), "expires_at" = now() + make_interval(hours => $8) where "idempotency_records"."expires_at" < now() returning "key"`;
+const STORED = `select "fingerprint", "response_status", "response_body" from "idempotency_records" where ("idempotency_records"."workspace_id" = $1 and "idempotency_records"."key" = $2)`;
+// 4. server/domain/work/create-work.ts: task and receipt in one statement.
+const INSERT_WORK = `with "inserted_task" as (insert into "tasks" ("id", "workspace_id", "version", "created_at", "updated_at", "position", "initiative_id", "workstream_id", "milestone_id", "title", "description", "priority", "type", "estimate_hours", "status", "pause_id", "resume_status", "agent_id", "depends_on") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) returning "id") insert into "receipts" ("id", "workspace_id", "task_id", "status", "summary", "created_at", "updated_at") values ($20, $21, $22, $23, $24, $25, $26)`;
+// 5. server/ledger/append.ts appendEvents.
+const APPEND = `select * from ledger_append($1::uuid, $2::jsonb)`;
+// 6. server/domain/idempotency.ts storeIdempotentResponse.
+const STORE = `update "idempotency_records" set "response_status" = $1, "response_body" = $2 where ("idempotency_records"."workspace_id" = $3 and "idempotency_records"."key" = $4)`;
+
+const TTL_HOURS = 24; // IDEMPOTENCY_TTL_HOURS's default
+const BODY_LIMIT = 1024 * 1024;
+const KEY_PATTERN = /^awk_[A-Za-z0-9_-]{43}$/;
+const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
+const PRIORITIES = new Set(['low', 'medium', 'high', 'urgent']);
+
+const sha256Hex = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
+const digestOf = (value) => `sha256:${sha256Hex(canonicalize(value))}`;
+const EMPTY_CONTEXT_MANIFEST_DIGEST = digestOf({});
+
+// server/ledger/canonical.ts eventCanonicalSegments: the JCS form of the event cut around the three
+// values only ledger_append knows (aggregateVersion, previousHash with its quotes kept, sequence).
+const SLOTS = ['aggregateVersion', 'previousHash', 'sequence'];
+function canonicalSegments(event) {
+  const segments = [];
+  let current = '{';
+  [...Object.keys(event), ...SLOTS].sort().forEach((key, i) => {
+    current += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:`;
+    if (!SLOTS.includes(key)) current += canonicalize(event[key]);
+    else {
+      const quote = key === 'previousHash' ? '"' : '';
+      segments.push(current + quote);
+      current = quote;
+    }
+  });
+  segments.push(current + '}');
+  return segments;
+}
+
+// server/domain/workspaces/ids.ts inboxIds: UUIDv5 names under the workspace id (cached per workspace).
+function uuidv5(name, namespace) {
+  const h = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.toString('hex', 0, 16);
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+const inboxes = new Map();
+function inboxOf(ws) {
+  let ids = inboxes.get(ws);
+  if (!ids) inboxes.set(ws, (ids = ['initiative', 'workstream', 'milestone'].map((k) => uuidv5(`inbox/${k}`, ws))));
+  return ids;
+}
+
+const problem = (status, code, message) => [status, JSON.stringify({ error: { code, message } })];
+
+async function createWork(headers, text) {
+  let input;
+  try {
+    input = JSON.parse(text);
+  } catch {
+    return problem(400, 'invalid_json', 'The body is not JSON.');
+  }
+  const { title, description = null, priority = 'medium' } = input ?? {};
+  const valid = typeof title === 'string' && title.length >= 1 && title.length <= 240 && PRIORITIES.has(priority);
+  if (!valid || (description !== null && typeof description !== 'string')) return problem(400, 'validation_failed', 'Bad title.');
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+  if (!token || !KEY_PATTERN.test(token)) return problem(401, 'unauthorized', 'Send Authorization: Bearer <API key>.');
+  const idemKey = headers['idempotency-key'] ?? null;
+  if (idemKey !== null && !IDEMPOTENCY_KEY_PATTERN.test(idemKey)) return problem(400, 'invalid_idempotency_key', 'Bad Idempotency-Key.');
+
+  const now = new Date();
+  const windowStart = new Date(Math.floor(now.getTime() / 60_000) * 60_000).toISOString();
+  const [key] = await sql.unsafe(AUTH, [sha256Hex(token), windowStart], { prepare: true });
+  if (!key) return problem(401, 'unauthorized', 'The API key is unknown or revoked.');
+  const ws = key.workspace_id;
+  const fingerprint = digestOf({ method: 'POST', path: '/api/v1/work', body: input });
+
+  return sql.begin(async (tx) => {
+    if (idemKey !== null) {
+      const claimed = await tx.unsafe(CLAIM, [ws, idemKey, fingerprint, TTL_HOURS, fingerprint, null, null, TTL_HOURS], { prepare: true });
+      if (claimed.length === 0) {
+        const [stored] = await tx.unsafe(STORED, [ws, idemKey], { prepare: true });
+        if (!stored || stored.response_status === null) return problem(409, 'idempotency_in_progress', 'Retry later.');
+        if (stored.fingerprint !== fingerprint) return problem(422, 'idempotency_conflict', 'Key used with another request.');
+        const { data, meta } = stored.response_body;
+        return [200, JSON.stringify({ data: { ...data, duplicate: true }, meta: { ...meta, duplicate: true } })];
+      }
+    }
+    const at = now.toISOString();
+    const [initiativeId, workstreamId, milestoneId] = inboxOf(ws);
+    // Same fields in the same order as create-work.ts, so the payload and its digest are alike.
+    const task = {
+      ...{ id: randomUUID(), initiative_id: initiativeId, workstream_id: workstreamId, milestone_id: milestoneId, position: 0, title },
+      ...{ description, status: 'todo', priority, type: 'build', estimate_hours: null, agent_id: null, depends_on: [] },
+      ...{ created_at: at, updated_at: at },
+    };
+    const receipt = { id: randomUUID(), task_id: task.id, status: 'completed', summary: title, created_at: at };
+    await tx.unsafe(
+      INSERT_WORK,
+      [
+        ...[task.id, ws, 1, at, at, 0, initiativeId, workstreamId, milestoneId, title, description, priority, 'build', null, 'todo'],
+        ...[null, null, null, '{}', receipt.id, ws, task.id, 'completed', title, at, at],
+      ],
+      { prepare: true },
+    );
+    const requestId = randomUUID();
+    const payload = { task, receipt };
+    // The event as server/ledger/append.ts builds it (same keys in the same order).
+    const event = {
+      ...{ id: randomUUID(), workspaceId: ws, ownerId: key.owner_user_id, aggregateType: 'task', aggregateId: task.id },
+      ...{ eventType: 'work.created', schemaVersion: 1, actorType: 'api_key', actorId: key.id, payload, payloadDigest: digestOf(payload) },
+      ...{ occurredAtCanonical: at, idempotencyKey: idemKey, causationId: requestId, correlationId: requestId },
+      contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST,
+    };
+    const [sealed] = await tx.unsafe(APPEND, [ws, JSON.stringify([{ ...event, canonical: canonicalSegments(event) }])], { prepare: true });
+    // The body of server/api/routers/work.ts present(): also what is stored for replays.
+    const body = JSON.stringify({
+      data: {
+        ...{ taskId: task.id, receiptId: receipt.id, eventId: event.id, aggregateVersion: sealed.r_aggregate_version },
+        ...{ eventHash: sealed.r_event_hash, duplicate: false, task, receipt },
+      },
+      meta: { apiVersion: '1', workspaceId: ws, duplicate: false },
+    });
+    if (idemKey !== null) await tx.unsafe(STORE, [201, body, ws, idemKey], { prepare: true });
+    return [201, body];
+  });
+}
+
+function send(res, status, body) {
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/health') return send(res, 200, '{"ok":true}');
+  if (req.method !== 'POST' || req.url !== '/api/v1/work') return send(res, ...problem(404, 'not_found', 'No such route.'));
+  const chunks = [];
+  let size = 0;
+  req.on('data', (chunk) => {
+    size += chunk.length;
+    if (size <= BODY_LIMIT) chunks.push(chunk);
+  });
+  req.on('end', () => {
+    if (size > BODY_LIMIT) return send(res, ...problem(413, 'input.too_large', 'Body too large.'));
+    createWork(req.headers, Buffer.concat(chunks).toString('utf8')).then(
+      ([status, body]) => send(res, status, body),
+      (err) => {
+        console.error('peer: request failed', err);
+        send(res, ...problem(500, 'internal_error', 'Unexpected error.'));
+      },
+    );
+  });
+});
+server.listen(Number(process.env.PORT ?? 3100), '127.0.0.1');
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    server.close();
+    server.closeAllConnections();
+    sql.end({ timeout: 2 }).then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,344 @@
+/**
+ * npm run bench [-- --quick]: measures the service against its own baselines, in one run on one
+ * machine, and checks the issue-7 targets.
+ *
+ *   limit  pgbench running exactly our append SQL (bench/limit.ts)
+ *   peer   a bare node:http + postgres.js server running the same SQL (bench/peer.mjs)
+ *   ours   POST /api/v1/work on the built app (scripts/serve.mjs), PostgreSQL and PGlite
+ *
+ * plus reads (pages of 100 events from a 1,000,000-event ledger), SSE commit-to-delivery with 1,000
+ * open leases, chain verification throughput, and the server's peak RSS. Each load figure is the
+ * median of three runs with min and max. Results go to bench/results/<time>.{json,md}.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { systemTrace, type Actor } from '@/server/domain/actor';
+import { createApiKey } from '@/server/domain/api-keys/api-keys';
+import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
+import { parseEnv } from '@/server/env';
+import { createRuntime } from '@/server/runtime';
+import { fillLedger, measureChainVerify, measureEventsPage } from './ledger';
+import {
+  createBenchDb,
+  freePort,
+  loadWork,
+  peakRssMiB,
+  repeat,
+  ROOT,
+  startServer,
+  type BenchDb,
+  type BenchWorkspace,
+  type LoadResult,
+  type Server,
+  type Stat,
+} from './lib';
+import { runLimit } from './limit';
+import { measureSse } from './sse';
+
+const quick = process.argv.includes('--quick');
+const SECONDS = quick ? 2 : 8;
+const RUNS = 3;
+const WORKSPACES = 64;
+const CONCURRENCY = quick ? [1, 32] : [1, 8, 32];
+const LEDGER_EVENTS = quick ? 100_000 : 1_000_000;
+const LEASES = quick ? 200 : 1000;
+
+type Target = 'limit' | 'peer' | 'ours';
+interface WriteRow {
+  target: Target;
+  clients: number;
+  spread: number;
+  rps: Stat;
+  p50: Stat;
+  p99: Stat;
+  failures: Stat;
+}
+
+const log = (...args: unknown[]) => console.error('[bench]', ...args);
+
+/** npm run build when there is no build, or the sources changed since (next build, then the API bundle). */
+function buildIfStale(): void {
+  const buildId = path.join(ROOT, '.next', 'BUILD_ID');
+  const bundle = path.join(ROOT, '.next', 'api', 'node-api.mjs');
+  if (existsSync(buildId) && existsSync(bundle)) {
+    const newer = spawnSync('find', ['app', 'server', 'db', 'drizzle', '-newer', buildId, '-print', '-quit'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    if (!newer.stdout.trim()) return;
+  }
+  log('building the app (npm run build)…');
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
+
+async function startOurs(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  return startServer(
+    process.execPath,
+    [path.join(ROOT, 'scripts', 'serve.mjs')],
+    {
+      ...env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      NODE_ENV: 'production',
+      APP_URL: `http://127.0.0.1:${port}`,
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      // The benchmark measures the write path, not the limiter's refusals.
+      RATE_LIMIT_API_PER_MIN: '10000000',
+    },
+    port,
+    '/api/v1/health',
+  );
+}
+
+async function startPeer(db: BenchDb): Promise<Server> {
+  const port = await freePort();
+  return startServer(
+    process.execPath,
+    [path.join(ROOT, 'bench', 'peer.mjs')],
+    { DATABASE_URL: db.url, PORT: String(port) },
+    port,
+    '/health',
+  );
+}
+
+async function writeMatrix(db: BenchDb, peer: Server, ours: Server): Promise<WriteRow[]> {
+  const rows: WriteRow[] = [];
+  const spreads = [WORKSPACES, 1];
+  for (const spread of spreads) {
+    const targets = db.workspaces.slice(0, spread);
+    for (const clients of CONCURRENCY) {
+      for (const target of ['limit', 'peer', 'ours'] as const) {
+        log(`write ${target} clients=${clients} workspaces=${spread}`);
+        const measure = (): Promise<LoadResult> =>
+          target === 'limit'
+            ? runLimit(db, targets, clients, SECONDS)
+            : loadWork((target === 'peer' ? peer : ours).url, targets, clients, SECONDS);
+        const r = await repeat(RUNS, async () => ({ ...(await measure()) }));
+        rows.push({ target, clients, spread, rps: r.rps, p50: r.p50, p99: r.p99, failures: r.failures });
+      }
+    }
+  }
+  return rows;
+}
+
+/** POST /work on embedded PGlite: its own data directory, seeded before the server opens it. */
+async function pgliteWrites(): Promise<{ rps: Stat; p50: Stat; p99: Stat; failures: Stat }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'aws-bench-pglite-'));
+  try {
+    const env = { PGLITE_DATA_DIR: path.join(dir, 'pglite') };
+    const runtime = await createRuntime(parseEnv({ ...env, SEED_DEMO: 'false', LOG_LEVEL: 'warn' }));
+    let ws: BenchWorkspace;
+    try {
+      ws = await runtime.db.transaction(async (tx) => {
+        const trace = systemTrace(randomUUID());
+        const created = await createWorkspace(tx, trace, {
+          name: 'bench-pglite',
+          owner: { email: 'bench-pglite@bench.local', displayName: 'bench', passwordHash: 'not-a-real-hash' },
+        });
+        const actor: Actor = { type: 'system', id: 'system:bench', ownerId: created.ownerUserId, workspaceId: created.workspaceId, trace };
+        const key = await createApiKey(tx, actor, { name: 'bench key' });
+        return { workspaceId: created.workspaceId, apiKey: key.secret, keyHash: '' };
+      });
+    } finally {
+      await runtime.close();
+    }
+    const server = await startOurs(env);
+    try {
+      return await repeat(RUNS, async () => ({ ...(await loadWork(server.url, [ws], 8, SECONDS)) }));
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+const range = (s: Stat, digits = 0) => `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  buildIfStale();
+  log(`creating the benchmark database with ${WORKSPACES + 1} workspaces…`);
+  const db = await createBenchDb(WORKSPACES + 1);
+  const servers: Server[] = [];
+  try {
+    const ours = await startOurs({ DATABASE_URL: db.url });
+    servers.push(ours);
+    const peer = await startPeer(db);
+    servers.push(peer);
+
+    const writes = await writeMatrix(db, peer, ours);
+    const peakRss = await peakRssMiB(ours.pid);
+
+    // Reads: one workspace (not used by the writers) grown to a large ledger, read by cursor pages.
+    const reader = db.workspaces[WORKSPACES]!;
+    log(`filling a ledger of ${LEDGER_EVENTS} events…`);
+    await fillLedger(db, reader, 10_000);
+    const pagesSmall = await measureEventsPage(ours.url, db, reader, 300);
+    const fill = await fillLedger(db, reader, LEDGER_EVENTS - 10_000);
+    const pagesLarge = await measureEventsPage(ours.url, db, reader, 300);
+    const verify = await measureChainVerify(db, reader);
+
+    log(`SSE with ${LEASES} leases…`);
+    const sse = await measureSse(
+      ours.url,
+      db,
+      db.workspaces[1]!,
+      LEASES,
+      quick ? 3 : 10,
+      quick ? { idleSeconds: 2, settleSeconds: 11 } : {},
+    );
+    const rssAfterSse = await peakRssMiB(ours.pid);
+
+    for (const s of servers.splice(0)) await s.stop();
+    log('PGlite writes…');
+    const pglite = await pgliteWrites();
+
+    report({ writes, peakRss: Math.max(peakRss, rssAfterSse), pagesSmall, pagesLarge, fill, verify, sse, pglite, started });
+  } finally {
+    for (const s of servers) await s.stop();
+    await db.drop();
+  }
+}
+
+interface Report {
+  writes: WriteRow[];
+  peakRss: number;
+  pagesSmall: Awaited<ReturnType<typeof measureEventsPage>>;
+  pagesLarge: Awaited<ReturnType<typeof measureEventsPage>>;
+  fill: { seconds: number };
+  verify: Awaited<ReturnType<typeof measureChainVerify>>;
+  sse: Awaited<ReturnType<typeof measureSse>>;
+  pglite: { rps: Stat; p50: Stat; p99: Stat; failures: Stat };
+  started: number;
+}
+
+function report(r: Report): void {
+  const row = (target: Target, clients: number, spread: number) =>
+    r.writes.find((w) => w.target === target && w.clients === clients && w.spread === spread);
+  const lines: string[] = [];
+  lines.push(`# npm run bench${quick ? ' --quick' : ''} — ${new Date().toISOString()}`, '');
+  lines.push(`Machine: ${machine()}`, '');
+  lines.push('## POST /work (append) — requests/s, median (min–max) of 3 runs', '');
+  lines.push(
+    '| clients | workspaces | limit (pgbench) | peer (node:http) | ours | ours/limit | ours/peer | ours p50 ms | ours p99 ms | peer p50 ms |',
+  );
+  lines.push('| --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |');
+  for (const spread of [WORKSPACES, 1]) {
+    for (const clients of CONCURRENCY) {
+      const [l, p, o] = [row('limit', clients, spread), row('peer', clients, spread), row('ours', clients, spread)];
+      if (!l || !p || !o) continue;
+      lines.push(
+        `| ${clients} | ${spread} | ${range(l.rps)} | ${range(p.rps)} | ${range(o.rps)} | ${fmt(o.rps.median / l.rps.median, 2)} | ${fmt(o.rps.median / p.rps.median, 2)} | ${fmt(o.p50.median, 1)} | ${fmt(o.p99.median, 1)} | ${fmt(p.p50.median, 1)} |`,
+      );
+    }
+  }
+  const failures = r.writes.reduce((n, w) => n + w.failures.max, 0);
+  lines.push('', `Failed requests across all write runs (max per run, summed): ${failures}`, '');
+  lines.push('## Reads, live delivery, verification, memory', '');
+  lines.push('| measure | value |', '| --- | --: |');
+  lines.push(
+    `| events page of 100, HTTP p50 / p99, 10,000-event ledger | ${fmt(r.pagesSmall.httpP50, 2)} / ${fmt(r.pagesSmall.httpP99, 2)} ms |`,
+  );
+  lines.push(
+    `| events page of 100, HTTP p50 / p99, ${LEDGER_EVENTS.toLocaleString('en')}-event ledger | ${fmt(r.pagesLarge.httpP50, 2)} / ${fmt(r.pagesLarge.httpP99, 2)} ms |`,
+  );
+  lines.push(`| events page of 100, SQL p50, small / large ledger | ${fmt(r.pagesSmall.sqlP50, 2)} / ${fmt(r.pagesLarge.sqlP50, 2)} ms |`);
+  lines.push(`| ledger fill (COPY, hashes computed in Node) | ${fmt((LEDGER_EVENTS - 10_000) / r.fill.seconds)} events/s |`);
+  lines.push(`| chain verification, one core | ${fmt(r.verify.eventsPerSecond)} events/s over ${r.verify.events.toLocaleString('en')} |`);
+  lines.push(
+    `| SSE commit-to-delivery p50 / p99, ${LEASES} leases | ${fmt(r.sse.deliveryP50, 1)} / ${fmt(r.sse.deliveryP99, 1)} ms (${r.sse.delivered}/${r.sse.expected} delivered) |`,
+  );
+  lines.push(
+    `| SSE idle: ledger/key table scans with leases open / without (transactions) | ${r.sse.idleLedgerReads} / ${r.sse.idleBaselineLedgerReads} (${r.sse.idleQueries} / ${r.sse.idleBaselineQueries}) |`,
+  );
+  lines.push(`| POST /work on PGlite, 8 clients, one workspace | ${range(r.pglite.rps)} req/s, p50 ${fmt(r.pglite.p50.median, 1)} ms |`);
+  lines.push(`| server peak RSS (PostgreSQL, under load) | ${fmt(r.peakRss)} MiB |`);
+
+  // Targets (issue 7).
+  const P = (c: number, s: number) => row('peer', c, s)!;
+  const L = (c: number, s: number) => row('limit', c, s)!;
+  const O = (c: number, s: number) => row('ours', c, s)!;
+  const checks: [string, boolean, string][] = [];
+  const top = 32;
+  checks.push([
+    `POST /work ${top} clients, 64 workspaces ≥ 0.6 × peer`,
+    O(top, 64).rps.median >= 0.6 * P(top, 64).rps.median,
+    `${fmt(O(top, 64).rps.median / P(top, 64).rps.median, 2)} ×`,
+  ]);
+  checks.push([
+    `POST /work ${top} clients, 64 workspaces ≥ 0.25 × limit`,
+    O(top, 64).rps.median >= 0.25 * L(top, 64).rps.median,
+    `${fmt(O(top, 64).rps.median / L(top, 64).rps.median, 2)} ×`,
+  ]);
+  checks.push([`POST /work ${top} clients, 64 workspaces p99 ≤ 40 ms`, O(top, 64).p99.median <= 40, `${fmt(O(top, 64).p99.median, 1)} ms`]);
+  checks.push([
+    `POST /work ${top} clients, one workspace ≥ 0.6 × peer`,
+    O(top, 1).rps.median >= 0.6 * P(top, 1).rps.median,
+    `${fmt(O(top, 1).rps.median / P(top, 1).rps.median, 2)} ×`,
+  ]);
+  checks.push([
+    `POST /work 1 client p50 ≤ 2.5 × peer p50`,
+    O(1, 64).p50.median <= 2.5 * P(1, 64).p50.median,
+    `${fmt(O(1, 64).p50.median / P(1, 64).p50.median, 2)} ×`,
+  ]);
+  checks.push([
+    `events page p50 ≤ 3 ms over HTTP (${LEDGER_EVENTS.toLocaleString('en')} events)`,
+    r.pagesLarge.httpP50 <= 3,
+    `${fmt(r.pagesLarge.httpP50, 2)} ms`,
+  ]);
+  checks.push([
+    `events page flat as the ledger grows (large ≤ 1.5 × small)`,
+    r.pagesLarge.httpP50 <= 1.5 * r.pagesSmall.httpP50,
+    `${fmt(r.pagesLarge.httpP50 / r.pagesSmall.httpP50, 2)} ×`,
+  ]);
+  checks.push([
+    `SSE p99 ≤ 100 ms with ${LEASES} leases, all delivered`,
+    r.sse.deliveryP99 <= 100 && r.sse.delivered === r.sse.expected,
+    `${fmt(r.sse.deliveryP99, 1)} ms`,
+  ]);
+  // Scans of the tables a lease reads: the background jobs touch none of them, so this has no noise.
+  checks.push([
+    `idle leases cost no queries`,
+    r.sse.idleLedgerReads <= r.sse.idleBaselineLedgerReads,
+    `${r.sse.idleLedgerReads} vs ${r.sse.idleBaselineLedgerReads} scans`,
+  ]);
+  checks.push([`chain verification ≥ 200,000 events/s`, r.verify.eventsPerSecond >= 200_000, `${fmt(r.verify.eventsPerSecond)}/s`]);
+  checks.push([`peak RSS ≤ 300 MB`, r.peakRss * 1.048576 <= 300, `${fmt(r.peakRss * 1.048576)} MB`]);
+  lines.push('', '## Targets', '');
+  for (const [name, ok, value] of checks) lines.push(`- ${ok ? 'PASS' : 'FAIL'} ${name}: ${value}`);
+  lines.push('', `Run time: ${Math.round((Date.now() - r.started) / 1000)} s`);
+
+  const markdown = lines.join('\n') + '\n';
+  process.stdout.write(markdown);
+  const dir = path.join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}.md`), markdown);
+  writeFileSync(
+    path.join(dir, `${stamp}${quick ? '-quick' : ''}.json`),
+    JSON.stringify({ quick, machine: machine(), ...r, checks: checks.map(([name, pass, value]) => ({ name, pass, value })) }, null, 2),
+  );
+}
+
+function machine(): string {
+  const cpu = spawnSync('sh', ['-c', "nproc; grep -m1 'model name' /proc/cpuinfo | cut -d: -f2; free -g | awk '/Mem:/{print $2}'"], {
+    encoding: 'utf8',
+  })
+    .stdout.trim()
+    .split('\n');
+  const pg = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-Atc', 'show server_version'], { encoding: 'utf8' }).stdout.trim();
+  return `${cpu[0]} cores (${(cpu[1] ?? '').trim()}), ${cpu[2]} GiB, Node ${process.versions.node}, PostgreSQL ${pg}`;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
