@@ -3,6 +3,7 @@
  * seeded with workspaces and API keys, dropped at the end), HTTP load over POST /api/v1/work with
  * autocannon, child processes that are always stopped, and the statistics of repeated runs.
  */
+import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -201,6 +202,17 @@ export async function startServer(
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * CPU time (user + system) a process has used so far, in ms. Around a load run, divided by the
+ * requests served, it is the server's CPU per request: what our stack costs beside the peer's,
+ * independent of how much of the two shared cores the database and the load generator took.
+ */
+export function cpuTimeMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const ticksPerSecond = 100; // USER_HZ, 100 on Linux x86_64 and arm64
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
 /** The highest resident set size a process has had (VmHWM), in MiB. */

@@ -22,6 +22,7 @@ import { parseEnv } from '@/server/env';
 import { createRuntime } from '@/server/runtime';
 import { fillLedger, measureChainVerify, measureEventsPage } from './ledger';
 import {
+  cpuTimeMs,
   createBenchDb,
   freePort,
   loadWork,
@@ -45,6 +46,7 @@ const WORKSPACES = 64;
 const CONCURRENCY = quick ? [1, 32] : [1, 8, 32];
 const LEDGER_EVENTS = quick ? 100_000 : 1_000_000;
 const LEASES = quick ? 200 : 1000;
+const WARMUP_SECONDS = quick ? 3 : 8;
 
 type Target = 'limit' | 'peer' | 'ours';
 interface WriteRow {
@@ -55,6 +57,8 @@ interface WriteRow {
   p50: Stat;
   p99: Stat;
   failures: Stat;
+  /** Server CPU ms per completed request (peer and ours; none for pgbench). */
+  cpuPerRequest?: Stat;
 }
 
 const log = (...args: unknown[]) => console.error('[bench]', ...args);
@@ -115,12 +119,15 @@ async function writeMatrix(db: BenchDb, peer: Server, ours: Server): Promise<Wri
     for (const clients of CONCURRENCY) {
       for (const target of ['limit', 'peer', 'ours'] as const) {
         log(`write ${target} clients=${clients} workspaces=${spread}`);
-        const measure = (): Promise<LoadResult> =>
-          target === 'limit'
-            ? runLimit(db, targets, clients, SECONDS)
-            : loadWork((target === 'peer' ? peer : ours).url, targets, clients, SECONDS);
+        const server = target === 'peer' ? peer : ours;
+        const measure = async (): Promise<LoadResult & { cpuPerRequest: number }> => {
+          if (target === 'limit') return { ...(await runLimit(db, targets, clients, SECONDS)), cpuPerRequest: NaN };
+          const before = cpuTimeMs(server.pid);
+          const result = await loadWork(server.url, targets, clients, SECONDS);
+          return { ...result, cpuPerRequest: (cpuTimeMs(server.pid) - before) / (result.rps * SECONDS) };
+        };
         const r = await repeat(RUNS, async () => ({ ...(await measure()) }));
-        rows.push({ target, clients, spread, rps: r.rps, p50: r.p50, p99: r.p99, failures: r.failures });
+        rows.push({ target, clients, spread, rps: r.rps, p50: r.p50, p99: r.p99, failures: r.failures, cpuPerRequest: r.cpuPerRequest });
       }
     }
   }
@@ -150,6 +157,7 @@ async function pgliteWrites(): Promise<{ rps: Stat; p50: Stat; p99: Stat; failur
     }
     const server = await startOurs(env);
     try {
+      await loadWork(server.url, [ws], 8, WARMUP_SECONDS);
       return await repeat(RUNS, async () => ({ ...(await loadWork(server.url, [ws], 8, SECONDS)) }));
     } finally {
       await server.stop();
@@ -173,6 +181,12 @@ async function main(): Promise<void> {
     servers.push(ours);
     const peer = await startPeer(db);
     servers.push(peer);
+
+    // Both servers are warmed up alike before anything is measured: the first seconds of a Node
+    // process run cold code (lazy module loading, interpreted JS before the JIT) and would be
+    // measured as part of the first cell otherwise.
+    log(`warming up peer and ours (${WARMUP_SECONDS} s each at 8 clients)…`);
+    for (const server of [peer, ours]) await loadWork(server.url, db.workspaces.slice(0, WORKSPACES), 8, WARMUP_SECONDS);
 
     const writes = await writeMatrix(db, peer, ours);
     const peakRss = await peakRssMiB(ours.pid);
@@ -228,15 +242,15 @@ function report(r: Report): void {
   lines.push(`Machine: ${machine()}`, '');
   lines.push('## POST /work (append) — requests/s, median (min–max) of 3 runs', '');
   lines.push(
-    '| clients | workspaces | limit (pgbench) | peer (node:http) | ours | ours/limit | ours/peer | ours p50 ms | ours p99 ms | peer p50 ms |',
+    '| clients | workspaces | limit (pgbench) | peer (node:http) | ours | ours/limit | ours/peer | ours p50 ms | ours p99 ms | peer p50 ms | server CPU ms/req peer / ours |',
   );
-  lines.push('| --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |');
+  lines.push('| --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |');
   for (const spread of [WORKSPACES, 1]) {
     for (const clients of CONCURRENCY) {
       const [l, p, o] = [row('limit', clients, spread), row('peer', clients, spread), row('ours', clients, spread)];
       if (!l || !p || !o) continue;
       lines.push(
-        `| ${clients} | ${spread} | ${range(l.rps)} | ${range(p.rps)} | ${range(o.rps)} | ${fmt(o.rps.median / l.rps.median, 2)} | ${fmt(o.rps.median / p.rps.median, 2)} | ${fmt(o.p50.median, 1)} | ${fmt(o.p99.median, 1)} | ${fmt(p.p50.median, 1)} |`,
+        `| ${clients} | ${spread} | ${range(l.rps)} | ${range(p.rps)} | ${range(o.rps)} | ${fmt(o.rps.median / l.rps.median, 2)} | ${fmt(o.rps.median / p.rps.median, 2)} | ${fmt(o.p50.median, 1)} | ${fmt(o.p99.median, 1)} | ${fmt(p.p50.median, 1)} | ${fmt(p.cpuPerRequest!.median, 2)} / ${fmt(o.cpuPerRequest!.median, 2)} |`,
       );
     }
   }

@@ -6,6 +6,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
+import { compiled } from '@/db/compiled';
 import { idempotencyRecords } from '@/db/schema';
 import { AppError, isLockTimeout } from '@/server/errors';
 
@@ -17,18 +18,9 @@ export type Claim = { claimed: true } | { claimed: false; status: number; body: 
  * is taken over as if absent.
  */
 export async function claimIdempotencyKey(tx: Tx, workspaceId: string, key: string, fingerprint: string, ttlHours: number): Promise<Claim> {
-  const expiresAt = sql`now() + make_interval(hours => ${ttlHours})`;
   let inserted: unknown[];
   try {
-    inserted = await tx
-      .insert(idempotencyRecords)
-      .values({ workspaceId, key, fingerprint, expiresAt })
-      .onConflictDoUpdate({
-        target: [idempotencyRecords.workspaceId, idempotencyRecords.key],
-        set: { fingerprint, responseStatus: null, responseBody: null, createdAt: sql`now()`, expiresAt },
-        setWhere: sql`${idempotencyRecords.expiresAt} < now()`,
-      })
-      .returning({ key: idempotencyRecords.key });
+    inserted = await claimStatement(tx, { workspaceId, key, fingerprint, ttlHours });
   } catch (err) {
     // Another transaction holds this key for longer than the lock timeout: it is still working.
     if (isLockTimeout(err)) throw new AppError('idempotency_in_progress');
@@ -55,8 +47,26 @@ export async function claimIdempotencyKey(tx: Tx, workspaceId: string, key: stri
 }
 
 export async function storeIdempotentResponse(tx: Tx, workspaceId: string, key: string, status: number, body: unknown): Promise<void> {
-  await tx
-    .update(idempotencyRecords)
-    .set({ responseStatus: status, responseBody: body })
-    .where(and(eq(idempotencyRecords.workspaceId, workspaceId), eq(idempotencyRecords.key, key)));
+  await storeStatement(tx, { workspaceId, key, status, body });
 }
+
+// Both run on every write: built once (db/compiled.ts).
+const claimStatement = compiled<{ workspaceId: string; key: string; fingerprint: string; ttlHours: number }>((tx, p) => {
+  const expiresAt = sql`now() + make_interval(hours => ${p('ttlHours')})`;
+  return tx
+    .insert(idempotencyRecords)
+    .values({ workspaceId: p('workspaceId'), key: p('key'), fingerprint: p('fingerprint'), expiresAt })
+    .onConflictDoUpdate({
+      target: [idempotencyRecords.workspaceId, idempotencyRecords.key],
+      set: { fingerprint: sql`${p('fingerprint')}`, responseStatus: null, responseBody: null, createdAt: sql`now()`, expiresAt },
+      setWhere: sql`${idempotencyRecords.expiresAt} < now()`,
+    })
+    .returning({ key: idempotencyRecords.key });
+});
+
+const storeStatement = compiled<{ workspaceId: string; key: string; status: number; body: unknown }>((tx, p) =>
+  tx
+    .update(idempotencyRecords)
+    .set({ responseStatus: sql`${p('status')}`, responseBody: p('body') })
+    .where(and(eq(idempotencyRecords.workspaceId, p('workspaceId')), eq(idempotencyRecords.key, p('key')))),
+);

@@ -17,6 +17,15 @@ import { getRuntime } from '@/server/runtime';
 
 type FetchHandler = (request: Request) => Promise<Response>;
 
+/** Bodies up to this size, with a Content-Length, are read whole before the handler runs. */
+const SMALL_BODY_BYTES = 64 * 1024;
+
+async function readAll(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
 /** Adapts a fetch-style handler to node:http, streaming bodies both ways (SSE included). */
 export function toNodeHandler(handle: FetchHandler) {
   return async function handleNode(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -32,13 +41,22 @@ export function toNodeHandler(handle: FetchHandler) {
       else if (value !== undefined) headers.set(name, value);
     }
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const init: RequestInit & { duplex?: 'half' } = {
-      method: req.method,
-      headers,
-      signal: abort.signal,
-      body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
-    };
-    if (hasBody) init.duplex = 'half';
+    const init: RequestInit & { duplex?: 'half' } = { method: req.method, headers, signal: abort.signal };
+    if (hasBody) {
+      // A small body of declared length (every agent's JSON request) is read here in one piece: a
+      // web stream over the socket costs more than the rest of a small request's parsing. Any
+      // other body is streamed, and the transport's bounded reader enforces the limit either way.
+      const declared = Number(req.headers['content-length']);
+      if (req.headers['content-length'] !== undefined && declared <= SMALL_BODY_BYTES) {
+        const bytes = await readAll(req).catch(() => null);
+        // The client left while sending: nobody to answer.
+        if (!bytes) return void res.destroy();
+        init.body = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Uint8Array<ArrayBuffer>;
+      } else {
+        init.body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
+        init.duplex = 'half';
+      }
+    }
     const host = headers.get('host') ?? '127.0.0.1';
     const response = await handle(new Request(`http://${host}${req.url ?? '/'}`, init));
 
@@ -49,13 +67,20 @@ export function toNodeHandler(handle: FetchHandler) {
       return;
     }
     // A long body (the event stream) is written as it comes and flushed per chunk.
-    if (response.headers.get('content-type')?.startsWith('text/event-stream')) res.flushHeaders();
-    try {
-      await pipeline(Readable.fromWeb(response.body as never), res);
-    } catch (err) {
-      // The client left mid-stream: nothing to answer to.
-      if (!abort.signal.aborted) log('warn', 'response stream failed', { error: String(err) });
+    if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      res.flushHeaders();
+      try {
+        await pipeline(Readable.fromWeb(response.body as never), res);
+      } catch (err) {
+        // The client left mid-stream: nothing to answer to.
+        if (!abort.signal.aborted) log('warn', 'response stream failed', { error: String(err) });
+      }
+      return;
     }
+    // Any other answer is one JSON document, already whole: headers and body go out in one write.
+    const body = Buffer.from(await response.arrayBuffer());
+    res.setHeader('Content-Length', body.length);
+    res.end(body);
   };
 }
 

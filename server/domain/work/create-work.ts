@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { query, type Tx } from '@/db';
+import { compiled, prefixed, rowPlaceholders } from '@/db/compiled';
 import { receipts, tasks, type TaskPriority } from '@/db/schema';
 import type { LedgerEvent } from '@/server/ledger/canonical';
 import { appendEvents } from '@/server/ledger/append';
@@ -58,16 +59,10 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
 
   // Task and receipt in one statement (one round trip); the receipt's foreign key is checked at
   // the end of the statement, when the task row exists.
-  const insertedTask = tx.$with('inserted_task').as(
-    tx
-      .insert(tasks)
-      .values(taskRow(task, { workspaceId: actor.workspaceId, version: 1, at: now }))
-      .returning({ id: tasks.id }),
-  );
-  await tx
-    .with(insertedTask)
-    .insert(receipts)
-    .values(receiptRow(receipt, { workspaceId: actor.workspaceId, at: now }));
+  await insertWork(tx, {
+    ...prefixed(taskRow(task, { workspaceId: actor.workspaceId, version: 1, at: now }), 't_'),
+    ...prefixed(receiptRow(receipt, { workspaceId: actor.workspaceId, at: now }), 'r_'),
+  });
 
   const [event] = await appendEvents(
     tx,
@@ -77,6 +72,23 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
   );
   return { task, receipt, event: event! };
 }
+
+const TASK_KEYS = Object.keys(taskRow({} as never, {} as never)) as (keyof ReturnType<typeof taskRow>)[];
+const RECEIPT_KEYS = Object.keys(receiptRow({} as never, {} as never)) as (keyof ReturnType<typeof receiptRow>)[];
+
+/** POST /work's insert, built once (db/compiled.ts): it runs on every request. */
+const insertWork = compiled<Record<string, unknown>>((tx, p) => {
+  const insertedTask = tx.$with('inserted_task').as(
+    tx
+      .insert(tasks)
+      .values(rowPlaceholders(TASK_KEYS, 't_', p))
+      .returning({ id: tasks.id }),
+  );
+  return tx
+    .with(insertedTask)
+    .insert(receipts)
+    .values(rowPlaceholders(RECEIPT_KEYS, 'r_', p));
+});
 
 /**
  * Placement ids come all three or none (none: the Inbox). Explicit placement must name an initiative, a workstream of it and a milestone of that
