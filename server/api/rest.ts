@@ -16,6 +16,7 @@ import { log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { presentKey, type PresentedKey } from './api-key-auth';
 import { readBounded, utf8 } from './body';
+import { serveEventPage } from './event-page';
 import { serveEventStream } from './event-stream';
 import {
   allowValidatorRequest,
@@ -170,9 +171,12 @@ async function dispatch(
   if (request.method === 'POST' && route === '/agent-work-receipts/import') {
     return serveReceiptImport(request, requestId, runtime, presented);
   }
-  // The SSE form of the event stream is a long response of its own, outside the JSON adapter.
-  if (request.method === 'GET' && url.pathname === `${API_BASE}/events/stream` && url.searchParams.get('format') === 'sse') {
-    return serveEventStream(request, url, runtime, presented);
+  if (request.method === 'GET' && route === '/events/stream') {
+    // The SSE form of the event stream is a long response of its own, outside the JSON adapter.
+    if (url.searchParams.get('format') === 'sse') return serveEventStream(request, url, runtime, presented);
+    // A plainly valid page is served from ledger text; anything else goes to the procedure.
+    const page = await serveEventPage(request, url, runtime, presented);
+    if (page) return page;
   }
   const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
   // Operations with a body define no query parameters; like unknown body fields, they are refused.

@@ -1,7 +1,12 @@
 /** GET /events/stream as JSON pages: cursors, limits, type filters, tenancy. */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@/db';
 import { encodeCursor } from '@/server/ledger/cursor';
+import { compactJsonb } from '@/server/ledger/read';
+import { ledgerEventSchema } from '@/server/api/schemas';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
+import { testEngine } from '../support/engine';
 
 let app: TestApp;
 let ws: TestWorkspace;
@@ -109,4 +114,81 @@ describe('GET /events/stream', () => {
     const res = await app.request('GET', '/events/stream', { key: null });
     expect(res.status).toBe(401);
   });
+});
+
+describe('JSON pages served from ledger text (server/api/event-page.ts)', () => {
+  /** GET with the raw body; a trace header sends the request through the procedure instead. */
+  const raw = async (q: string, throughProcedure: boolean) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${ws.apiKey}` };
+    if (throughProcedure) headers['x-correlation-id'] = '0b0b7a1e-8f0d-4a43-9a55-6d0e4c1f7a01';
+    const res = await app.handler(new Request(`http://127.0.0.1:3000/api/v1/events/stream${q}`, { headers }));
+    return { status: res.status, text: await res.text() };
+  };
+
+  it('are byte for byte the pages the procedure serves, payloads with escapes, spaces and non-ASCII text included', async () => {
+    for (const title of ['a "quoted" \\ title: with, spaces', 'ünïcødé — 字 🎉', 'tab\tnew\nline \u0001 end']) {
+      expect((await app.request('POST', '/work', { key: ws.apiKey, body: { title, estimate_hours: 0.30000000000000004 } })).status).toBe(
+        201,
+      );
+    }
+    let cursor = '';
+    for (;;) {
+      const q = `?limit=4${cursor ? `&cursor=${cursor}` : ''}`;
+      const [fast, slow] = [await raw(q, false), await raw(q, true)];
+      expect(fast.status).toBe(200);
+      expect(fast.text).toBe(slow.text);
+      const page = JSON.parse(fast.text);
+      for (const event of page.data) expect(Object.keys(event)).toEqual(Object.keys(ledgerEventSchema.shape));
+      if (!page.meta.hasMore) break;
+      cursor = page.meta.nextCursor;
+    }
+    for (const q of ['?type=work.created&limit=2', '?type=work.created&type=api_key.created', '?limit=100', '']) {
+      const [fast, slow] = [await raw(q, false), await raw(q, true)];
+      expect(fast.status).toBe(200);
+      expect(fast.text).toBe(slow.text);
+    }
+  });
+
+  it('leave every refusal to the procedure: the same errors as before', async () => {
+    for (const q of ['?limit=0', '?limit=5&limit=6', '?cursor=forged', '?cursor=', '?type=Bad!', '?unknown=1', '?lease_ms=5']) {
+      const res = await get(q);
+      expect(res.status, q).toBe(400);
+      expect(['validation_failed', 'invalid_cursor', 'unknown_field']).toContain(res.body.error.code);
+    }
+    expect((await get('', null as never)).status).toBe(401);
+  });
+
+  it('compactJsonb removes only the spaces jsonb writes between tokens', () => {
+    expect(compactJsonb(String.raw`{"a": 1, "b": [1, 2, {"c d": "e, f: g"}], "h": "\\", "i": "\\\" j"}`)).toBe(
+      String.raw`{"a":1,"b":[1,2,{"c d":"e, f: g"}],"h":"\\","i":"\\\" j"}`,
+    );
+    expect(compactJsonb('{}')).toBe('{}');
+  });
+
+  if (testEngine() === 'postgres') {
+    it('a plain page is read as text; a request with something to check goes through the procedure', async () => {
+      // One connection, so the statements the requests prepared are those this session lists.
+      const single = await startTestApp({ DB_POOL_MAX: '1' });
+      try {
+        const statements = async () =>
+          (await query<{ statement: string }>(single.runtime.db, sql`select statement from pg_prepared_statements`)).map(
+            (r) => r.statement,
+          );
+        const read = (headers: Record<string, string>) =>
+          single.handler(
+            new Request('http://127.0.0.1:3000/api/v1/events/stream?limit=5', {
+              headers: { authorization: `Bearer ${single.ws.apiKey}`, ...headers },
+            }),
+          );
+        expect((await read({})).status).toBe(200);
+        const afterPlain = await statements();
+        expect(afterPlain.filter((t) => t.includes('"payload"::text'))).toHaveLength(1);
+        expect(afterPlain.filter((t) => t.includes('from "ledger_events"') && !t.includes('"payload"::text'))).toHaveLength(0);
+        expect((await read({ 'x-correlation-id': '0b0b7a1e-8f0d-4a43-9a55-6d0e4c1f7a01' })).status).toBe(200);
+        expect((await statements()).filter((t) => t.includes('from "ledger_events"') && !t.includes('"payload"::text'))).toHaveLength(1);
+      } finally {
+        await single.close();
+      }
+    });
+  }
 });

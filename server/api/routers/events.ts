@@ -6,7 +6,8 @@ import { AppError } from '@/server/errors';
 import { apiKeyProcedure, router } from '../trpc';
 import { apiMeta, EVENT_TYPE_PATTERN_SOURCE, ledgerEventSchema } from '../schemas';
 
-const listInput = z.strictObject({
+/** The query of GET /events/stream (also parsed by the transport's fast path, server/api/event-page.ts). */
+export const eventPageInput = z.strictObject({
   cursor: z
     .string()
     .max(128)
@@ -78,7 +79,7 @@ export const eventsRouter = router({
       },
       errorCodes: ['invalid_cursor'],
     })
-    .input(listInput)
+    .input(eventPageInput)
     .output(listOutput)
     .query(async ({ ctx, input }) => {
       // The REST transport serves format=sse itself (server/api/event-stream.ts); lease settings mean nothing here.

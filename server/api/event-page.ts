@@ -1,0 +1,69 @@
+/**
+ * GET /events/stream in its JSON form, served straight from ledger text for a plainly valid request.
+ *
+ * The events.list procedure (routers/events.ts) defines this operation: its input, its output and
+ * its errors. Served through the adapter, a page of 100 events is parsed from the database into
+ * objects, checked against the output schema and serialised again, which made a page ~9 ms where
+ * the read itself is ~2 ms (bench/, issue 7). Pollers page the ledger all the time, so the
+ * transport serves a request that has nothing to refuse (a valid key, a query the procedure's own
+ * schema accepts, a cursor this service issued, no trace headers to check) from `readEventsJson`,
+ * with the same body the procedure returns. Anything else goes on to the adapter, so every error
+ * still comes from the procedure itself. test/api/events.int.test.ts holds the two paths to the
+ * same pages.
+ */
+import { decodeCursor, encodeCursor } from '@/server/ledger/cursor';
+import { readEventsJson } from '@/server/ledger/read';
+import type { Runtime } from '@/server/runtime';
+import type { PresentedKey } from './api-key-auth';
+import { eventPageInput } from './routers/events';
+
+/** Query parameters, as the adapter hands them to the procedure: repeated ones as arrays, `type` always one. */
+function queryInput(url: URL): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(key);
+    out[key] = values.length === 1 && key !== 'type' ? values[0] : values;
+  }
+  return out;
+}
+
+/** The page as the procedure would answer it, or null when the request must go to the adapter. */
+export async function serveEventPage(
+  request: Request,
+  url: URL,
+  runtime: Runtime,
+  presented: PresentedKey | null,
+): Promise<Response | null> {
+  const key = presented?.key;
+  if (!key) return null;
+  if (request.headers.has('x-correlation-id') || request.headers.has('x-context-manifest-digest')) return null;
+  const parsed = eventPageInput.safeParse(queryInput(url));
+  if (!parsed.success) return null;
+  const input = parsed.data;
+  if (input.format !== 'json' || input.last_event_id !== undefined || input.lease_ms !== undefined || input.poll_ms !== undefined) {
+    return null;
+  }
+  const secret = runtime.secrets.cursor;
+  let after = 0;
+  if (input.cursor !== undefined) {
+    const position = decodeCursor(secret, key.workspaceId, input.cursor);
+    if (!position) return null;
+    after = position.sequence;
+  }
+  // One extra row tells whether another page exists.
+  const events = await readEventsJson(runtime.db, key.workspaceId, { after, limit: input.limit + 1, types: input.type });
+  const hasMore = events.length > input.limit;
+  const page = hasMore ? events.slice(0, input.limit) : events;
+  const last = page.length > 0 ? page[page.length - 1]!.sequence : after;
+  const meta = {
+    apiVersion: '1',
+    workspaceId: key.workspaceId,
+    nextCursor: encodeCursor(secret, key.workspaceId, last),
+    hasMore,
+    limit: input.limit,
+  };
+  return new Response(`{"data":[${page.map((e) => e.json).join(',')}],"meta":${JSON.stringify(meta)}}`, {
+    status: 200,
+    headers: { 'Content-Type': 'application/json' },
+  });
+}
