@@ -83,7 +83,8 @@ async function startOurs(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
   return startServer(
     process.execPath,
-    [path.join(ROOT, 'scripts', 'serve.mjs')],
+    // As `npm start` runs it (scripts/start.mjs, SERVER_HEAP_MB default).
+    ['--max-old-space-size=256', path.join(ROOT, 'scripts', 'serve.mjs')],
     {
       ...env,
       HOST: '127.0.0.1',
