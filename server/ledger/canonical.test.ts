@@ -159,6 +159,8 @@ describe('event canonical segments (what the database hashes under the lock)', (
         const { eventHash: _left, ...hashed } = sealed;
         expect(eventCanonicalText(sealed, canonicalJson(event.payload))).toBe(canonicalize(hashed));
         expect(eventCanonicalText(sealed)).toBe(canonicalize(hashed));
+        // A field no event has (a tampered bundle) is not dropped by the fixed-field fast path.
+        expect(eventCanonicalText({ ...sealed, extra: 1 } as typeof sealed)).toBe(canonicalize({ ...hashed, extra: 1 }));
       }),
     );
   });

@@ -23,22 +23,38 @@ function quoteKey(key: string): string {
 }
 
 /**
- * Sorted key lists by the key list as it came (objects of one kind come with one key order, so
- * most objects are sorted once per process). The cached list is used only when every key in it is
- * the object's own and the counts agree, so two different key lists that join alike cannot be
- * mistaken for each other.
+ * Sorted key lists by the key list as it came: objects of one kind come with one key order, so
+ * most objects are sorted once per process. An entry is found by the first key and the count, and
+ * taken only when every key matches in place (property names are interned strings, so each
+ * comparison is cheap); no string is built to look it up.
  */
-const sortedByShape = new Map<string, string[]>();
+interface Shape {
+  keys: string[];
+  sorted: string[];
+}
+const shapesByFirstKey = new Map<string, Shape[]>();
+let shapeCount = 0;
 const MAX_SHAPES = 10_000;
+/** Shapes kept per first key: a lookup never scans more (payloads could bring endless shapes). */
+const MAX_SHAPES_PER_KEY = 16;
+
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 function sortedKeys(record: Record<string, unknown>): string[] {
   const keys = Object.keys(record);
   if (keys.length < 2) return keys;
-  const shape = keys.join('\u0000');
-  const cached = sortedByShape.get(shape);
-  if (cached && cached.length === keys.length && cached.every((k) => Object.hasOwn(record, k))) return cached;
-  const sorted = keys.sort();
-  if (sortedByShape.size < MAX_SHAPES) sortedByShape.set(shape, [...sorted]);
+  const candidates = shapesByFirstKey.get(keys[0]!);
+  if (candidates) for (const shape of candidates) if (sameKeys(shape.keys, keys)) return shape.sorted;
+  const sorted = [...keys].sort();
+  if (shapeCount < MAX_SHAPES && (candidates?.length ?? 0) < MAX_SHAPES_PER_KEY) {
+    shapeCount++;
+    if (candidates) candidates.push({ keys, sorted });
+    else shapesByFirstKey.set(keys[0]!, [{ keys, sorted }]);
+  }
   return sorted;
 }
 
@@ -49,10 +65,21 @@ function sortedKeys(record: Record<string, unknown>): string[] {
  * The same results as the `canonicalize` package (the tests hold the two together), written for
  * speed: verification runs it over every event of a chain, and the append over every new one.
  */
+/**
+ * Characters JSON.stringify escapes (quote, backslash, controls) or rewrites (lone surrogates).
+ * Most strings of an event (ids, hashes, names) have none, and quoting them by hand costs less
+ * than half of a JSON.stringify call, which verification makes for every string it hashes.
+ */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : '"' + text + '"';
+}
+
 function serialize(value: unknown): string | undefined {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return quote(value);
     case 'number':
       if (Number.isNaN(value)) throw new TypeError('NaN is not allowed');
       if (!Number.isFinite(value)) throw new TypeError('Infinity is not allowed');
