@@ -11,8 +11,8 @@
  *
  *   our request                                              pgbench script
  *   1. auth + rate-limit counter (api-keys.ts), no tx   →   the same statement, outside BEGIN/COMMIT
- *   2. begin (postgres.js sql.begin)                    →   BEGIN
- *   3. idempotency claim (idempotency.ts)               →   the same statement, a fresh key
+ *   2. begin (db/index.ts, sent with the next statement) →  BEGIN  } in one pipeline
+ *   3. idempotency claim (idempotency.ts)               →   the same statement, a fresh key  }
  *   4. insert task + receipt (create-work.ts)           →   the same statement, fresh task/receipt ids
  *   5. select * from ledger_append($1, $2) (append.ts)  →   the same statement; $2 is the JSON our code
  *                                                           built for the sample (canonical segments,
@@ -215,10 +215,12 @@ function buildScripts(sample: Sample, targets: WorkspaceValues[]): { scripts: st
       '\\set r random(1, 1000000000000000000)',
       '-- 1. server/auth/api-keys.ts authenticateApiKey: key lookup + rate-limit counter (no transaction)',
       `${render(sample.auth)};`,
-      '-- 2. begin (db.transaction)',
+      '-- 2. begin (db.transaction) and 3. server/domain/idempotency.ts claimIdempotencyKey, in one flight',
+      '-- (db/index.ts beginPipelined sends BEGIN without waiting for its answer)',
+      '\\startpipeline',
       'BEGIN;',
-      '-- 3. server/domain/idempotency.ts claimIdempotencyKey',
       `${render(sample.claim)};`,
+      '\\endpipeline',
       '-- 4. server/domain/work/create-work.ts: task + receipt',
       `${render(sample.insert)};`,
       '-- 5. server/ledger/append.ts appendEvents (its result gives r_event_hash)',

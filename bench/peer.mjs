@@ -112,7 +112,7 @@ async function createWork(headers, text) {
   const ws = key.workspace_id;
   const fingerprint = digestOf({ method: 'POST', path: '/api/v1/work', body: input });
 
-  return sql.begin(async (tx) => {
+  return transaction(async (tx) => {
     if (idemKey !== null) {
       const claimed = await tx.unsafe(CLAIM, [ws, idemKey, fingerprint, TTL_HOURS, fingerprint, null, null, TTL_HOURS], { prepare: true });
       if (claimed.length === 0) {
@@ -161,6 +161,28 @@ async function createWork(headers, text) {
     if (idemKey !== null) await tx.unsafe(STORE, [201, body, ws, idemKey], { prepare: true });
     return [201, body];
   });
+}
+
+// As db/index.ts beginPipelined: BEGIN goes out with the first statement, COMMIT after the callback.
+async function transaction(fn) {
+  const tx = await sql.reserve();
+  try {
+    const begun = tx.unsafe('begin').execute();
+    begun.catch(() => undefined);
+    let result;
+    try {
+      result = await fn(tx);
+      await begun;
+    } catch (err) {
+      await tx.unsafe('rollback').catch(() => undefined);
+      throw err;
+    }
+    const committed = await tx.unsafe('commit');
+    if (committed.command !== 'COMMIT') throw new Error('rolled back');
+    return result;
+  } finally {
+    tx.release();
+  }
 }
 
 function send(res, status, body) {

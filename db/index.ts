@@ -205,6 +205,16 @@ function preparing<T extends PostgresSql>(sql: T): T {
         return (query: string, params?: unknown[], options?: Record<string, unknown>) =>
           target.unsafe(query, params as never, { ...options, prepare: true });
       }
+      if (prop === 'begin' && 'reserve' in target) {
+        const original = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
+        return (...args: unknown[]) =>
+          args.length === 1 && typeof args[0] === 'function'
+            ? beginPipelined(target, args[0] as (tx: PostgresSql) => unknown)
+            : original.apply(
+                target,
+                args.map((a) => (typeof a === 'function' ? (tx: PostgresSql) => a(preparing(tx)) : a)),
+              );
+      }
       if (prop === 'begin' || prop === 'savepoint') {
         const original = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
         return (...args: unknown[]) => {
@@ -219,6 +229,38 @@ function preparing<T extends PostgresSql>(sql: T): T {
       return Reflect.get(target, prop, receiver);
     },
   });
+}
+
+/**
+ * A transaction whose BEGIN goes out with its first statement. postgres.js's begin() waits for
+ * BEGIN's answer before it runs the callback: a round trip of its own on every write (one of seven
+ * for POST /work). Here the connection is reserved, BEGIN is sent without waiting, and the
+ * callback's first statement follows it in the same flight; PostgreSQL answers them in order, so a
+ * failed BEGIN fails that statement too. COMMIT when the callback resolves, ROLLBACK when it
+ * throws, the connection released either way. (No savepoints: nothing here nests transactions.)
+ */
+async function beginPipelined(pool: PostgresSql, fn: (tx: PostgresSql) => unknown): Promise<unknown> {
+  const connection = await pool.reserve();
+  try {
+    const begun = connection.unsafe('begin').execute();
+    // Its failure (a lost connection) reaches the caller through the statements that follow.
+    begun.catch(() => undefined);
+    let result: unknown;
+    try {
+      result = await fn(preparing(connection as unknown as PostgresSql));
+      await begun;
+    } catch (err) {
+      await connection.unsafe('rollback').catch(() => undefined);
+      throw err;
+    }
+    // A statement that failed inside leaves the transaction aborted, and PostgreSQL answers its
+    // COMMIT with ROLLBACK, not an error: that must not pass for a commit, whoever caught the failure.
+    const committed = await connection.unsafe('commit');
+    if (committed.command !== 'COMMIT') throw new Error(`the transaction was rolled back (COMMIT answered ${committed.command})`);
+    return result;
+  } finally {
+    connection.release();
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import { revokeApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace } from '@/server/domain/actor';
 import { errorCodes, errorTable } from '@/server/errors';
 import { startTestApp, type TestApp } from '../support/app';
+import { startDbProxy } from '../support/db-proxy';
 import { testEngine } from '../support/engine';
 
 let app: TestApp;
@@ -242,8 +243,51 @@ describe('when the database is gone', () => {
   });
 });
 
+describe('transactions', () => {
+  it('a failure caught inside a transaction still fails it: nothing is committed, and the caller hears so', async () => {
+    await app.expectUnchanged(async () => {
+      await expect(
+        app.runtime.db.transaction(async (tx) => {
+          await tx.execute(sql`insert into instance_secrets (name, value) values ('swallowed', 'x')`);
+          await tx.execute(sql`select 1 / 0`).catch(() => undefined);
+        }),
+      ).rejects.toThrow();
+    });
+    const rows = await query(app.runtime.db, sql`select 1 from instance_secrets where name = 'swallowed'`);
+    expect(rows).toHaveLength(0);
+  });
+});
+
 if (testEngine() === 'postgres') {
   describe('statements on PostgreSQL', () => {
+    it('a transaction’s BEGIN travels with its first statement: POST /work is six flights to the database, not seven', async () => {
+      // Each write the app makes to its one connection arrives at the proxy as one chunk; the
+      // wake-up NOTIFY that follows a commit (it names this instance's origin) is not counted.
+      let flights = 0;
+      let counting = false;
+      let origin = '';
+      const proxy = await startDbProxy({
+        onClient: (client) => client.on('data', (chunk: Buffer) => counting && !chunk.toString('latin1').includes(origin) && flights++),
+      });
+      const single = await startTestApp({ DB_POOL_MAX: '1' }, { via: proxy.via });
+      origin = single.runtime.wakeups.origin;
+      try {
+        // Warm: the statements are prepared, the key's last-used time written.
+        expect(
+          (await single.request('POST', '/work', { body: { title: 'warm' }, headers: { 'idempotency-key': randomUUID() } })).status,
+        ).toBe(201);
+        counting = true;
+        const res = await single.request('POST', '/work', { body: { title: 'counted' }, headers: { 'idempotency-key': randomUUID() } });
+        counting = false;
+        expect(res.status).toBe(201);
+        // auth, BEGIN + claim, insert, append, store, COMMIT.
+        expect(flights).toBe(6);
+      } finally {
+        await single.close();
+        await proxy.close();
+      }
+    });
+
     it('are prepared once per connection and reused: the append path’s statements are listed as prepared', async () => {
       // One connection, so the statements a request prepared are those this session lists.
       const single = await startTestApp({ DB_POOL_MAX: '1' });
