@@ -261,6 +261,18 @@ describe('GET /events/stream?format=sse', () => {
     }
   });
 
+  it('is served for the path in any case, as every other route is matched', async () => {
+    const ws = await freshWorkspace();
+    const res = await app.handler(
+      new Request('http://127.0.0.1:3000/api/v1/Events/Stream?format=sse&lease_ms=200', {
+        headers: { authorization: `Bearer ${ws.apiKey}` },
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(framesOf(await res.text()).pop()!.event).toBe('lease_end');
+  });
+
   it('idle leases cost no database query at all; a commit wakes every one of them', async () => {
     const counted = await countingApp();
     const http = await serveOverHttp(counted.app.handler);
