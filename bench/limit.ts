@@ -11,9 +11,9 @@
  *
  *   our request                                              pgbench script
  *   1. auth + rate-limit counter (api-keys.ts), no tx   →   the same statement, outside BEGIN/COMMIT
- *   2. begin (db/index.ts, sent with the next statement) →  BEGIN  } in one pipeline
- *   3. idempotency claim (idempotency.ts)               →   the same statement, a fresh key  }
- *   4. insert task + receipt (create-work.ts)           →   the same statement, fresh task/receipt ids
+ *   2. begin (db/index.ts, sent with the next statement) →  BEGIN                          } one
+ *   3. idempotency claim (idempotency.ts)               →   the same statement, a fresh key } pipeline
+ *   4. insert task + receipt (create-work.ts)           →   the same statement, fresh ids   } (flight)
  *   5. select * from ledger_append($1, $2) (append.ts)  →   the same statement; $2 is the JSON our code
  *                                                           built for the sample (canonical segments,
  *                                                           payloadDigest) with this transaction's ids
@@ -21,9 +21,11 @@
  *                                                           hashes chain but do not verify (the
  *                                                           payloadDigest and segments keep the
  *                                                           sample's ids), which costs PostgreSQL the same
- *   6. store the response (idempotency.ts)              →   the same statement; the body is the sample's
- *                                                           with this transaction's ids and eventHash
- *   7. commit                                           →   COMMIT
+ *   6. store the response (idempotency.ts)              →   the same statement; the body is the sample's } a second
+ *                                                           with this transaction's ids and a stand-in   } pipeline
+ *                                                           eventHash of the same length (pgbench cannot }
+ *                                                           read a result inside a pipeline)             }
+ *   7. commit                                           →   COMMIT                                       }
  *
  * Fresh ids: pgbench has no uuid generator, so `\set r random(…)` draws a number per transaction and
  * ids are md5(<tag> || r)::uuid (random-looking v4-like values, like randomUUID(), so index inserts
@@ -113,8 +115,7 @@ async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
     const rollback = new Error('rollback');
     await d
       .transaction(async (tx) => {
-        const claim = await claimIdempotencyKey(tx, actor.workspaceId, idempotencyKey, fingerprint, ttl);
-        if (!claim.claimed) throw new Error('bench/limit: the sample idempotency key was taken');
+        await claimIdempotencyKey(tx, actor.workspaceId, idempotencyKey, fingerprint, ttl);
         created = await createWork(tx, actor, body);
         await storeIdempotentResponse(tx, actor.workspaceId, idempotencyKey, 201, presentCreatedWork(actor.workspaceId, created));
         throw rollback;
@@ -156,8 +157,13 @@ async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
           expr: `'bench-pgbench-' || md5('k' || :r::text)::uuid`,
           text: `'bench-pgbench-' || md5('k' || :r::text)::uuid`,
         },
-        // Returned by ledger_append (\gset), as ours takes it from the append's result.
-        { value: created.event.eventHash, expr: ':r_event_hash', text: ':r_event_hash' },
+        // Ours takes it from the append's result; pgbench cannot read a result inside a pipeline,
+        // so a stand-in of the same length ('sha256:' and 64 hex digits).
+        {
+          value: created.event.eventHash,
+          expr: `'sha256:' || md5('h' || :r::text) || md5('g' || :r::text)`,
+          text: `'sha256:' || md5('h' || :r::text) || md5('g' || :r::text)`,
+        },
       ],
     };
   } finally {
@@ -215,20 +221,20 @@ function buildScripts(sample: Sample, targets: WorkspaceValues[]): { scripts: st
       '\\set r random(1, 1000000000000000000)',
       '-- 1. server/auth/api-keys.ts authenticateApiKey: key lookup + rate-limit counter (no transaction)',
       `${render(sample.auth)};`,
-      '-- 2. begin (db.transaction) and 3. server/domain/idempotency.ts claimIdempotencyKey, in one flight',
-      '-- (db/index.ts beginPipelined sends BEGIN without waiting for its answer)',
+      '-- 2. begin (db.transaction), 3. server/domain/idempotency.ts claimIdempotencyKey,',
+      '-- 4. server/domain/work/create-work.ts task + receipt and 5. server/ledger/append.ts appendEvents,',
+      '-- in one flight (server/api/mutation.ts, db/index.ts)',
       '\\startpipeline',
       'BEGIN;',
       `${render(sample.claim)};`,
-      '\\endpipeline',
-      '-- 4. server/domain/work/create-work.ts: task + receipt',
       `${render(sample.insert)};`,
-      '-- 5. server/ledger/append.ts appendEvents (its result gives r_event_hash)',
-      `${render(sample.append)} \\gset`,
-      '-- 6. server/domain/idempotency.ts storeIdempotentResponse',
+      `${render(sample.append)};`,
+      '\\endpipeline',
+      '-- 6. server/domain/idempotency.ts storeIdempotentResponse and 7. commit, in one flight',
+      '\\startpipeline',
       `${render(sample.store)};`,
-      '-- 7. commit',
       'COMMIT;',
+      '\\endpipeline',
       '',
     ].join('\n');
   });

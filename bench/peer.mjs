@@ -31,8 +31,9 @@ const AUTH = `with key as (
     on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1
     returning hits)
         select key.id, key.workspace_id, key.owner_user_id, counted.hits from key, counted`;
-// 3. server/domain/idempotency.ts claimIdempotencyKey, then (replays only) its read of the stored response.
-const CLAIM = `insert into "idempotency_records" ("workspace_id", "key", "fingerprint", "response_status", "response_body", "created_at", "expires_at") values ($1, $2, $3, default, default, default, now() + make_interval(hours => $4)) on conflict ("workspace_id","key") do update set "fingerprint" = $5, "response_status" = $6, "response_body" = $7, "created_at" = now(), "expires_at" = now() + make_interval(hours => $8) where "idempotency_records"."expires_at" < now() returning "key"`;
+// 3. server/domain/idempotency.ts claimIdempotencyKey (fails with SQLSTATE AW409 when the key is
+// taken), then (replays only, after ROLLBACK) storedResponse's read of the stored response.
+const CLAIM = `with "claimed" as (insert into "idempotency_records" ("workspace_id", "key", "fingerprint", "response_status", "response_body", "created_at", "expires_at") values ($1, $2, $3, default, default, default, now() + make_interval(hours => $4)) on conflict ("workspace_id","key") do update set "fingerprint" = $5, "response_status" = $6, "response_body" = $7, "created_at" = now(), "expires_at" = now() + make_interval(hours => $8) where "idempotency_records"."expires_at" < now() returning "key") select case when count(*) > 0 then true else idempotency_key_taken() end from "claimed"`;
 const STORED = `select "fingerprint", "response_status", "response_body" from "idempotency_records" where ("idempotency_records"."workspace_id" = $1 and "idempotency_records"."key" = $2)`;
 // 4. server/domain/work/create-work.ts: task and receipt in one statement.
 const INSERT_WORK = `with "inserted_task" as (insert into "tasks" ("id", "workspace_id", "version", "created_at", "updated_at", "position", "initiative_id", "workstream_id", "milestone_id", "title", "description", "priority", "type", "estimate_hours", "status", "pause_id", "resume_status", "agent_id", "depends_on") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) returning "id") insert into "receipts" ("id", "workspace_id", "task_id", "status", "summary", "created_at", "updated_at") values ($20, $21, $22, $23, $24, $25, $26)`;
@@ -112,74 +113,86 @@ async function createWork(headers, text) {
   const ws = key.workspace_id;
   const fingerprint = digestOf({ method: 'POST', path: '/api/v1/work', body: input });
 
-  return transaction(async (tx) => {
-    if (idemKey !== null) {
-      const claimed = await tx.unsafe(CLAIM, [ws, idemKey, fingerprint, TTL_HOURS, fingerprint, null, null, TTL_HOURS], { prepare: true });
-      if (claimed.length === 0) {
-        const [stored] = await tx.unsafe(STORED, [ws, idemKey], { prepare: true });
-        if (!stored || stored.response_status === null) return problem(409, 'idempotency_in_progress', 'Retry later.');
-        if (stored.fingerprint !== fingerprint) return problem(422, 'idempotency_conflict', 'Key used with another request.');
-        const { data, meta } = stored.response_body;
-        return [200, JSON.stringify({ data: { ...data, duplicate: true }, meta: { ...meta, duplicate: true } })];
-      }
-    }
-    const at = now.toISOString();
-    const [initiativeId, workstreamId, milestoneId] = inboxOf(ws);
-    // Same fields in the same order as create-work.ts, so the payload and its digest are alike.
-    const task = {
-      ...{ id: randomUUID(), initiative_id: initiativeId, workstream_id: workstreamId, milestone_id: milestoneId, position: 0, title },
-      ...{ description, status: 'todo', priority, type: 'build', estimate_hours: null, agent_id: null, depends_on: [] },
-      ...{ created_at: at, updated_at: at },
-    };
-    const receipt = { id: randomUUID(), task_id: task.id, status: 'completed', summary: title, created_at: at };
-    await tx.unsafe(
-      INSERT_WORK,
-      [
-        ...[task.id, ws, 1, at, at, 0, initiativeId, workstreamId, milestoneId, title, description, priority, 'build', null, 'todo'],
-        ...[null, null, null, '{}', receipt.id, ws, task.id, 'completed', title, at, at],
-      ],
-      { prepare: true },
-    );
-    const requestId = randomUUID();
-    const payload = { task, receipt };
-    // The event as server/ledger/append.ts builds it (same keys in the same order).
-    const event = {
-      ...{ id: randomUUID(), workspaceId: ws, ownerId: key.owner_user_id, aggregateType: 'task', aggregateId: task.id },
-      ...{ eventType: 'work.created', schemaVersion: 1, actorType: 'api_key', actorId: key.id, payload, payloadDigest: digestOf(payload) },
-      ...{ occurredAtCanonical: at, idempotencyKey: idemKey, causationId: requestId, correlationId: requestId },
-      contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST,
-    };
-    const [sealed] = await tx.unsafe(APPEND, [ws, JSON.stringify([{ ...event, canonical: canonicalSegments(event) }])], { prepare: true });
-    // The body of server/api/routers/work.ts present(): also what is stored for replays.
-    const body = JSON.stringify({
-      data: {
-        ...{ taskId: task.id, receiptId: receipt.id, eventId: event.id, aggregateVersion: sealed.r_aggregate_version },
-        ...{ eventHash: sealed.r_event_hash, duplicate: false, task, receipt },
-      },
-      meta: { apiVersion: '1', workspaceId: ws, duplicate: false },
+  const at = now.toISOString();
+  const [initiativeId, workstreamId, milestoneId] = inboxOf(ws);
+  // Same fields in the same order as create-work.ts, so the payload and its digest are alike.
+  const task = {
+    ...{ id: randomUUID(), initiative_id: initiativeId, workstream_id: workstreamId, milestone_id: milestoneId, position: 0, title },
+    ...{ description, status: 'todo', priority, type: 'build', estimate_hours: null, agent_id: null, depends_on: [] },
+    ...{ created_at: at, updated_at: at },
+  };
+  const receipt = { id: randomUUID(), task_id: task.id, status: 'completed', summary: title, created_at: at };
+  const requestId = randomUUID();
+  const payload = { task, receipt };
+  // The event as server/ledger/append.ts builds it (same keys in the same order).
+  const event = {
+    ...{ id: randomUUID(), workspaceId: ws, ownerId: key.owner_user_id, aggregateType: 'task', aggregateId: task.id },
+    ...{ eventType: 'work.created', schemaVersion: 1, actorType: 'api_key', actorId: key.id, payload, payloadDigest: digestOf(payload) },
+    ...{ occurredAtCanonical: at, idempotencyKey: idemKey, causationId: requestId, correlationId: requestId },
+    contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST,
+  };
+  const appendInput = JSON.stringify([{ ...event, canonical: canonicalSegments(event) }]);
+
+  try {
+    return await transaction(async (tx) => {
+      // As server/api/mutation.ts: claim, insert and append in one flight with BEGIN; the store
+      // goes with COMMIT (transaction() below sends COMMIT without waiting for it).
+      const statements = [
+        idemKey === null
+          ? null
+          : tx.unsafe(CLAIM, [ws, idemKey, fingerprint, TTL_HOURS, fingerprint, null, null, TTL_HOURS], { prepare: true }),
+        tx.unsafe(
+          INSERT_WORK,
+          [
+            ...[task.id, ws, 1, at, at, 0, initiativeId, workstreamId, milestoneId, title, description, priority, 'build', null, 'todo'],
+            ...[null, null, null, '{}', receipt.id, ws, task.id, 'completed', title, at, at],
+          ],
+          { prepare: true },
+        ),
+        tx.unsafe(APPEND, [ws, appendInput], { prepare: true }),
+      ];
+      const [, , [sealed]] = await Promise.all(statements);
+      // The body of server/api/routers/work.ts present(): also what is stored for replays.
+      const body = JSON.stringify({
+        data: {
+          ...{ taskId: task.id, receiptId: receipt.id, eventId: event.id, aggregateVersion: sealed.r_aggregate_version },
+          ...{ eventHash: sealed.r_event_hash, duplicate: false, task, receipt },
+        },
+        meta: { apiVersion: '1', workspaceId: ws, duplicate: false },
+      });
+      const store = idemKey === null ? null : tx.unsafe(STORE, [201, body, ws, idemKey], { prepare: true });
+      return { result: [201, body], pending: store };
     });
-    if (idemKey !== null) await tx.unsafe(STORE, [201, body, ws, idemKey], { prepare: true });
-    return [201, body];
-  });
+  } catch (err) {
+    if (err?.code !== 'AW409') throw err;
+    const [stored] = await sql.unsafe(STORED, [ws, idemKey], { prepare: true });
+    if (!stored || stored.response_status === null) return problem(409, 'idempotency_in_progress', 'Retry later.');
+    if (stored.fingerprint !== fingerprint) return problem(422, 'idempotency_conflict', 'Key used with another request.');
+    const { data, meta } = stored.response_body;
+    return [200, JSON.stringify({ data: { ...data, duplicate: true }, meta: { ...meta, duplicate: true } })];
+  }
 }
 
-// As db/index.ts beginPipelined: BEGIN goes out with the first statement, COMMIT after the callback.
+// As db/index.ts beginPipelined: BEGIN goes out with the first statement; COMMIT right after the
+// callback, behind its last statement (`pending`), without waiting for that statement's answer.
 async function transaction(fn) {
   const tx = await sql.reserve();
   try {
     const begun = tx.unsafe('begin').execute();
     begun.catch(() => undefined);
-    let result;
+    let out;
     try {
-      result = await fn(tx);
+      out = await fn(tx);
       await begun;
     } catch (err) {
       await tx.unsafe('rollback').catch(() => undefined);
       throw err;
     }
-    const committed = await tx.unsafe('commit');
-    if (committed.command !== 'COMMIT') throw new Error('rolled back');
-    return result;
+    out.pending?.catch(() => undefined);
+    const committed = tx.unsafe('commit');
+    await out.pending;
+    if ((await committed).command !== 'COMMIT') throw new Error('rolled back');
+    return out.result;
   } finally {
     tx.release();
   }

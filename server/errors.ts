@@ -191,10 +191,15 @@ export function isStoreUnavailable(err: unknown): boolean {
   return false;
 }
 
-/** lock_timeout fired (SQLSTATE 55P03). */
-export function isLockTimeout(err: unknown): boolean {
+/** True when `err` (or what it wraps) carries SQLSTATE `code`. */
+export function hasSqlState(err: unknown, code: string): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === '55P03') return true;
+    if ((e as { code?: unknown }).code === code) return true;
   }
   return false;
+}
+
+/** lock_timeout fired (SQLSTATE 55P03). */
+export function isLockTimeout(err: unknown): boolean {
+  return hasSqlState(err, '55P03');
 }

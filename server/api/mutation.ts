@@ -3,7 +3,7 @@
  * operation is idempotent and the request carries an Idempotency-Key, the stored response.
  */
 import type { Tx } from '@/db';
-import { claimIdempotencyKey, storeIdempotentResponse } from '@/server/domain/idempotency';
+import { claimIdempotencyKey, IdempotencyKeyTaken, storedResponse, storeIdempotentResponse } from '@/server/domain/idempotency';
 import { digestOf } from '@/server/ledger/canonical';
 import type { Actor } from '@/server/domain/actor';
 import type { ApiContext } from './trpc';
@@ -42,18 +42,41 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
   const workspaceId = actor.workspaceId;
   // The body as sent, canonicalised: key order and whitespace do not matter, values do.
   const fingerprint = digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null });
-  const outcome = await db.transaction(async (tx) => {
-    const claim = await claimIdempotencyKey(tx, workspaceId, key, fingerprint, env.IDEMPOTENCY_TTL_HOURS);
-    if (!claim.claimed) return { replayed: true as const, body: claim.body as T };
-    const body = await checked(tx);
-    await storeIdempotentResponse(tx, workspaceId, key, opts.status, body);
-    return { replayed: false as const, body };
-  });
-  if (outcome.replayed) {
+  // The write takes two flights to PostgreSQL, not one per statement: BEGIN, the claim and the
+  // service's first statements go together (db/index.ts sends BEGIN with what follows it), and
+  // the stored response goes with COMMIT. The claim fails when the key is taken, and so does
+  // everything sent behind it: the transaction rolls back having changed nothing.
+  let stored: Promise<void> | undefined;
+  let body: T;
+  try {
+    body = await db.transaction(async (tx) => {
+      const [claim, done] = await Promise.allSettled([
+        claimIdempotencyKey(tx, workspaceId, key, fingerprint, env.IDEMPOTENCY_TTL_HOURS),
+        checked(tx),
+      ]);
+      if (claim.status === 'rejected') throw claim.reason;
+      if (done.status === 'rejected') throw done.reason;
+      // Not awaited here, so that it goes out with COMMIT; its outcome is awaited below (a failed
+      // store also turns COMMIT into ROLLBACK, which db/index.ts reports as an error).
+      stored = storeIdempotentResponse(tx, workspaceId, key, opts.status, done.value);
+      stored.catch(() => undefined);
+      return done.value;
+    });
+    await stored;
+  } catch (err) {
+    const storeFailure =
+      stored &&
+      (await stored.then(
+        () => undefined,
+        (e: unknown) => e,
+      ));
+    if (storeFailure) throw storeFailure;
+    if (!(err instanceof IdempotencyKeyTaken)) throw err;
+    const previous = await storedResponse(db, workspaceId, key, fingerprint);
     ctx.res.status = 200;
-    return replay(outcome.body);
+    return replay(previous.body as T);
   }
   ctx.runtime.wakeups.committed(workspaceId);
   ctx.res.status = opts.status;
-  return outcome.body;
+  return body;
 }

@@ -5,30 +5,51 @@
  * carries its response.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Tx } from '@/db';
+import type { Executor, Tx } from '@/db';
 import { compiled } from '@/db/compiled';
 import { idempotencyRecords } from '@/db/schema';
-import { AppError, isLockTimeout } from '@/server/errors';
-
-export type Claim = { claimed: true } | { claimed: false; status: number; body: unknown };
+import { AppError, hasSqlState, isLockTimeout } from '@/server/errors';
 
 /**
- * Claims `key` for this request, or returns the stored response of the earlier request with the
- * same key and fingerprint. A different fingerprint is 422 idempotency_conflict. An expired record
- * is taken over as if absent.
+ * The claim found the key held by a committed request. The claim fails in the database (SQLSTATE
+ * AW409, drizzle/0013), so its transaction is aborted: whatever was sent behind the claim did
+ * nothing. Roll back, then read the stored response with `storedResponse`.
  */
-export async function claimIdempotencyKey(tx: Tx, workspaceId: string, key: string, fingerprint: string, ttlHours: number): Promise<Claim> {
-  let inserted: unknown[];
+export class IdempotencyKeyTaken extends Error {
+  constructor() {
+    super('idempotency key already used');
+  }
+}
+
+/**
+ * Claims `key` for this request; rejects with IdempotencyKeyTaken when a committed request holds
+ * it. A request with the same key still in progress is waited for (the unique index makes this
+ * claim wait for its outcome), up to the lock timeout: then 409 idempotency_in_progress. An expired
+ * record is taken over as if absent.
+ */
+export async function claimIdempotencyKey(tx: Tx, workspaceId: string, key: string, fingerprint: string, ttlHours: number): Promise<void> {
   try {
-    inserted = await claimStatement(tx, { workspaceId, key, fingerprint, ttlHours });
+    await claimStatement(tx, { workspaceId, key, fingerprint, ttlHours });
   } catch (err) {
+    if (hasSqlState(err, 'AW409')) throw new IdempotencyKeyTaken();
     // Another transaction holds this key for longer than the lock timeout: it is still working.
     if (isLockTimeout(err)) throw new AppError('idempotency_in_progress');
     throw err;
   }
-  if (inserted.length > 0) return { claimed: true };
+}
 
-  const [record] = await tx
+/**
+ * The stored response of the earlier request with this key, after IdempotencyKeyTaken. A different
+ * fingerprint is 422 idempotency_conflict; a record without a response (or none: it expired and was
+ * removed since) is 409 idempotency_in_progress, which the client retries.
+ */
+export async function storedResponse(
+  db: Executor,
+  workspaceId: string,
+  key: string,
+  fingerprint: string,
+): Promise<{ status: number; body: unknown }> {
+  const [record] = await db
     .select({
       fingerprint: idempotencyRecords.fingerprint,
       status: idempotencyRecords.responseStatus,
@@ -43,25 +64,32 @@ export async function claimIdempotencyKey(tx: Tx, workspaceId: string, key: stri
       'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
     );
   }
-  return { claimed: false, status: record.status, body: record.body };
+  return { status: record.status, body: record.body };
 }
 
 export async function storeIdempotentResponse(tx: Tx, workspaceId: string, key: string, status: number, body: unknown): Promise<void> {
   await storeStatement(tx, { workspaceId, key, status, body });
 }
 
-// Both run on every write: built once (db/compiled.ts).
+// Both run on every write: built once (db/compiled.ts). The claim takes the key (a new record, or
+// an expired one taken over) or, through idempotency_key_taken(), fails.
 const claimStatement = compiled<{ workspaceId: string; key: string; fingerprint: string; ttlHours: number }>((tx, p) => {
   const expiresAt = sql`now() + make_interval(hours => ${p('ttlHours')})`;
+  const claimed = tx.$with('claimed').as(
+    tx
+      .insert(idempotencyRecords)
+      .values({ workspaceId: p('workspaceId'), key: p('key'), fingerprint: p('fingerprint'), expiresAt })
+      .onConflictDoUpdate({
+        target: [idempotencyRecords.workspaceId, idempotencyRecords.key],
+        set: { fingerprint: sql`${p('fingerprint')}`, responseStatus: null, responseBody: null, createdAt: sql`now()`, expiresAt },
+        setWhere: sql`${idempotencyRecords.expiresAt} < now()`,
+      })
+      .returning({ key: idempotencyRecords.key }),
+  );
   return tx
-    .insert(idempotencyRecords)
-    .values({ workspaceId: p('workspaceId'), key: p('key'), fingerprint: p('fingerprint'), expiresAt })
-    .onConflictDoUpdate({
-      target: [idempotencyRecords.workspaceId, idempotencyRecords.key],
-      set: { fingerprint: sql`${p('fingerprint')}`, responseStatus: null, responseBody: null, createdAt: sql`now()`, expiresAt },
-      setWhere: sql`${idempotencyRecords.expiresAt} < now()`,
-    })
-    .returning({ key: idempotencyRecords.key });
+    .with(claimed)
+    .select({ claimed: sql<boolean>`case when count(*) > 0 then true else idempotency_key_taken() end` })
+    .from(claimed);
 });
 
 const storeStatement = compiled<{ workspaceId: string; key: string; status: number; body: unknown }>((tx, p) =>

@@ -131,6 +131,18 @@ describe('JSON pages served from ledger text (server/api/event-page.ts)', () => 
         201,
       );
     }
+    // Walked to the end, plain and filtered: the last page says hasMore false on both paths.
+    for (const filter of ['', '&type=work.created']) {
+      let cursor = '';
+      for (;;) {
+        const q = `?limit=2${filter}${cursor ? `&cursor=${cursor}` : ''}`;
+        const [fast, slow] = [await raw(q, false), await raw(q, true)];
+        expect(fast.text).toBe(slow.text);
+        const page = JSON.parse(fast.text);
+        if (!page.meta.hasMore) break;
+        cursor = page.meta.nextCursor;
+      }
+    }
     let cursor = '';
     for (;;) {
       const q = `?limit=4${cursor ? `&cursor=${cursor}` : ''}`;

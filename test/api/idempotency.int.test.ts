@@ -126,6 +126,37 @@ describe('Idempotency-Key', () => {
     expect(after.events! - before.events!).toBe(1);
   });
 
+  it('a stored response that fails to be written fails the request: nothing of it commits, and the key stays free', async () => {
+    // The store is sent with COMMIT, without waiting for its answer (server/api/mutation.ts): its
+    // failure must still reach the caller and roll back the task, receipt and event before it.
+    const key = `store-fails-${randomUUID()}`;
+    await app.runtime.db.execute(
+      sql.raw(`create function test_refuse_store() returns trigger language plpgsql as $$
+        begin
+          if new.key = '${key}' and new.response_status is not null then
+            raise exception 'test: store refused';
+          end if;
+          return new;
+        end $$`),
+    );
+    await app.runtime.db.execute(
+      sql`create trigger test_refuse_store before update on idempotency_records for each row execute function test_refuse_store()`,
+    );
+    try {
+      await app.expectUnchanged(async () => {
+        const res = await post({ title: 'Not stored' }, key);
+        expect(res.status).toBe(500);
+        expect(res.body.error.code).toBe('internal_error');
+      });
+      const [record] = await query(app.runtime.db, sql`select 1 from idempotency_records where key = ${key}`);
+      expect(record).toBeUndefined();
+    } finally {
+      await app.runtime.db.execute(sql`drop trigger test_refuse_store on idempotency_records`);
+      await app.runtime.db.execute(sql`drop function test_refuse_store()`);
+    }
+    expect((await post({ title: 'Not stored' }, key)).status).toBe(201);
+  });
+
   it('without the header a request is simply not idempotent', async () => {
     const a = await app.request('POST', '/work', { body: { title: 'Twice' } });
     const b = await app.request('POST', '/work', { body: { title: 'Twice' } });

@@ -260,14 +260,23 @@ describe('transactions', () => {
 
 if (testEngine() === 'postgres') {
   describe('statements on PostgreSQL', () => {
-    it('a transaction’s BEGIN travels with its first statement: POST /work is six flights to the database, not seven', async () => {
-      // Each write the app makes to its one connection arrives at the proxy as one chunk; the
-      // wake-up NOTIFY that follows a commit (it names this instance's origin) is not counted.
-      let flights = 0;
+    it('POST /work waits for the database three times: auth, then BEGIN + claim + insert + append, then store + COMMIT', async () => {
+      // The proxy holds each answer 25 ms: a write the app makes before the answer to its previous
+      // write has reached it was sent without waiting. The wake-up NOTIFY that follows a commit
+      // (it names this instance's origin) is not counted.
+      let roundTrips = 0;
+      let answered = true;
       let counting = false;
       let origin = '';
       const proxy = await startDbProxy({
-        onClient: (client) => client.on('data', (chunk: Buffer) => counting && !chunk.toString('latin1').includes(origin) && flights++),
+        answerDelayMs: 25,
+        onAnswer: () => (answered = true),
+        onClient: (client) =>
+          client.on('data', (chunk: Buffer) => {
+            if (!counting || chunk.toString('latin1').includes(origin)) return;
+            if (answered) roundTrips++;
+            answered = false;
+          }),
       });
       const single = await startTestApp({ DB_POOL_MAX: '1' }, { via: proxy.via });
       origin = single.runtime.wakeups.origin;
@@ -276,12 +285,23 @@ if (testEngine() === 'postgres') {
         expect(
           (await single.request('POST', '/work', { body: { title: 'warm' }, headers: { 'idempotency-key': randomUUID() } })).status,
         ).toBe(201);
+        await new Promise((r) => setTimeout(r, 100));
         counting = true;
         const res = await single.request('POST', '/work', { body: { title: 'counted' }, headers: { 'idempotency-key': randomUUID() } });
         counting = false;
         expect(res.status).toBe(201);
-        // auth, BEGIN + claim, insert, append, store, COMMIT.
-        expect(flights).toBe(6);
+        expect(roundTrips).toBe(3);
+        // A replay: auth, then the claim (refused) with the statements behind it, ROLLBACK, and the
+        // stored response read.
+        counting = true;
+        roundTrips = 0;
+        const key = randomUUID();
+        expect((await single.request('POST', '/work', { body: { title: 'once' }, headers: { 'idempotency-key': key } })).status).toBe(201);
+        roundTrips = 0;
+        const again = await single.request('POST', '/work', { body: { title: 'once' }, headers: { 'idempotency-key': key } });
+        counting = false;
+        expect(again.status).toBe(200);
+        expect(roundTrips).toBe(4);
       } finally {
         await single.close();
         await proxy.close();

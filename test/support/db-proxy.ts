@@ -18,6 +18,13 @@ export interface DbProxy {
 export interface DbProxyOptions {
   /** Sees every connection the app opens, e.g. to read what it sends (the bytes are forwarded regardless). */
   onClient?: (client: net.Socket) => void;
+  /**
+   * Holds every answer from the database this long before passing it on, and calls `onAnswer`
+   * as it does. What the app sends before an answer reaches it, it sent without waiting: a test
+   * counts the app's round trips that way, whatever the timing of its writes.
+   */
+  answerDelayMs?: number;
+  onAnswer?: () => void;
 }
 
 export async function startDbProxy(opts: DbProxyOptions = {}): Promise<DbProxy> {
@@ -37,7 +44,17 @@ export async function startDbProxy(opts: DbProxyOptions = {}): Promise<DbProxy> 
         }
         client.on('close', () => upstream.destroy());
         upstream.on('close', () => client.destroy());
-        client.pipe(upstream).pipe(client);
+        client.pipe(upstream);
+        const delay = opts.answerDelayMs;
+        if (delay === undefined) upstream.pipe(client);
+        else
+          upstream.on('data', (chunk: Buffer) => {
+            // Equal delays fire in order, so answers keep their order.
+            setTimeout(() => {
+              opts.onAnswer?.();
+              if (!client.destroyed) client.write(chunk);
+            }, delay);
+          });
         opts.onClient?.(client);
       });
       s.once('error', reject);

@@ -57,19 +57,16 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
   };
   const receipt: ReceiptView = { id: randomUUID(), task_id: task.id, status: 'completed', summary: input.title, created_at: at };
 
-  // Task and receipt in one statement (one round trip); the receipt's foreign key is checked at
-  // the end of the statement, when the task row exists.
-  await insertWork(tx, {
-    ...prefixed(taskRow(task, { workspaceId: actor.workspaceId, version: 1, at: now }), 't_'),
-    ...prefixed(receiptRow(receipt, { workspaceId: actor.workspaceId, at: now }), 'r_'),
-  });
-
-  const [event] = await appendEvents(
-    tx,
-    actor,
-    [{ aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } }],
-    now,
-  );
+  // Task and receipt in one statement; the receipt's foreign key is checked at the end of the
+  // statement, when the task row exists. The append does not wait for its answer: both go to the
+  // database in one flight (Promise.all also collects a failure of either).
+  const [, [event]] = await Promise.all([
+    insertWork(tx, {
+      ...prefixed(taskRow(task, { workspaceId: actor.workspaceId, version: 1, at: now }), 't_'),
+      ...prefixed(receiptRow(receipt, { workspaceId: actor.workspaceId, at: now }), 'r_'),
+    }),
+    appendEvents(tx, actor, [{ aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } }], now),
+  ]);
   return { task, receipt, event: event! };
 }
 
