@@ -3,7 +3,7 @@
  * a database of the run's engine (a PGlite directory, or a PostgreSQL database).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -203,6 +203,58 @@ describe('npm run projections:rebuild', () => {
     expect(res.stdout).toContain('Rebuilt 1 workspace');
     const after = await withHere((rt) => loadFromTables(rt.db, demo.workspaceId));
     expect(after).toEqual(before);
+  });
+});
+
+describe('npm run ledger:export, and ledger:verify --bundle with no database', () => {
+  it('exports bundles that verify offline, a later one extending the earlier; a tampered bundle names its sequence', async () => {
+    const out = mkdtempSync(path.join(os.tmpdir(), 'aws-bundle-'));
+    try {
+      const first = path.join(out, 'first.json');
+      const exported = await tool('ledger-export.ts', '--workspace', 'demo', '--out', first);
+      expect(exported.code, exported.stderr).toBe(0);
+      const bundle = JSON.parse(readFileSync(first, 'utf8'));
+      expect(bundle.from).toEqual({ sequence: 0, hash: bundle.events[0].previousHash });
+      expect(bundle.events.length).toBeGreaterThan(2);
+
+      // Checked with no database: the tool gets no connection settings at all.
+      const offline = (...args: string[]) =>
+        run(tsx, [path.join('scripts', 'ledger-verify.ts'), ...args], {
+          env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+        }).then(
+          (r) => ({ code: 0, stdout: r.stdout }),
+          (err: { code?: number; stdout?: string }) => ({ code: err.code ?? 1, stdout: err.stdout ?? '' }),
+        );
+      const ok = await offline('--bundle', first);
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toContain(`OK: ${bundle.events.length} events verified`);
+
+      // New work, then an incremental export after the first one's head.
+      await withHere(async (rt) => {
+        const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
+        await rt.db.transaction((tx) => createWork(tx, actor, { title: 'After the export', priority: 'low' }));
+      });
+      const second = path.join(out, 'second.json');
+      expect((await tool('ledger-export.ts', '--workspace', 'demo', '--previous', first, '--out', second)).code).toBe(0);
+      const next = JSON.parse(readFileSync(second, 'utf8'));
+      expect(next.from.sequence).toBe(bundle.head.sequence);
+      expect(next.previous).toEqual(bundle.head);
+      const extended = await offline('--bundle', second, '--previous', first);
+      expect(extended.code).toBe(0);
+      expect(extended.stdout).toContain('extending the earlier export');
+
+      // One field of one event changed in the file.
+      const target = bundle.events[1];
+      target.actorId = 'forged';
+      writeFileSync(first, JSON.stringify(bundle));
+      const broken = await offline('--bundle', first);
+      expect(broken.code).toBe(2);
+      expect(broken.stdout).toContain(`BROKEN at sequence ${target.sequence}: event_hash_mismatch`);
+      // ...and the later export no longer extends the (now different) earlier one.
+      expect((await offline('--bundle', second, '--previous', first)).code).toBe(2);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
 
