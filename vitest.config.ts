@@ -2,14 +2,15 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // Three projects: pure unit tests beside their code, and the integration suite (*.int.test.ts)
-// run twice, once on embedded PGlite and once on a real PostgreSQL server.
+// run twice, once on embedded PGlite and once on a real PostgreSQL server. *.postgres.int.test.ts
+// files test what only a server has (a connection to cut, other sessions holding locks): PostgreSQL only.
 const alias = { '@': path.resolve(import.meta.dirname) };
 const integration = (engine: 'pglite' | 'postgres') => ({
   resolve: { alias },
   test: {
     name: `int-${engine}`,
     include: ['**/*.int.test.ts'],
-    exclude: ['node_modules/**', '.next/**', 'e2e/**'],
+    exclude: ['node_modules/**', '.next/**', 'e2e/**', ...(engine === 'pglite' ? ['**/*.postgres.int.test.ts'] : [])],
     env: { TEST_ENGINE: engine, LOG_LEVEL: 'silent' },
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,

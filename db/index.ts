@@ -73,6 +73,11 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
         default_transaction_isolation: 'read committed',
       },
       onnotice: () => undefined,
+      // Seconds before a closed connection reconnects, by the pool's count of failures in a row.
+      // postgres.js's own grows as 3^n / 100 up to 20 s: after the database had been away for a
+      // second, requests queued for tens of seconds after it was back (test/api/faults). Capped
+      // at 1 s here, with jitter so the pool's connections do not retry in step.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
       // int8 columns (sequence) come back as JS numbers, as PGlite returns them; a ledger will
       // not pass 2^53 events.
       types: {

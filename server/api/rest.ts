@@ -324,10 +324,13 @@ function toAppError(err: unknown, requestId: string): AppError {
   return new AppError('internal_error', 'An unexpected error occurred. Retry with the same Idempotency-Key.');
 }
 
-function describe(err: unknown): string {
-  if (err instanceof Error)
-    return `${err.name}: ${err.message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}`;
-  return String(err);
+/** An error for the log: its message and code, and those of what it wraps (Drizzle wraps the driver's). */
+function describe(err: unknown, depth = 0): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: string }).code;
+  const own = `${err.name}: ${err.message}${code ? ` (${code})` : ''}`;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause !== undefined && depth < 3 ? `${own}; caused by ${describe(cause, depth + 1)}` : own;
 }
 
 /** Unknown keys win over other issues: the caller sent something this operation does not define. */

@@ -79,7 +79,10 @@ export async function claimFingerprint(tx: Tx, actor: Actor, input: ClaimInput):
       version: 1,
       updatedAt: now,
     })
-    .onConflictDoNothing({ target: [t.workspaceId, t.fingerprintHash] })
+    // No conflict target: the id is derived from (workspace, fingerprint), so a racing insert
+    // collides on the primary key as well as on that pair, and ON CONFLICT with the pair as its
+    // only arbiter let the primary key's collision through as an error (a 500 under load).
+    .onConflictDoNothing()
     .returning();
   if (!row) {
     // 2. Take it over when it is free (expired or released), or extend it when this run holds it.
