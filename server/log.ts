@@ -8,3 +8,12 @@ export function log(level: LogLevel, msg: string, fields: Record<string, unknown
   if (LEVELS[level] < LEVELS[env().LOG_LEVEL]) return;
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
 }
+
+/** An error for the log: its message and code, and those of what it wraps (Drizzle wraps the driver's). */
+export function describeError(err: unknown, depth = 0): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: string }).code;
+  const own = `${err.name}: ${err.message}${code ? ` (${code})` : ''}`;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause !== undefined && depth < 3 ? `${own}; caused by ${describeError(cause, depth + 1)}` : own;
+}

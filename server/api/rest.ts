@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { AppError, isStoreUnavailable } from '@/server/errors';
-import { log } from '@/server/log';
+import { describeError as describe, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { presentKey, type PresentedKey } from './api-key-auth';
 import { readBounded, utf8 } from './body';
@@ -322,15 +322,6 @@ function toAppError(err: unknown, requestId: string): AppError {
   }
   log('error', 'unexpected error', { requestId, error: describe(cause), stack: (cause as Error)?.stack });
   return new AppError('internal_error', 'An unexpected error occurred. Retry with the same Idempotency-Key.');
-}
-
-/** An error for the log: its message and code, and those of what it wraps (Drizzle wraps the driver's). */
-function describe(err: unknown, depth = 0): string {
-  if (!(err instanceof Error)) return String(err);
-  const code = (err as { code?: string }).code;
-  const own = `${err.name}: ${err.message}${code ? ` (${code})` : ''}`;
-  const cause = (err as { cause?: unknown }).cause;
-  return cause !== undefined && depth < 3 ? `${own}; caused by ${describe(cause, depth + 1)}` : own;
 }
 
 /** Unknown keys win over other issues: the caller sent something this operation does not define. */
