@@ -95,6 +95,8 @@ async function startOurs(env: Record<string, string>): Promise<Server> {
       LOG_LEVEL: 'warn',
       // The benchmark measures the write path, not the limiter's refusals.
       RATE_LIMIT_API_PER_MIN: '10000000',
+      // The SSE measurement holds 1,000 leases on one key.
+      SSE_LEASES_PER_KEY: '100000',
     },
     port,
     '/api/v1/health',

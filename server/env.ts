@@ -31,6 +31,12 @@ export const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: intFromString(24, 24, 24 * 30),
   /** Event-stream leases send a `: keepalive` comment at least this often (CONTRACT: at most 15 s). */
   SSE_KEEPALIVE_MS: intFromString(15000, 10, 15000),
+  /**
+   * Event-stream leases one API key may hold open at once on one instance; one more is 429
+   * rate_limited, Retry-After saying when the key's first lease ends. Each lease holds a socket
+   * and a place in its workspace's feed, so a leaking or hostile client cannot pile them up.
+   */
+  SSE_LEASES_PER_KEY: intFromString(20, 1, 100_000),
   /** Requests a minute one API key may make to /api/v1 (all instances together). */
   RATE_LIMIT_API_PER_MIN: intFromString(1200, 1, 10_000_000),
   /** Requests a minute one client address may make to the public receipt validator (all instances together). */

@@ -17,8 +17,10 @@ export interface ErrorSpec {
 export const errorTable = {
   invalid_json: {
     status: 400,
-    meaning: 'The body is not valid UTF-8 JSON, or is not a JSON object where one is required.',
-    action: 'Send a JSON object with Content-Type: application/json. An empty body counts as {}.',
+    meaning:
+      'The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in ' +
+      'one object, or nests deeper than 64 levels.',
+    action: 'Send a JSON object with Content-Type: application/json, each name once per object. An empty body counts as {}.',
   },
   validation_failed: {
     status: 400,

@@ -17,8 +17,12 @@ import type { Runtime } from '@/server/runtime';
 import type { PresentedKey } from './api-key-auth';
 import { eventPageInput } from './routers/events';
 
-/** Query parameters, as the adapter hands them to the procedure: repeated ones as arrays, `type` always one. */
-function queryInput(url: URL): Record<string, unknown> {
+/**
+ * Query parameters, as the adapter hands them to the procedure: repeated ones as arrays (which a
+ * scalar schema then refuses, rather than one of the values being picked silently), `type` always one.
+ * The SSE form of the same operation reads its query with this too.
+ */
+export function queryInput(url: URL): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of new Set(url.searchParams.keys())) {
     const values = url.searchParams.getAll(key);

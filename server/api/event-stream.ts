@@ -23,6 +23,7 @@ import { readEvents, readHead } from '@/server/ledger/read';
 import type { LedgerWakeups } from '@/server/ledger/wake';
 import type { Runtime } from '@/server/runtime';
 import { requireKey, type PresentedKey } from './api-key-auth';
+import { queryInput } from './event-page';
 import { EVENT_TYPE_PATTERN_SOURCE } from './schemas';
 
 /** The query of an SSE lease (the JSON form's query plus the lease's own settings). */
@@ -43,20 +44,11 @@ const BATCH = 100;
 /** Events a lease holds for sending before it drops them and reads instead. */
 const MAX_INBOX = 1000;
 
-function queryObject(url: URL): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(key);
-    out[key] = key === 'type' ? values : values[values.length - 1];
-  }
-  return out;
-}
-
 /** Validates the request and opens the lease; errors before the first byte are ordinary API errors. */
 export async function serveEventStream(request: Request, url: URL, runtime: Runtime, presented: PresentedKey | null): Promise<Response> {
   const key = requireKey(presented);
 
-  const raw = queryObject(url);
+  const raw = queryInput(url);
   const parsed = sseQuery.safeParse(raw);
   if (!parsed.success) {
     const unknown = parsed.error.issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys : []));
@@ -78,6 +70,21 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
     after = position.sequence;
   }
 
+  // Admitted last, so a request refused for its input does not count; released when the lease ends.
+  const hub = hubOf(runtime);
+  const deadline = Date.now() + q.lease_ms;
+  const place = hub.admit(key.keyId, deadline, runtime.env.SSE_LEASES_PER_KEY);
+  if ('retryAfterMs' in place) {
+    const retryAfter = Math.max(1, Math.ceil(place.retryAfterMs / 1000));
+    throw new AppError(
+      'rate_limited',
+      `This key already holds ${runtime.env.SSE_LEASES_PER_KEY} open event-stream leases on this instance; ` +
+        'wait for one to end (Retry-After) or close one.',
+      { limit: runtime.env.SSE_LEASES_PER_KEY, scope: 'event_stream_leases' },
+      { retryAfter },
+    );
+  }
+
   const encoder = new TextEncoder();
   const keepaliveMs = runtime.env.SSE_KEEPALIVE_MS;
   const types = q.type && q.type.length > 0 ? new Set(q.type) : null;
@@ -89,7 +96,6 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
       const send = (text: string | Uint8Array) => {
         if (!closed) controller.enqueue(typeof text === 'string' ? encoder.encode(text) : text);
       };
-      const deadline = Date.now() + q.lease_ms;
       let lastSent = Date.now();
       // What the workspace's feed pushed since the lease's last read began (see FeedLease).
       let inbox: LedgerEvent[] = [];
@@ -149,7 +155,6 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
         alarm();
       };
       request.signal?.addEventListener('abort', () => stop?.());
-      const hub = hubOf(runtime);
       const feed = hub.join(workspaceId, lease);
       try {
         send(`retry: ${Math.min(q.poll_ms, 1000)}\n\n`);
@@ -199,6 +204,7 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
         // The database failed mid-lease: end it; the client resumes from the last id it received.
       } finally {
         hub.leave(feed, lease);
+        place.release();
         if (!closed) {
           closed = true;
           controller.close();
@@ -382,14 +388,42 @@ class WorkspaceFeed {
   }
 }
 
-/** The feeds of one runtime, one per workspace with open leases. */
+/** The feeds of one runtime, one per workspace with open leases, and the open leases of each key. */
 class FeedHub {
   private readonly feeds = new Map<string, WorkspaceFeed>();
+  /** Deadlines of each key's open leases (a lease may outlive its deadline by a read; it still counts). */
+  private readonly keyLeases = new Map<string, Set<{ deadline: number }>>();
 
   constructor(
     private readonly db: Database,
     private readonly wakeups: LedgerWakeups,
   ) {}
+
+  /**
+   * A place for one more lease of `keyId` ending at `deadline`, or, when the key already holds
+   * `max`, how long until its first one ends. Per instance: a lease is a socket on this process.
+   */
+  admit(keyId: string, deadline: number, max: number): { release(): void } | { retryAfterMs: number } {
+    let open = this.keyLeases.get(keyId);
+    if (open && open.size >= max) {
+      let first = Infinity;
+      for (const lease of open) first = Math.min(first, lease.deadline);
+      return { retryAfterMs: first - Date.now() };
+    }
+    if (!open) this.keyLeases.set(keyId, (open = new Set()));
+    const entry = { deadline };
+    open.add(entry);
+    const set = open;
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        set.delete(entry);
+        if (set.size === 0 && this.keyLeases.get(keyId) === set) this.keyLeases.delete(keyId);
+      },
+    };
+  }
 
   join(workspaceId: string, lease: FeedLease): WorkspaceFeed {
     let feed = this.feeds.get(workspaceId);

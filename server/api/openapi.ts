@@ -76,7 +76,8 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
       'hash-chained ledger. Every response carries X-Request-Id. Success bodies are ' +
       '{data, meta} with meta.apiVersion "1", except where the specification shows another shape (a decision is ' +
       '{decision}). Errors are {error: {code, message, details, requestId, timestamp, docsUrl, retryAfter}}; see ' +
-      'GET /errors. Bodies are JSON objects (Content-Type: application/json, at most 1 MiB); an empty POST body counts ' +
+      'GET /errors. Bodies are JSON objects (Content-Type: application/json, at most 1 MiB, nested at most 64 levels, ' +
+      'each member name once per object: otherwise 400 invalid_json); an empty POST body counts ' +
       'as {}. Unknown fields, query parameters on operations with a body, and body fields named like a path ' +
       'parameter are rejected (400 unknown_field), never ignored. Timestamps are ISO 8601 UTC with milliseconds. ' +
       `Approving, declining and cancelling decisions need a signed-in human session from ${appUrl}.`,

@@ -15,7 +15,7 @@ import { AppError, isStoreUnavailable } from '@/server/errors';
 import { describeError as describe, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { presentKey, type PresentedKey } from './api-key-auth';
-import { readBounded, utf8 } from './body';
+import { jsonStructureProblem, readBounded, utf8 } from './body';
 import { serveEventPage } from './event-page';
 import { serveEventStream } from './event-stream';
 import {
@@ -128,7 +128,12 @@ export function createRestHandler(opts: RestHandlerOptions) {
     }
     for (const [name, value] of Object.entries(extraHeaders)) if (!response.headers.has(name)) response.headers.set(name, value);
     response.headers.set('X-Request-Id', requestId);
+    // An API answer is data, never a page: nothing in it may load, run or be framed, even if a
+    // browser is tricked into rendering it (OWASP REST Security Cheat Sheet, security headers).
     response.headers.set('X-Content-Type-Options', 'nosniff');
+    response.headers.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+    response.headers.set('X-Frame-Options', 'DENY');
+    response.headers.set('Referrer-Policy', 'no-referrer');
     if (!response.headers.has('Cache-Control')) response.headers.set('Cache-Control', 'no-store');
     log(response.status >= 500 ? 'warn' : 'debug', 'request', {
       requestId,
@@ -163,12 +168,19 @@ async function dispatch(
     if (!allowance.ok) throw allowance.error;
     Object.assign(extraHeaders, allowance.headers);
   }
+  // No operation defines it, and a plain object cannot hold it as a key (assigning it replaces the
+  // object's prototype): the query readers would drop it silently instead of refusing it.
+  if (url.searchParams.has('__proto__')) {
+    throw new AppError('unknown_field', 'Unknown query parameter: __proto__.', { fields: ['__proto__'] });
+  }
   const runtime = await opts.runtime();
   // A presented API key is resolved and counted once, before the body is read, on every route
   // that is not public (unknown routes too); its 401, if any, comes where a credential is needed.
   const presented = isPublicRoute(request.method, route) ? null : await presentKey(runtime, request.headers.get('authorization'));
   if (presented) Object.assign(extraHeaders, presented.headers);
   if (request.method === 'POST' && route === '/agent-work-receipts/import') {
+    // It reads its own body, so the rule below (operations with a body take no query) is applied here.
+    if (url.search.length > 1) throw queryOnBodyOperation(url);
     return serveReceiptImport(request, requestId, runtime, presented);
   }
   if (request.method === 'GET' && route === '/events/stream') {
@@ -180,10 +192,7 @@ async function dispatch(
   }
   const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
   // Operations with a body define no query parameters; like unknown body fields, they are refused.
-  if (body !== undefined && url.search.length > 1) {
-    const fields = [...new Set(url.searchParams.keys())].map((k) => `query.${k}`);
-    throw new AppError('unknown_field', `This operation takes no query parameters: ${fields.join(', ')}.`, { fields });
-  }
+  if (body !== undefined && url.search.length > 1) throw queryOnBodyOperation(url);
   if (body !== undefined) {
     const clashes = pathParamsIn(request.method, url.pathname.slice(API_BASE.length), body);
     if (clashes.length > 0) {
@@ -194,6 +203,12 @@ async function dispatch(
   const method = request.method === 'HEAD' ? 'GET' : request.method;
 
   const state: RequestState = { requestId, runtime, body, path: url.pathname, origin: url.origin, presented };
+  // The adapter collects the query into a plain object by `if (!parsed[key]) parsed[key] = []`, so
+  // a parameter named like an Object.prototype member (`?constructor=x`) found the inherited
+  // function there and failed (a 500) instead of reaching the schema as an unknown field. Given the
+  // query already collected, without a prototype, it takes it as is.
+  const query = Object.create(null) as Record<string, string[]>;
+  url.searchParams.forEach((value, key) => (query[key] ??= []).push(value));
   const routeUrl = new URL(url.pathname.slice(API_BASE.length) + url.search, url.origin).toString();
   const shim = new Proxy(request, {
     get(target, prop) {
@@ -201,6 +216,7 @@ async function dispatch(
       if (prop === 'url') return routeUrl;
       if (prop === 'method') return method;
       if (prop === 'body') return body;
+      if (prop === 'query') return query;
       // The adapter checks the media type; the body was read and checked above, so a body-less
       // POST (an empty body means {}) must not be refused for lacking a Content-Type.
       if (prop === 'headers' && body !== undefined) return withJsonContentType(target.headers);
@@ -243,6 +259,11 @@ async function dispatch(
   return errorResponse(requestId, appError, runtime.env.APP_URL);
 }
 
+function queryOnBodyOperation(url: URL): AppError {
+  const fields = [...new Set(url.searchParams.keys())].map((k) => `query.${k}`);
+  return new AppError('unknown_field', `This operation takes no query parameters: ${fields.join(', ')}.`, { fields });
+}
+
 function withJsonContentType(headers: Headers): Headers {
   const copy = new Headers(headers);
   copy.set('content-type', 'application/json');
@@ -270,6 +291,10 @@ async function readJsonBody(request: Request, limit: number): Promise<Record<str
   }
   const text = utf8(bytes);
   if (text === null) throw new AppError('invalid_json', 'The body is not valid UTF-8.');
+  // Duplicate member names and deep nesting, before JSON.parse would quietly keep the last
+  // duplicate or spend its time on a bomb (see jsonStructureProblem).
+  const problem = jsonStructureProblem(text);
+  if (problem) throw new AppError('invalid_json', `The body is refused: ${problem}.`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

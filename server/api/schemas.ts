@@ -29,6 +29,44 @@ export function jsonNumber(opts: { min?: number; max?: number; int?: boolean } =
 
 export const jsonBoolean = () => noCoerce(z.boolean());
 
+/**
+ * A JSON object whose members are the client's own (a checkpoint's `state`), handed on as it came.
+ * z.record would rebuild it by assignment and so drop a member named `__proto__` (assigning it
+ * would replace the copy's prototype), while the same name one level down passed through as data:
+ * the stored state, the response and the idempotency fingerprint (taken from the body as sent)
+ * then disagreed. Checked here, never rebuilt: every member is kept as data at every level, and
+ * JSON.parse made it, so it has no prototype tricks of its own. Documented as the record it is.
+ */
+export function jsonObject() {
+  return (
+    z
+      .custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), {
+        message: 'must be a JSON object',
+      })
+      // Before any check: zod-openapi reads the override from the schema the checks are added to.
+      .meta({ override: { type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} } })
+      .check((c) => {
+        // /api/v1 refuses deeper bodies as it reads them; the web interface's /api/trpc does not, and
+        // recursive code further on (JSON.stringify, the ledger's canonical form) overflows on them.
+        if (!nestsWithin(c.value, JSON_OBJECT_MAX_DEPTH))
+          c.issues.push({ code: 'custom', input: c.value, message: `must not nest deeper than ${JSON_OBJECT_MAX_DEPTH} levels` });
+      })
+  );
+}
+
+const JSON_OBJECT_MAX_DEPTH = 63;
+
+/** True when `value` nests at most `max` containers deep (itself counted), walked without recursion. */
+function nestsWithin(value: unknown, max: number): boolean {
+  const todo: [unknown, number][] = [[value, 1]];
+  while (todo.length > 0) {
+    const [v, depth] = todo.pop()!;
+    if (depth > max) return false;
+    for (const member of Object.values(v as object)) if (member !== null && typeof member === 'object') todo.push([member, depth + 1]);
+  }
+  return true;
+}
+
 const codePoints = (s: string) => {
   let n = 0;
   for (const _ of s) n++;

@@ -176,8 +176,12 @@ const authenticated = publicProcedure.use(async ({ ctx, next, type }) => {
 });
 
 export interface ActorOptions {
-  /** When the caller is not a member of the workspace: `forbidden` (a workspace named in the input) or `not_found` (a resource's workspace). */
-  outsider: 'forbidden' | 'not_found';
+  /**
+   * When the caller is not a member of the workspace: `forbidden` (a workspace named in the input),
+   * or, when the workspace is a resource's, the very error a missing resource gets, so that an id
+   * of another workspace cannot be told from one that does not exist (OWASP API1).
+   */
+  outsider: 'forbidden' | (() => AppError);
   /** Roles allowed to act (humans only); others get 403. */
   roles?: readonly MembershipRole[];
 }
@@ -186,17 +190,13 @@ export interface ActorOptions {
 export function actorIn(principal: Principal, trace: Trace, workspaceId: string, opts: ActorOptions): Actor {
   if (principal.kind === 'api_key') {
     if (principal.workspaceId !== workspaceId) {
-      throw opts.outsider === 'forbidden'
-        ? new AppError('forbidden', 'This API key belongs to another workspace.')
-        : new AppError('not_found', 'No such resource in your workspace.');
+      throw opts.outsider === 'forbidden' ? new AppError('forbidden', 'This API key belongs to another workspace.') : opts.outsider();
     }
     return { type: 'api_key', id: principal.keyId, ownerId: principal.ownerUserId, workspaceId, trace };
   }
   const membership = principal.memberships.find((m) => m.workspaceId === workspaceId);
   if (!membership) {
-    throw opts.outsider === 'forbidden'
-      ? new AppError('forbidden', 'You are not a member of that workspace.')
-      : new AppError('not_found', 'No such resource in your workspaces.');
+    throw opts.outsider === 'forbidden' ? new AppError('forbidden', 'You are not a member of that workspace.') : opts.outsider();
   }
   if (opts.roles && !opts.roles.includes(membership.role)) {
     throw new AppError('forbidden', `Your role in this workspace (${membership.role}) cannot do this.`);
@@ -219,7 +219,8 @@ export const memberProcedure = authenticated;
 export const apiKeyProcedure = authenticated.use(({ ctx, next }) => {
   const { principal } = ctx;
   if (principal.kind !== 'api_key') throw new AppError('unauthorized', 'This operation needs an API key (Authorization: Bearer).');
-  const actor = actorIn(principal, ctx.trace, principal.workspaceId, { outsider: 'not_found' });
+  // The key's own workspace: it is always inside.
+  const actor = actorIn(principal, ctx.trace, principal.workspaceId, { outsider: 'forbidden' });
   return next({ ctx: { actor } });
 });
 

@@ -55,8 +55,11 @@ export function decodeKeysetCursor(secret: string, scope: string, cursor: string
   if (cursor.length > 512 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor)) return null;
   const [payload, signature] = cursor.split('.') as [string, string];
   const expected = createHmac('sha256', secret).update(`k1|${scope}|${payload}`).digest().subarray(0, MAC_BYTES);
-  const given = Buffer.from(signature, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  // Compared as text: Buffer.from(…, 'base64url') ignores a trailing character that does not make a
+  // whole byte, so a cursor with one character appended to its signature was accepted as issued.
+  const given = Buffer.from(signature, 'latin1');
+  const wanted = Buffer.from(expected.toString('base64url'), 'latin1');
+  if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) return null;
   try {
     const values: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (!Array.isArray(values) || values.length !== arity || !values.every((v) => typeof v === 'string')) return null;

@@ -175,6 +175,8 @@ const listQuery = z.strictObject({
  * The decision `id` as the caller may see it, with the actor acting on it. An API key sees its own
  * workspace's; a human those of the workspaces they belong to. Anything else is 404.
  */
+const noSuchDecision = () => new AppError('not_found', 'No such decision in your workspace.');
+
 async function locate(
   ctx: ApiContext & { principal: Principal; trace: Trace },
   decisionId: string,
@@ -182,8 +184,8 @@ async function locate(
 ): Promise<{ actor: Actor; row: Row }> {
   const { db } = ctx.runtime;
   const [row] = await db.select().from(decisions).where(eq(decisions.id, decisionId));
-  if (!row) throw new AppError('not_found', 'No such decision in your workspace.');
-  const actor = actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: 'not_found', roles });
+  if (!row) throw noSuchDecision();
+  const actor = actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: noSuchDecision, roles });
   return { actor, row };
 }
 

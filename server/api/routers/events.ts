@@ -25,7 +25,9 @@ export const eventPageInput = z.strictObject({
       description:
         '`json` (default): a page of events. `sse`: a bounded Server-Sent Events lease (text/event-stream): each event as ' +
         '`id: <cursor>`, `event: <eventType>`, `data: <the ledger event>`; `: keepalive` comments at least every 15 s; at ' +
-        'the end `event: lease_end` with `data: {"nextCursor": …}`, then the response closes.',
+        'the end `event: lease_end` with `data: {"nextCursor": …}`, then the response closes. One API key holds at most ' +
+        'SSE_LEASES_PER_KEY (default 20) open leases per instance; one more is 429 `rate_limited`, its Retry-After the ' +
+        'seconds until the key’s first lease ends.',
     })
     .default('json'),
   last_event_id: z

@@ -15,6 +15,8 @@ import { apiMeta, id, jsonNumber, mutationHeaders, text, timestamp } from '../sc
 
 // ---- schemas -------------------------------------------------------------------------------
 
+const noSuchInitiative = () => new AppError('not_found', 'No such initiative in your workspace.');
+
 const ref = () =>
   text(1, 100).meta({ description: 'Your name for this node, unique in the request; depends_on refers to siblings by it.' });
 const dependsOn = () =>
@@ -337,12 +339,12 @@ export const initiativesRouter = router({
           .select({ workspaceId: initiatives.workspaceId })
           .from(initiatives)
           .where(eq(initiatives.id, input.initiativeId));
-        if (!row) throw new AppError('not_found', 'No such initiative in your workspace.');
+        if (!row) throw noSuchInitiative();
         workspaceId = row.workspaceId;
-        actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'not_found' });
+        actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: noSuchInitiative });
       }
       const initiative = await findInitiative(db, workspaceId, input.initiativeId);
-      if (!initiative) throw new AppError('not_found', 'No such initiative in your workspace.');
+      if (!initiative) throw noSuchInitiative();
       const notes: string[] = [];
       if (include.has('launches')) notes.push('launches: launches are not recorded yet; this list is empty.');
       return {

@@ -75,8 +75,9 @@ export const lifecycleRouter = router({
     .mutation(async ({ ctx, input }) => {
       const table = TABLE[input.level as Level];
       const [row] = await ctx.runtime.db.select({ workspaceId: table.workspaceId }).from(table).where(eq(table.id, input.id));
-      if (!row) throw new AppError('not_found', `No ${input.level} with that id in your workspace.`, { fields: ['id'] });
-      const actor = actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: 'not_found', roles: ['owner'] });
+      const missing = () => new AppError('not_found', `No ${input.level} with that id in your workspace.`, { fields: ['id'] });
+      if (!row) throw missing();
+      const actor = actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: missing, roles: ['owner'] });
       return runMutation(ctx, actor, { status: 200, output: lifecycleOutput }, async (tx) => {
         const result = await applyLifecycle(tx, actor, input);
         return { ok: true as const, action: input.action, level: input.level, id: input.id, dry_run: input.dry_run, ...result };

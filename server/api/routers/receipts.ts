@@ -31,6 +31,7 @@ const metadata = z
 
 const base = (appUrl: string) => `${appUrl.replace(/\/+$/, '')}/api/v1`;
 
+const noSuchReceipt = () => new AppError('not_found', 'No such receipt in your workspace.');
 export const receiptsRouter = router({
   validatorMetadata: publicProcedure
     .meta({
@@ -120,7 +121,7 @@ export const receiptsRouter = router({
       const { db } = ctx.runtime;
       const workspaceId = await receiptWorkspace(db, input.receiptId);
       if (workspaceId) {
-        actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'not_found' });
+        actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: noSuchReceipt });
         const document = await exportReceipt(db, workspaceId, input.receiptId);
         if (document) return document;
       }
@@ -134,7 +135,7 @@ export const receiptsRouter = router({
           ? h.workspaceId === ctx.principal.workspaceId
           : ctx.principal.memberships.some((m) => m.workspaceId === h.workspaceId),
       );
-      if (!mine) throw new AppError('not_found', 'No such receipt in your workspace.');
+      if (!mine) throw noSuchReceipt();
       return mine.document;
     }),
 });

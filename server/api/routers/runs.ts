@@ -16,7 +16,7 @@ import { AppError } from '@/server/errors';
 import type { Actor, Trace } from '@/server/domain/actor';
 import { runMutation } from '../mutation';
 import { actorIn, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
-import { id, mutationHeaders, text, timestamp } from '../schemas';
+import { id, jsonObject, mutationHeaders, text, timestamp } from '../schemas';
 
 const WRITE_ROLES = ['owner'] as const;
 
@@ -26,7 +26,7 @@ const checkpointSchema = z
     runId: z.uuid(),
     position: z.int().min(1).meta({ description: '1 for the run’s first checkpoint, then +1.' }),
     label: z.string(),
-    state: z.record(z.string(), z.unknown()).nullable(),
+    state: jsonObject().nullable(),
     created_at: timestamp(),
   })
   .meta({ id: 'RunCheckpoint' });
@@ -64,11 +64,14 @@ const actionResponse = z
 
 type Caller = ApiContext & { principal: Principal; trace: Trace };
 
+const noSuchRun = () => new AppError('not_found', 'No such run in your workspace.');
+const noSuchTask = () => new AppError('not_found', 'No task with that id in your workspace.', { fields: ['task_id'] });
+
 /** The run as the caller may act on it: its workspace's actor; 404 for anyone outside it. */
 async function locateRun(ctx: Caller, runId: string, roles?: readonly ('owner' | 'approver' | 'viewer')[]): Promise<Actor> {
   const [row] = await ctx.runtime.db.select({ workspaceId: runs.workspaceId }).from(runs).where(eq(runs.id, runId));
-  if (!row) throw new AppError('not_found', 'No such run in your workspace.');
-  return actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: 'not_found', roles });
+  if (!row) throw noSuchRun();
+  return actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: noSuchRun, roles });
 }
 
 const runPath = z.strictObject({ runId: id() });
@@ -104,8 +107,8 @@ export const runsRouter = router({
     .output(runResponse)
     .mutation(async ({ ctx, input }) => {
       const [task] = await ctx.runtime.db.select({ workspaceId: tasks.workspaceId }).from(tasks).where(eq(tasks.id, input.task_id));
-      if (!task) throw new AppError('not_found', 'No task with that id in your workspace.', { fields: ['task_id'] });
-      const actor = actorIn(ctx.principal, ctx.trace, task.workspaceId, { outsider: 'not_found', roles: WRITE_ROLES });
+      if (!task) throw noSuchTask();
+      const actor = actorIn(ctx.principal, ctx.trace, task.workspaceId, { outsider: noSuchTask, roles: WRITE_ROLES });
       return runMutation(ctx, actor, { status: 201, replay: (b) => b, output: runResponse }, async (tx) => ({
         ok: true as const,
         data: await createRun(tx, actor, input),
@@ -156,8 +159,7 @@ export const runsRouter = router({
     .input(
       runPath.extend({
         label: text(1, 200),
-        state: z
-          .record(z.string(), z.unknown())
+        state: jsonObject()
           .check((c) => {
             if (JSON.stringify(c.value).length > 65_536)
               c.issues.push({ code: 'custom', input: c.value, message: 'must be at most 64 KiB as JSON' });

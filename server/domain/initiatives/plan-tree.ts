@@ -71,7 +71,12 @@ export function planTree(
   const refPaths = new Map<string, string>();
   const claimRef = (ref: string | undefined, id: string, path: string) => {
     if (ref === undefined) return;
-    if (refs[ref] !== undefined) issues.push({ path: `${path}.ref`, message: `ref ${ref} is already used at ${refPaths.get(ref)}` });
+    // Looked up in the Map, not in `refs`: `refs.constructor` or `refs.toString` exist on every
+    // object, so refs with those names were refused as "already used". `refs` is answered as a JSON
+    // object, which cannot carry a `__proto__` key as data (assignment replaces its prototype), so
+    // that one ref name is refused rather than silently left out.
+    if (ref === '__proto__') issues.push({ path: `${path}.ref`, message: 'the ref __proto__ is reserved; choose another name' });
+    else if (refPaths.has(ref)) issues.push({ path: `${path}.ref`, message: `ref ${ref} is already used at ${refPaths.get(ref)}` });
     else {
       refs[ref] = id;
       refPaths.set(ref, path);
