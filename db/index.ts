@@ -248,7 +248,9 @@ async function beginPipelined(pool: PostgresSql, fn: (tx: PostgresSql) => unknow
   const connection = await pool.reserve();
   try {
     const begun = connection.unsafe('begin').execute();
-    // Its failure (a lost connection) reaches the caller through the statements that follow.
+    // Its failure (a lost connection) reaches the caller through the statements that follow: all
+    // of them, those the driver holds unsent behind a running one too (patches/postgres+3.4.9.patch;
+    // unpatched, they never settled and the request waited forever).
     begun.catch(() => undefined);
     let result: unknown;
     try {

@@ -27,6 +27,15 @@ export interface DbProxyOptions {
   onAnswer?: () => void;
 }
 
+/** A database URL rewritten to reach 127.0.0.1:`port`, and where a proxy there should forward to. */
+export function routeThrough(url: string, port: number): { url: string; target: { host: string; port: number } } {
+  const u = new URL(url);
+  const target = { host: u.hostname, port: Number(u.port || 5432) };
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return { url: u.toString(), target };
+}
+
 export async function startDbProxy(opts: DbProxyOptions = {}): Promise<DbProxy> {
   // Where the proxy forwards to: the server of the last URL given to via().
   let target = { host: '127.0.0.1', port: 5432 };
@@ -77,11 +86,9 @@ export async function startDbProxy(opts: DbProxyOptions = {}): Promise<DbProxy> 
       return port;
     },
     via(url: string) {
-      const u = new URL(url);
-      target = { host: u.hostname, port: Number(u.port || 5432) };
-      u.hostname = '127.0.0.1';
-      u.port = String(port);
-      return u.toString();
+      const routed = routeThrough(url, port);
+      target = routed.target;
+      return routed.url;
     },
     down: stop,
     up: listen,
