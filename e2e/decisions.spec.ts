@@ -121,6 +121,37 @@ test('agent-written text is shown as text and never runs', async ({ page, reques
   expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
 });
 
+test('OWASP API10: every page sends a nonce Content-Security-Policy, so markup that reached a page still could not run', async ({
+  page,
+  request,
+}) => {
+  const violations: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  const { decision } = await raiseAndAsk(request, { title: 'Policy check' });
+  await signIn(page, fixture().users.approver);
+  const res = await page.goto(`/decisions/${decision.id}`);
+  const policy = res?.headers()['content-security-policy'] ?? '';
+  expect(policy).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]{24}' 'strict-dynamic'(;|$)/);
+  expect(policy).toContain("frame-ancestors 'none'");
+  expect(policy).toContain("object-src 'none'");
+  // The page works under it (its own scripts carry the nonce): the ruling form is interactive.
+  await expect(page.getByRole('button', { name: 'Approve', exact: true })).toBeEnabled();
+  expect(violations).toEqual([]);
+  // Markup injected past React (as a rendering bug would let through) is refused by the browser.
+  await page.evaluate(() => {
+    const div = document.createElement('div');
+    div.innerHTML = '<img src="data:," onerror="window.__pwned = 1">';
+    document.body.append(div);
+  });
+  await expect.poll(() => violations.length).toBeGreaterThan(0);
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  // A second view gets a new nonce.
+  const again = await page.goto(`/decisions/${decision.id}`);
+  expect(again?.headers()['content-security-policy']).not.toBe(policy);
+});
+
 test('the inbox shows a new decision without a reload, pending first by urgency', async ({ page, request }) => {
   await signIn(page, fixture().users.owner);
   await raiseAndAsk(request, { title: 'Deferred one', urgency: 'deferred' });

@@ -2,6 +2,8 @@
  * The rendered API reference: Swagger UI (from swagger-ui-dist, served locally so the page works
  * offline) over the live document at /api/v1/openapi.json.
  */
+import { contentSecurityPolicy } from '@/app/_lib/content-security-policy';
+
 export const dynamic = 'force-static';
 
 const page = `<!doctype html>
@@ -19,6 +21,9 @@ const page = `<!doctype html>
 </body>
 </html>`;
 
+// Swagger UI runs only its own files (no inline script: init.js is a file for that reason).
+const policy = contentSecurityPolicy("'self'");
+
 export function GET(): Response {
-  return new Response(page, { headers: { 'Content-Type': 'text/html; charset=utf-8' } });
+  return new Response(page, { headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': policy } });
 }
