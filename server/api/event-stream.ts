@@ -61,14 +61,26 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
   const q = parsed.data;
   const secret = runtime.secrets.cursor;
   const workspaceId = key.workspaceId;
-  const given = request.headers.get('last-event-id') ?? q.last_event_id ?? q.cursor;
-  let after = 0;
-  if (given !== undefined && given !== '') {
-    const position = decodeCursor(secret, workspaceId, given);
+  // Where to start: the Last-Event-ID header, else last_event_id, else cursor (a reconnecting
+  // EventSource resends the original URL with the header, so the header wins). Every one given is
+  // checked, not only the one used: a forged or foreign cursor is refused wherever it stands. An
+  // empty one counts as not given.
+  const given = [
+    ['Last-Event-ID', request.headers.get('last-event-id')],
+    ['last_event_id', q.last_event_id],
+    ['cursor', q.cursor],
+  ] as const;
+  let first: number | undefined;
+  for (const [name, value] of given) {
+    if (value === null || value === undefined || value === '') continue;
+    const position = decodeCursor(secret, workspaceId, value);
     if (!position)
-      throw new AppError('invalid_cursor', 'This cursor (or Last-Event-ID) was not issued by this service for your workspace.');
-    after = position.sequence;
+      throw new AppError('invalid_cursor', `This ${name} was not issued by this service for your workspace.`, {
+        fields: [name === 'Last-Event-ID' ? 'header.last-event-id' : `query.${name}`],
+      });
+    first ??= position.sequence;
   }
+  let after = first ?? 0;
 
   // Admitted last, so a request refused for its input does not count; released when the lease ends.
   const hub = hubOf(runtime);

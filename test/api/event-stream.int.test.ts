@@ -123,6 +123,9 @@ describe('GET /events/stream?format=sse', () => {
     expect(seqs((await lease(ws, `lease_ms=100&poll_ms=10&last_event_id=${encodeURIComponent(third)}`)).text)).toEqual(afterThird);
     const header = await lease(ws, `lease_ms=100&poll_ms=10&cursor=${encodeURIComponent(third)}`, { 'last-event-id': fifth });
     expect(seqs(header.text)).toEqual(afterThird.slice(2));
+    // An empty Last-Event-ID (or last_event_id) counts as not given: the cursor applies.
+    const empty = await lease(ws, `lease_ms=100&poll_ms=10&last_event_id=&cursor=${encodeURIComponent(third)}`, { 'last-event-id': '' });
+    expect(seqs(empty.text)).toEqual(afterThird);
   });
 
   it('filters by type', async () => {
@@ -141,10 +144,14 @@ describe('GET /events/stream?format=sse', () => {
   it('refuses another workspace’s cursor or Last-Event-ID, bad settings and unknown parameters before streaming', async () => {
     const ws = await freshWorkspace();
     const mine = framesOf((await lease(app.ws, 'lease_ms=50&poll_ms=10')).text).find((f) => f.id)!.id!;
+    const ownFirst = framesOf((await lease(ws, 'lease_ms=50&poll_ms=10')).text).find((f) => f.id)!.id!;
     const cases: [string, Record<string, string>, number, string][] = [
       [`cursor=${encodeURIComponent(mine)}`, {}, 400, 'invalid_cursor'],
       ['', { 'last-event-id': mine }, 400, 'invalid_cursor'],
       ['last_event_id=forged', {}, 400, 'invalid_cursor'],
+      // A cursor the header outranks is still checked: a forged one is refused, not ignored.
+      [`cursor=forged`, { 'last-event-id': ownFirst }, 400, 'invalid_cursor'],
+      [`last_event_id=${encodeURIComponent(mine)}`, { 'last-event-id': ownFirst }, 400, 'invalid_cursor'],
       ['lease_ms=0', {}, 400, 'validation_failed'],
       ['lease_ms=300001', {}, 400, 'validation_failed'],
       ['poll_ms=10001', {}, 400, 'validation_failed'],
