@@ -20,6 +20,7 @@ import { seedDemoIfEmpty, type DemoWorkspace } from '@/server/domain/workspaces/
 import { parseEnv } from '@/server/env';
 import { createRuntime, type Runtime } from '@/server/runtime';
 import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
+import { extendsEarlier, firstBreak } from '../support/readme-verifier';
 
 const run = promisify(execFile);
 const tsx = path.join(process.cwd(), 'node_modules', '.bin', 'tsx');
@@ -242,6 +243,10 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       const extended = await offline('--bundle', second, '--previous', first);
       expect(extended.code).toBe(0);
       expect(extended.stdout).toContain('extending the earlier export');
+      // The README's recipe, followed by code that is not ours, accepts both and the extension.
+      expect(firstBreak(bundle)).toBeNull();
+      expect(firstBreak(next)).toBeNull();
+      expect(extendsEarlier(next, bundle)).toBe(true);
 
       // One field of one event changed in the file.
       const target = bundle.events[1];
@@ -250,6 +255,8 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       const broken = await offline('--bundle', first);
       expect(broken.code).toBe(2);
       expect(broken.stdout).toContain(`BROKEN at sequence ${target.sequence}: event_hash_mismatch`);
+      expect(firstBreak(bundle)).toBe(target.sequence);
+      expect(extendsEarlier(next, bundle)).toBe(false);
       // ...and the later export no longer extends the (now different) earlier one.
       expect((await offline('--bundle', second, '--previous', first)).code).toBe(2);
     } finally {
