@@ -34,7 +34,12 @@ export const eventPageInput = z.strictObject({
     .string()
     .max(128)
     .optional()
-    .meta({ description: 'sse: where to resume (a cursor); the `Last-Event-ID` header, when sent, wins over it and over `cursor`.' }),
+    .meta({
+      description:
+        'sse: where to resume (a cursor). The `Last-Event-ID` header, when sent, wins over it, and it over `cursor`; ' +
+        'every one given must be a cursor this service issued for your workspace (else 400 invalid_cursor, naming it), ' +
+        'and an empty one counts as not given.',
+    }),
   lease_ms: z.coerce
     .number()
     .int()
