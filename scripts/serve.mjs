@@ -27,14 +27,35 @@ const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? '3000');
 const app = next({ dev: false, dir: root, hostname: host, port });
 const handleNext = app.getRequestHandler();
-// Next's prepare() runs instrumentation.ts: the database is opened, migrated and seeded there.
+// Next's prepare() starts instrumentation.ts: the database is opened, migrated and seeded there.
 await app.prepare();
-const { handleApiRequest } = await import(bundle);
+const { handleApiRequest, endEventStreams, onStop, boot } = await import(bundle);
+// Next runs instrumentation.ts (server/boot.ts) without waiting for it; the banner waits, and a
+// start that failed (a database that cannot be opened) says why in one line.
+await boot().catch((err) => {
+  console.error(`Cannot start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
 warnIfStale(bundle, ['server', 'db']);
 
 const isApi = (url) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?');
 
+// Requests whose response has not finished: stopping waits for them (up to DRAIN_MS).
+let inFlight = 0;
+let stopping = false;
+let drained = () => {};
+
 const server = http.createServer((req, res) => {
+  inFlight++;
+  res.once('close', () => {
+    inFlight--;
+    if (stopping) {
+      // A kept-alive connection that has just finished its last request is closed, not kept.
+      server.closeIdleConnections();
+      if (inFlight === 0) drained();
+    }
+  });
+  if (stopping) res.setHeader('Connection', 'close');
   const peer = req.socket.remoteAddress ?? 'unknown';
   const forwarded = req.headers['x-forwarded-for'];
   req.headers['x-forwarded-for'] = forwarded ? `${forwarded}, ${peer}` : peer;
@@ -52,17 +73,32 @@ server.on('error', (err) => {
   console.error(`Cannot listen on ${host}:${port}: ${err.message}`);
   process.exit(1);
 });
-// Stop accepting connections on the first signal; server/boot.ts closes the database and exits.
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    server.close();
-    server.closeIdleConnections();
-  });
-}
-server.listen(port, host, () => console.log(`  Listening on http://${host}:${port}`));
+
+// How long requests in flight get to finish once the service is stopping; then their connections
+// are cut. Under the 10 s the launcher promises, with room for closing the database after.
+const DRAIN_MS = 7_000;
+// On SIGINT or SIGTERM (server/lifecycle.ts, installed by server/boot.ts): take no new connection,
+// end event-stream leases with lease_end, let the rest finish; then the jobs and the database stop.
+onStop('requests', async () => {
+  stopping = true;
+  server.close();
+  server.closeIdleConnections();
+  await endEventStreams();
+  if (inFlight > 0) {
+    await new Promise((resolve) => {
+      drained = resolve;
+      setTimeout(resolve, DRAIN_MS).unref();
+    });
+  }
+  server.closeAllConnections();
+});
+
+// The one address to open: APP_URL (what npm start sets; links, sign-in cookies and resolve_url
+// use it), else where the server listens.
+const appUrl = process.env.APP_URL || `http://${host}:${port}`;
+server.listen(port, host, () => {
+  console.log(`\n  Ready: open ${appUrl}  (listening on ${host}:${port}; Ctrl-C stops it)\n`);
+});
 
 /** The bundle is built from server/ and db/ by npm run build; serving an older one is a trap. */
 function warnIfStale(file, dirs) {

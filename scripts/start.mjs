@@ -44,6 +44,25 @@ const env = {
 // past 300 MB under two minutes of writes at 32 clients, though the server ran as fast capped at
 // 120 MB. The cap makes it collect sooner (bench/, issue 7); SERVER_HEAP_MB raises it for big imports.
 const heapFlag = `--max-old-space-size=${process.env.SERVER_HEAP_MB || '256'}`;
-const server = spawn(process.execPath, [heapFlag, path.join(root, 'scripts', 'serve.mjs')], { cwd: root, stdio: 'inherit', env });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
-server.on('exit', (code) => process.exit(code ?? 0));
+// An IPC channel, so the server stops by itself if this launcher is ever killed outright.
+const server = spawn(process.execPath, [heapFlag, path.join(root, 'scripts', 'serve.mjs')], {
+  cwd: root,
+  stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+  env,
+});
+// Ctrl-C reaches every process of the terminal's group; a SIGTERM (or SIGINT) sent to this process
+// alone is passed on. The server stops in order and exits 0 (server/lifecycle.ts); so do we.
+const stop = (signal) => {
+  if (server.exitCode === null && server.signalCode === null) server.kill(signal);
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => stop(signal));
+// `npm start` runs this under `sh -c`: a signal sent to npm alone reaches that shell, which dies of
+// it and leaves us running with a new parent. Being orphaned means whoever started us has stopped.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  stop('SIGTERM');
+}, 250);
+orphaned.unref();
+server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -4,10 +4,25 @@
  */
 import { seedDemoIfEmpty, type DemoWorkspace } from './domain/workspaces/seed-demo';
 import { startBackgroundJobs } from './jobs';
+import { onStop, stopOnSignals } from './lifecycle';
 import { log } from './log';
 import { closeRuntime, getRuntime, type Runtime } from './runtime';
 
-export async function boot(): Promise<Runtime> {
+const booted = Symbol.for('accountable-work-service.boot');
+type GlobalWithBoot = typeof globalThis & { [booted]?: Promise<Runtime> };
+
+/**
+ * Starts the service once per process, however often it is called: Next.js calls it through
+ * instrumentation.ts without waiting for it, and scripts/serve.mjs (through the API bundle, a
+ * second copy of this module) waits for it before it says the service is ready.
+ */
+export function boot(): Promise<Runtime> {
+  const g = globalThis as GlobalWithBoot;
+  g[booted] ??= start();
+  return g[booted];
+}
+
+async function start(): Promise<Runtime> {
   const runtime = await getRuntime();
   // next-auth builds its callback URLs and picks its cookie names from NEXTAUTH_URL; it must be
   // the address humans use, which is APP_URL.
@@ -17,19 +32,12 @@ export async function boot(): Promise<Runtime> {
     if (demo) printDemo(demo, runtime.env.APP_URL);
   }
   const stopJobs = startBackgroundJobs(runtime);
-  // One shutdown, however many signals arrive (Ctrl-C under npm start sends SIGINT twice: from
-  // the terminal and forwarded by scripts/start.mjs); a second one must not kill it mid-close.
-  let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      stopJobs();
-      closeRuntime()
-        .catch((err: unknown) => log('error', 'shutdown failed', { error: String(err) }))
-        .finally(() => process.exit(0));
-    });
-  }
+  // Once requests have drained (server/lifecycle.ts): nothing is writing when the database closes.
+  onStop('resources', async () => {
+    stopJobs();
+    await closeRuntime();
+  });
+  stopOnSignals();
   log('info', 'ready', {
     engine: runtime.engine,
     database: runtime.engine === 'pglite' ? runtime.env.PGLITE_DATA_DIR : 'DATABASE_URL',

@@ -102,6 +102,8 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
   const types = q.type && q.type.length > 0 ? new Set(q.type) : null;
   let stop: (() => void) | null = null;
   let closed = false;
+  // The service is stopping: end with lease_end now, as at the deadline (endEventStreams).
+  let ending = false;
 
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
@@ -167,6 +169,15 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
         alarm();
       };
       request.signal?.addEventListener('abort', () => stop?.());
+      let finished!: () => void;
+      const open: OpenLease = {
+        end: () => {
+          ending = true;
+          alarm();
+        },
+        done: new Promise<void>((resolve) => (finished = resolve)),
+      };
+      openLeases.add(open);
       const feed = hub.join(workspaceId, lease);
       try {
         send(`retry: ${Math.min(q.poll_ms, 1000)}\n\n`);
@@ -175,7 +186,7 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
         keyRevoked = await revoked(runtime, key.keyId);
         // Every lease reads at least once, however short (opening it may have taken longer).
         let replayed = false;
-        while (!closed && !keyRevoked && !failure && (Date.now() < deadline || !replayed)) {
+        while (!closed && !ending && !keyRevoked && !failure && (Date.now() < deadline || !replayed)) {
           if (needsRead) {
             // Catching up on its own: the feed only pushes what commits from now on. Anything
             // pushed before this read began is covered by it (and the reads after it).
@@ -221,6 +232,8 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
           closed = true;
           controller.close();
         }
+        openLeases.delete(open);
+        finished();
       }
     },
     cancel() {
@@ -237,6 +250,27 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
       'X-Accel-Buffering': 'no',
     },
   });
+}
+
+/** An open lease as the process sees it when stopping. */
+interface OpenLease {
+  /** Ends it now, with lease_end and the cursor to resume from. */
+  end(): void;
+  /** Settles when it has sent its last frame and closed. */
+  done: Promise<void>;
+}
+const openLeases = new Set<OpenLease>();
+
+/**
+ * Ends every open lease of this process with lease_end (the service is stopping): each client gets
+ * the cursor to resume from, from this instance's successor or another one. Settles when all have
+ * sent it. A lease opened after this call is not ended by it: the caller stops taking requests first.
+ */
+export async function endEventStreams(): Promise<number> {
+  const leases = [...openLeases];
+  for (const lease of leases) lease.end();
+  await Promise.all(leases.map((l) => l.done));
+  return leases.length;
 }
 
 async function revoked(runtime: Runtime, keyId: string): Promise<boolean> {

@@ -9,6 +9,7 @@ import { log } from '@/server/log';
 import { getRuntime, type Runtime } from '@/server/runtime';
 import { appRouter } from './root';
 import { createCallerFactory, type ApiContext } from './trpc';
+import { addressedOrigin } from '@/server/http/origin';
 
 function contextFor(runtime: Runtime, headers: Headers, method: string, url: URL): ApiContext {
   return {
@@ -17,7 +18,7 @@ function contextFor(runtime: Runtime, headers: Headers, method: string, url: URL
     requestId: randomUUID(),
     method,
     path: url.pathname,
-    origin: url.origin,
+    origin: addressedOrigin(headers, url, runtime.env.TRUSTED_PROXY_HOPS),
     headers,
     body: undefined,
     res: { status: undefined, headers: {} },

@@ -27,6 +27,7 @@ import {
 } from './receipt-validator';
 import { appRouter } from './root';
 import type { ApiContext, Meta } from './trpc';
+import { addressedOrigin } from '@/server/http/origin';
 
 export const API_BASE = '/api/v1';
 
@@ -202,7 +203,14 @@ async function dispatch(
   // HEAD is GET without the body (the adapter would otherwise answer 204 to any HEAD).
   const method = request.method === 'HEAD' ? 'GET' : request.method;
 
-  const state: RequestState = { requestId, runtime, body, path: url.pathname, origin: url.origin, presented };
+  const state: RequestState = {
+    requestId,
+    runtime,
+    body,
+    path: url.pathname,
+    origin: addressedOrigin(request.headers, url, runtime.env.TRUSTED_PROXY_HOPS),
+    presented,
+  };
   // The adapter collects the query into a plain object by `if (!parsed[key]) parsed[key] = []`, so
   // a parameter named like an Object.prototype member (`?constructor=x`) found the inherited
   // function there and failed (a 500) instead of reaching the schema as an unknown field. Given the

@@ -25,6 +25,11 @@ export interface ResponseInit {
 }
 
 export interface ApiContext {
+  /**
+   * The origin the request was addressed to, as the browser saw it (server/http/origin.ts), for
+   * same-origin checks of cookie-authenticated writes.
+   */
+  origin: string;
   runtime: Runtime;
   /**
    * `rest`: /api/v1 (agents and humans; body limits, envelope, idempotency). `internal`: /api/trpc,
@@ -35,8 +40,6 @@ export interface ApiContext {
   method: string;
   /** The request path (e.g. /api/v1/work), without query. */
   path: string;
-  /** The request's own origin (scheme://host), for same-origin checks of cookie-authenticated writes. */
-  origin: string;
   headers: Headers;
   /** The parsed JSON body (an object) of a POST, exactly as sent; undefined for GET. */
   body: unknown;
@@ -141,14 +144,15 @@ function traceOf(ctx: ApiContext, type: string): Trace {
 }
 
 /**
- * A cookie-authenticated write must come from the app's own pages: the browser's Origin (or, when
- * absent, Sec-Fetch-Site) must say same-origin. API keys are not sent by browsers on their own, so
- * they need no such check.
+ * A cookie-authenticated write must come from the app's own pages: the browser's Origin must be
+ * the origin the request was addressed to (whichever address the app was opened on) or APP_URL's;
+ * without Origin, Sec-Fetch-Site must say same-origin. API keys are not sent by browsers on their
+ * own, so they need no such check.
  */
 function assertSameOrigin(ctx: ApiContext): void {
   const origin = ctx.headers.get('origin');
-  const allowed = new Set([ctx.origin, new URL(ctx.runtime.env.APP_URL).origin]);
-  if (origin !== null ? allowed.has(origin) : ctx.headers.get('sec-fetch-site') === 'same-origin') return;
+  const allowed = [ctx.origin, new URL(ctx.runtime.env.APP_URL).origin];
+  if (origin !== null ? allowed.includes(origin) : ctx.headers.get('sec-fetch-site') === 'same-origin') return;
   throw new AppError('forbidden', 'Signed-in changes must come from the app’s own pages (cross-site request refused).');
 }
 

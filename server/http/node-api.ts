@@ -99,3 +99,8 @@ export async function handleApiRequest(req: IncomingMessage, res: ServerResponse
     res.end();
   }
 }
+
+// What scripts/serve.mjs needs from this bundle to stop in order (server/lifecycle.ts).
+export { endEventStreams } from '@/server/api/event-stream';
+export { onStop } from '@/server/lifecycle';
+export { boot } from '@/server/boot';

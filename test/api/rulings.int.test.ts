@@ -153,6 +153,54 @@ describe('approve and decline', () => {
     expect((await rule(d2.id, 'approve', { session: expired })).status).toBe(401);
   });
 
+  it('accepts a session write from whichever address the app was opened on, and no other', async () => {
+    // APP_URL is http://localhost:3000 here; the browser may have opened 127.0.0.1, or a LAN name.
+    const from = async (host: string, origin: string, extra: Record<string, string> = {}) => {
+      const d = await raise();
+      const res = await app.request('POST', `/decisions/${d.id}/approve`, {
+        session: approver.session,
+        headers: { host, origin, ...extra },
+        body: {},
+      });
+      const after = (await app.request('GET', `/decisions/${d.id}`)).body.decision.status;
+      return { status: res.status, code: res.body.error?.code, after };
+    };
+    expect(await from('127.0.0.1:3000', 'http://127.0.0.1:3000')).toEqual({ status: 200, code: undefined, after: 'approved' });
+    expect(await from('workbox.lan:3000', 'http://workbox.lan:3000')).toEqual({ status: 200, code: undefined, after: 'approved' });
+    expect(await from('127.0.0.1:3000', 'http://localhost:3000')).toEqual({ status: 200, code: undefined, after: 'approved' });
+    // Another port is another origin; a forwarded host is the client's own claim without trusted proxies.
+    expect(await from('127.0.0.1:3000', 'http://127.0.0.1:3999')).toEqual({ status: 403, code: 'forbidden', after: 'pending' });
+    expect(
+      await from('127.0.0.1:3000', 'https://evil.example', { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' }),
+    ).toEqual({
+      status: 403,
+      code: 'forbidden',
+      after: 'pending',
+    });
+  });
+
+  it('behind a trusted proxy, the forwarded host is the address the browser used', async () => {
+    const proxied = await startTestApp({ TRUSTED_PROXY_HOPS: '1', APP_URL: 'http://work.example.com' });
+    try {
+      const member = await proxied.member('approver');
+      const from = async (origin: string, forwardedHost: string) => {
+        const created = await proxied.request('POST', '/decisions', { body: { workspace_id: proxied.ws.workspaceId, title: 'Proxied' } });
+        const res = await proxied.request('POST', `/decisions/${created.body.decision.id}/approve`, {
+          session: member.session,
+          headers: { host: '10.0.0.5:3000', origin, 'x-forwarded-host': forwardedHost, 'x-forwarded-proto': 'https' },
+          body: {},
+        });
+        return res.status;
+      };
+      expect(await from('https://work.internal', 'work.internal')).toBe(200);
+      expect(await from('http://work.example.com', 'work.internal')).toBe(200);
+      expect(await from('https://evil.example', 'work.internal')).toBe(403);
+      expect(await from('http://10.0.0.5:3000', 'work.internal')).toBe(403);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('approve versus decline raced 50 times ends in exactly one terminal state each time', async () => {
     for (let i = 0; i < 50; i++) {
       const d = await raise({ title: `race ${i}` });
