@@ -1,5 +1,9 @@
 /** The front page: what the service is and where to start. */
+import { env } from '@/server/env';
+
 export default function Home() {
+  // The address the service gives out (APP_URL), as in every link it prints.
+  const base = `${env().APP_URL.replace(/\/$/, '')}/api/v1`;
   return (
     <main>
       <h1>Accountable Work Service</h1>
@@ -30,12 +34,13 @@ export default function Home() {
       </div>
       <h2>Create work</h2>
       <pre>
-        <code>{`curl -s -X POST $BASE/api/v1/work \\
-  -H "Authorization: Bearer $API_KEY" \\
-  -H "Content-Type: application/json" \\
-  -d '{"title":"Draft the launch plan"}'`}</code>
+        <code>{`export BASE=${base} KEY=awk_…   # the key npm start printed
+curl -s -X POST $BASE/work -H "Authorization: Bearer $KEY" \\
+  -H "Content-Type: application/json" -d '{"title":"Draft the launch plan"}'`}</code>
       </pre>
-      <p className="muted">The API key of the demo workspace is printed once when the service first starts.</p>
+      <p className="muted">
+        The API key of the demo workspace is printed once when the service first starts. The README&rsquo;s walk-through goes on from here.
+      </p>
     </main>
   );
 }

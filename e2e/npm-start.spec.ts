@@ -5,69 +5,14 @@
  * app is reached by two addresses; a human rules from either. And it stops on Ctrl-C or SIGTERM,
  * whichever of its processes gets it, finishing what is in flight.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, test, type Browser } from '@playwright/test';
-
-const root = path.resolve(import.meta.dirname, '..');
-
-interface Started {
-  npm: ChildProcess;
-  port: number;
-  output: () => string;
-  /** What the banner printed. */
-  url: string;
-  apiKey: string;
-  workspaceId: string;
-  owner: { email: string; password: string };
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** `npm start` in a process group of its own (so a test can send the terminal's Ctrl-C to all of it). */
-async function npmStart(dataDir: string, port?: number): Promise<Started> {
-  port ??= await freePort();
-  const npm = spawn('npm', ['start'], {
-    cwd: root,
-    detached: true,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), PGLITE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', APP_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  npm.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  npm.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    npm.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
-  );
-  const deadline = Date.now() + 90_000;
-  while (!/Ready: open (\S+)/.test(out)) {
-    if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const find = (re: RegExp) => out.match(re)?.[1] ?? '';
-  return {
-    npm,
-    port,
-    output: () => out,
-    url: find(/Ready: open (\S+)/),
-    apiKey: find(/API key\s+(awk_\S+)/),
-    workspaceId: find(/workspace\s+\S+ \(([0-9a-f-]{36})\)/),
-    owner: { email: find(/as (\S+@\S+) \//), password: find(/as \S+@\S+ \/ (\S+)/) },
-    exited,
-  };
-}
+import { expect, test } from '@playwright/test';
+import { npmStart, signInAt, type Started } from './npm-start';
 
 /** The processes of the launcher's group: npm, its shell (if any), start.mjs, serve.mjs. */
 function groupPids(started: Started): { pid: number; cmd: string }[] {
@@ -100,17 +45,6 @@ async function raise(s: Started, title: string): Promise<string> {
   const created = await api(s, 'POST', '/decisions', { workspace_id: s.workspaceId, title });
   expect(created.status).toBe(201);
   return created.body.decision.id;
-}
-
-async function signInAt(browser: Browser, origin: string, s: Started) {
-  const context = await browser.newContext({ baseURL: origin });
-  const page = await context.newPage();
-  await page.goto('/signin');
-  await page.getByLabel('Email').fill(s.owner.email);
-  await page.getByLabel('Password').fill(s.owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(`${origin}/decisions`);
-  return { context, page };
 }
 
 test.describe.configure({ mode: 'serial' });
