@@ -1,11 +1,116 @@
-/** Shared pieces of the command-line tools: the runtime from the environment, and finding a workspace. */
+/**
+ * Shared pieces of the command-line tools: their options and help, the runtime from the
+ * environment, and finding a workspace.
+ *
+ * Exit status, for every tool: 0 done, 1 it could not be done (no such workspace, no database),
+ * 2 wrong usage (an unknown option, a missing or bad value: one line saying which, then the usage).
+ * ledger:verify adds 3: the chain or bundle does not verify.
+ */
 import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
 import { and, asc, eq, or } from 'drizzle-orm';
 import type { Database } from '@/db';
 import { memberships, workspaces } from '@/db/schema';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { parseEnv } from '@/server/env';
 import { createRuntime, type Runtime } from '@/server/runtime';
+
+export interface CliOption {
+  type: 'string' | 'boolean';
+  /** What the option is for, in the help. */
+  description: string;
+  /** The value's placeholder in the help (`<name|id>`), for string options. */
+  value?: string;
+  /** Given when the option is not. */
+  default?: string;
+  /** Wrong usage when missing. */
+  required?: boolean;
+}
+
+export interface CliSpec<O extends Record<string, CliOption>> {
+  /** The npm script: `key:create`. */
+  command: string;
+  /** One sentence: what the tool does. */
+  summary: string;
+  /** The forms of a call, after `npm run <command> --`. */
+  usage: readonly string[];
+  options: O;
+  /** Lines the help ends with (exit codes beyond 0, 1 and 2, what it needs). */
+  notes?: readonly string[];
+}
+
+type CliValues<O extends Record<string, CliOption>> = {
+  [K in keyof O]: O[K]['type'] extends 'boolean' ? boolean | undefined : O[K] extends { default: string } ? string : string | undefined;
+};
+
+function usageText(spec: CliSpec<Record<string, CliOption>>): string {
+  return spec.usage.map((u, i) => `${i === 0 ? 'Usage:' : '      '} npm run ${spec.command} -- ${u}`).join('\n');
+}
+
+function helpText(spec: CliSpec<Record<string, CliOption>>): string {
+  const rows = Object.entries(spec.options).map(([name, o]) => {
+    const left = `--${name}${o.type === 'string' ? ` ${o.value ?? '<value>'}` : ''}`;
+    const extra = [o.required ? 'required' : '', o.default !== undefined ? `default ${JSON.stringify(o.default)}` : ''].filter(Boolean);
+    return [left, `${o.description}${extra.length ? ` (${extra.join('; ')})` : ''}`];
+  });
+  rows.push(['-h, --help', 'show this help']);
+  const width = Math.max(...rows.map(([left]) => left!.length));
+  return [
+    `npm run ${spec.command}: ${spec.summary}`,
+    '',
+    usageText(spec),
+    '',
+    'Options:',
+    ...rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`),
+    '',
+    'Exit status: 0 done, 1 it could not be done, 2 wrong usage.',
+    ...(spec.notes ?? []),
+  ].join('\n');
+}
+
+/** Wrong usage: one line saying what is wrong, then the usage, on stderr; exit 2. */
+export function usageError(spec: CliSpec<Record<string, CliOption>>, message: string): never {
+  console.error(`npm run ${spec.command}: ${message}\n${usageText(spec)}\n(--help lists every option.)`);
+  process.exit(2);
+}
+
+/** The first sentence of node:util's parse error, said plainly. */
+function parseProblem(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  const option = /'(-{1,2}[^' ]+)/.exec(e.message ?? '')?.[1];
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return `unknown option ${option}`;
+  if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) return `${option} needs a value`;
+  if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+    return `unexpected argument ${/'([^']*)'/.exec(e.message ?? '')?.[1] ?? ''}`.trim();
+  return (e.message ?? String(err)).split('. ')[0]!;
+}
+
+/**
+ * The tool's options from the command line. `--help` prints the help and exits 0 before anything
+ * else (no database is opened); wrong usage exits 2 with one line and the usage, never a stack trace.
+ */
+export function parseCli<O extends Record<string, CliOption>>(spec: CliSpec<O>, args = process.argv.slice(2)): CliValues<O> {
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(helpText(spec));
+    process.exit(0);
+  }
+  const options = Object.fromEntries(
+    Object.entries(spec.options).map(([name, o]) => [
+      name,
+      o.default !== undefined ? { type: o.type, default: o.default } : { type: o.type },
+    ]),
+  );
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args, options: options as never, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    usageError(spec, parseProblem(err));
+  }
+  for (const [name, o] of Object.entries(spec.options)) {
+    if (o.required && (values[name] === undefined || values[name] === '')) usageError(spec, `--${name} is required`);
+  }
+  return values as CliValues<O>;
+}
 
 export async function openCliRuntime(): Promise<Runtime> {
   return createRuntime(parseEnv(process.env));

@@ -2,15 +2,18 @@
  * npm run key:create -- --workspace <name|id> [--name <label>]
  * Creates an API key for the workspace and prints it once (only its hash is stored).
  */
-import { parseArgs } from 'node:util';
 import { createApiKey } from '@/server/domain/api-keys/api-keys';
-import { cliActor, fail, findWorkspace, withRuntime } from './cli';
+import { cliActor, findWorkspace, parseCli, withRuntime } from './cli';
 
-const { values } = parseArgs({
-  options: { workspace: { type: 'string' }, name: { type: 'string', default: 'cli key' } },
-  strict: true,
+const values = parseCli({
+  command: 'key:create',
+  summary: 'creates an API key for a workspace and prints it once (only its hash is stored).',
+  usage: ['--workspace <name|id> [--name <label>]'],
+  options: {
+    workspace: { type: 'string', value: '<name|id>', description: 'the workspace the key acts in', required: true },
+    name: { type: 'string', value: '<label>', description: 'a label to tell the key by', default: 'cli key' },
+  },
 });
-if (!values.workspace) fail('Usage: npm run key:create -- --workspace <name|id> [--name <label>]');
 
 await withRuntime(async ({ db, wakeups }) => {
   const workspace = await findWorkspace(db, values.workspace!);

@@ -3,20 +3,25 @@
  * npm run key:revoke -- --key <the key itself>
  * Revokes an API key; requests with it are refused (401) from then on.
  */
-import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { apiKeys, workspaces } from '@/db/schema';
 import { hashApiKey } from '@/server/auth/api-keys';
 import { revokeApiKey } from '@/server/domain/api-keys/api-keys';
-import { cliActor, fail, findWorkspace, withRuntime } from './cli';
+import { cliActor, fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 
-const { values } = parseArgs({
-  options: { workspace: { type: 'string' }, id: { type: 'string' }, key: { type: 'string' } },
-  strict: true,
-});
-if (!values.key && !(values.workspace && values.id)) {
-  fail('Usage: npm run key:revoke -- --workspace <name|id> --id <key id>   or   npm run key:revoke -- --key <key>');
-}
+const cli = {
+  command: 'key:revoke',
+  summary: 'revokes an API key; requests with it are refused (401) from then on.',
+  usage: ['--workspace <name|id> --id <key id>', '--key <the key itself>'],
+  options: {
+    workspace: { type: 'string', value: '<name|id>', description: 'the key’s workspace (with --id)' },
+    id: { type: 'string', value: '<key id>', description: 'the key’s id, as key:create and the API keys page show it' },
+    key: { type: 'string', value: '<awk_…>', description: 'the key itself, instead of --workspace and --id' },
+  },
+} as const;
+const values = parseCli(cli);
+if (!values.key && !(values.workspace && values.id)) usageError(cli, 'give --key, or --workspace and --id');
+if (values.key && (values.workspace || values.id)) usageError(cli, 'give --key, or --workspace and --id, not both');
 
 await withRuntime(async ({ db, wakeups }) => {
   let workspaceRef = values.workspace;

@@ -6,17 +6,22 @@
  * Anyone can check it with no database: npm run ledger:verify -- --bundle <file> [--previous <file>].
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { exportBundle, ledgerBundleSchema } from '@/server/ledger/bundle';
-import { fail, findWorkspace, withRuntime } from './cli';
+import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 
-const usage = 'Usage: npm run ledger:export -- --workspace <name|id> [--from <sequence>] [--previous <bundle.json>] [--out <file>]';
-const { values } = parseArgs({
-  options: { workspace: { type: 'string' }, from: { type: 'string' }, previous: { type: 'string' }, out: { type: 'string' } },
-  strict: true,
-});
-if (!values.workspace) fail(usage);
-if (values.from !== undefined && !/^[1-9]\d*$/.test(values.from)) fail(`--from takes a sequence number (1 or more). ${usage}`);
+const cli = {
+  command: 'ledger:export',
+  summary: 'writes a workspace’s ledger as a bundle anyone can check with no database (npm run ledger:verify -- --bundle).',
+  usage: ['--workspace <name|id> [--from <sequence>] [--previous <bundle.json>] [--out <file>]'],
+  options: {
+    workspace: { type: 'string', value: '<name|id>', description: 'the workspace whose ledger to export', required: true },
+    from: { type: 'string', value: '<sequence>', description: 'start at this event (default: the first, or right after --previous)' },
+    previous: { type: 'string', value: '<bundle.json>', description: 'an earlier export this one follows: only the events since its head' },
+    out: { type: 'string', value: '<file>', description: 'write the bundle here (default: standard output)' },
+  },
+} as const;
+const values = parseCli(cli);
+if (values.from !== undefined && !/^[1-9]\d*$/.test(values.from)) usageError(cli, '--from takes a sequence number (1 or more)');
 
 let previous: { sequence: number; headHash: string } | null = null;
 if (values.previous) {

@@ -4,21 +4,42 @@
  * npm run ledger:verify -- --bundle <bundle.json> [--previous <earlier-bundle.json>]
  *   Checks an exported bundle with no database (server/ledger/bundle.ts): its chain, its head, and
  *   that it extends the earlier export it names.
- * Exit status 0 when everything verifies, 2 when it does not.
+ * Exit status 0 when everything verifies, 3 when it does not (scripts/cli.ts: 1 and 2).
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { verifyBundle } from '@/server/ledger/bundle';
-import { verifyWorkspace } from '@/server/ledger/verify';
-import { fail, findWorkspace, withRuntime } from './cli';
+import { verifyBundle, type BundleReport } from '@/server/ledger/bundle';
+import { verifyWorkspace, type VerifyReport } from '@/server/ledger/verify';
+import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 
-const usage = 'Usage: npm run ledger:verify -- --workspace <name|id>, or -- --bundle <file> [--previous <file>]';
-const { values } = parseArgs({
-  options: { workspace: { type: 'string' }, bundle: { type: 'string' }, previous: { type: 'string' } },
-  strict: true,
-});
-if (!values.workspace === !values.bundle) fail(usage);
-if (values.previous && !values.bundle) fail(usage);
+/** The chain or bundle does not verify (0, 1 and 2 as for every tool: scripts/cli.ts). */
+const BROKEN = 3;
+
+const cli = {
+  command: 'ledger:verify',
+  summary: 'recomputes a hash chain, from the database or from an exported bundle, and names the first broken link.',
+  usage: ['--workspace <name|id>', '--bundle <file> [--previous <earlier bundle>]'],
+  options: {
+    workspace: { type: 'string', value: '<name|id>', description: 'verify this workspace’s ledger in the database' },
+    bundle: { type: 'string', value: '<file>', description: 'verify an exported bundle instead, with no database' },
+    previous: { type: 'string', value: '<file>', description: 'with --bundle: the earlier export it must extend' },
+  },
+  notes: [`Exit status ${BROKEN}: the chain or bundle does not verify (the report says where).`],
+} as const;
+const values = parseCli(cli);
+if (!values.workspace === !values.bundle) usageError(cli, 'give --workspace or --bundle (one of them)');
+if (values.previous && !values.bundle) usageError(cli, '--previous goes with --bundle');
+
+/** The report as GET /ledger/verify serves it (same fields), with what was checked; and a line to read. */
+function print(context: Record<string, unknown>, report: VerifyReport | BundleReport): number {
+  console.log(JSON.stringify({ ...context, ...report }, null, 2));
+  if (report.ok) {
+    const extended = 'extendsPrevious' in report && report.extendsPrevious ? ', extending the earlier export' : '';
+    console.log(`OK: ${report.checkedEvents} events verified, head ${report.head.sequence} ${report.head.hash}${extended}`);
+    return 0;
+  }
+  console.log(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);
+  return BROKEN;
+}
 
 if (values.bundle) {
   const readJson = (file: string): unknown => {
@@ -29,23 +50,13 @@ if (values.bundle) {
     }
   };
   const report = verifyBundle(readJson(values.bundle), values.previous ? readJson(values.previous) : undefined);
-  console.log(JSON.stringify(report, null, 2));
-  if (report.ok) {
-    const extended = report.extendsPrevious ? ', extending the earlier export' : '';
-    console.log(`OK: ${report.checkedEvents} events verified, head ${report.lastSequence} ${report.lastHash}${extended}`);
-  } else console.log(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);
-  process.exit(report.ok ? 0 : 2);
+  process.exit(print({ bundle: values.bundle }, report));
 }
 
 await withRuntime(async ({ db }) => {
   const workspace = await findWorkspace(db, values.workspace!);
   const started = performance.now();
   const report = await verifyWorkspace(db, workspace.id);
-  const seconds = (performance.now() - started) / 1000;
-  console.log(
-    JSON.stringify({ workspace: workspace.name, workspaceId: workspace.id, ...report, seconds: Number(seconds.toFixed(3)) }, null, 2),
-  );
-  if (report.ok) console.log(`OK: ${report.checkedEvents} events verified, head ${report.lastSequence} ${report.lastHash}`);
-  else console.log(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);
-  return report.ok ? 0 : 2;
+  const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
+  return print({ workspace: workspace.name, workspaceId: workspace.id, seconds }, report);
 });

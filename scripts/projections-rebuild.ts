@@ -3,11 +3,17 @@
  * Empties the projection tables (initiatives, workstreams, milestones, tasks, receipts, runs,
  * decisions, attention) of every workspace, or of one, and rebuilds them from the ledger alone.
  */
-import { parseArgs } from 'node:util';
 import { rebuildProjections } from '@/server/projections/rebuild';
-import { findWorkspace, withRuntime } from './cli';
+import { findWorkspace, parseCli, withRuntime } from './cli';
 
-const { values } = parseArgs({ options: { workspace: { type: 'string' } }, strict: true });
+const values = parseCli({
+  command: 'projections:rebuild',
+  summary: 'empties the projection tables and rebuilds them from the ledger alone.',
+  usage: ['[--workspace <name|id>]'],
+  options: {
+    workspace: { type: 'string', value: '<name|id>', description: 'only this workspace (default: every workspace)' },
+  },
+});
 
 await withRuntime(async ({ db }) => {
   const workspaceId = values.workspace ? (await findWorkspace(db, values.workspace)).id : undefined;

@@ -2,20 +2,31 @@
  * npm run user:add -- --workspace <name|id> --email <email> --role <owner|approver|viewer> [--name "Full Name"]
  * Adds a human to a workspace. A new user gets a generated password, printed once.
  */
-import { parseArgs } from 'node:util';
 import { membershipRoles, type MembershipRole } from '@/db/schema';
 import { generatePassword, hashPassword } from '@/server/auth/passwords';
 import { addMember } from '@/server/domain/workspaces/members';
-import { cliActor, fail, findWorkspace, withRuntime } from './cli';
+import { cliActor, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 
-const { values } = parseArgs({
-  options: { workspace: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
-  strict: true,
-});
-const role = values.role as MembershipRole | undefined;
-if (!values.workspace || !values.email || !role || !membershipRoles.includes(role) || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
-  fail('Usage: npm run user:add -- --workspace <name|id> --email <email> --role <owner|approver|viewer> [--name "Full Name"]');
-}
+const cli = {
+  command: 'user:add',
+  summary: 'adds a person to a workspace with a role; a new account gets a password, printed once.',
+  usage: ['--workspace <name|id> --email <email> --role <owner|approver|viewer> [--name "Full Name"]'],
+  options: {
+    workspace: { type: 'string', value: '<name|id>', description: 'the workspace to join', required: true },
+    email: { type: 'string', value: '<email>', description: 'their sign-in email', required: true },
+    role: {
+      type: 'string',
+      value: '<owner|approver|viewer>',
+      description: 'owner: everything; approver: rules on decisions; viewer: reads',
+      required: true,
+    },
+    name: { type: 'string', value: '"Full Name"', description: 'the name shown for them (default: the part of the email before @)' },
+  },
+} as const;
+const values = parseCli(cli);
+const role = values.role as MembershipRole;
+if (!membershipRoles.includes(role)) usageError(cli, `--role is one of ${membershipRoles.join(', ')}`);
+if (!/^[^@\s]+@[^@\s]+$/.test(values.email!)) usageError(cli, '--email must be an email address');
 
 await withRuntime(async ({ db, wakeups }) => {
   const workspace = await findWorkspace(db, values.workspace!);

@@ -65,8 +65,10 @@ function changed(value: unknown, salt: number): unknown {
 
 describe('ledger bundles', () => {
   it('an export as written verifies, with its head', () => {
-    const report = verifyBundle(clone(bundleOf(sealedChain(6))));
-    expect(report).toMatchObject({ ok: true, checkedEvents: 6, lastSequence: 6, firstBreak: null, extendsPrevious: null });
+    const events = sealedChain(6);
+    const report = verifyBundle(clone(bundleOf(events)));
+    const end = { sequence: 6, hash: events[5]!.eventHash };
+    expect(report).toMatchObject({ ok: true, checkedEvents: 6, lastVerified: end, head: end, firstBreak: null, extendsPrevious: null });
   });
 
   it('any single change, reorder or deletion is reported where the intact chain ends, before the first bad event', () => {
@@ -95,7 +97,7 @@ describe('ledger bundles', () => {
           const report = verifyBundle(bundle);
           expect(report.ok).toBe(false);
           // A deleted or changed last event shows as a head that does not match the chain.
-          expect(report.lastSequence).toBe(firstBad - 1);
+          expect(report.lastVerified.sequence).toBe(firstBad - 1);
           expect(report.firstBreak).not.toBeNull();
         },
       ),

@@ -174,9 +174,8 @@ function refused(reason: BundleBreakReason, expected: string, actual: string): B
   return {
     ok: false,
     checkedEvents: 0,
-    lastSequence: 0,
-    lastHash: GENESIS_HASH,
-    head: null,
+    lastVerified: { sequence: 0, hash: GENESIS_HASH },
+    head: { sequence: 0, hash: GENESIS_HASH },
     extendsPrevious: null,
     firstBreak: { sequence: 0, eventId: null, reason, expected, actual },
   };

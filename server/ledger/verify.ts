@@ -19,16 +19,27 @@ export interface ChainBreak {
   actual: string;
 }
 
+/** A place on a chain: an event's sequence and eventHash (sequence 0 and the genesis hash before the first). */
+export interface ChainPosition {
+  sequence: number;
+  hash: string;
+}
+
+/**
+ * What a verification found, in the same words wherever it is shown: GET /ledger/verify serves it,
+ * and npm run ledger:verify prints it (for a workspace or a bundle).
+ */
 export interface VerifyReport {
   ok: boolean;
   checkedEvents: number;
-  /** Where the intact part of the chain ends. */
-  lastSequence: number;
-  lastHash: string;
+  /** The last event of the intact part of the chain. */
+  lastVerified: ChainPosition;
+  /** The head as recorded (ledger_heads, or the bundle's); the genesis position when there is none. */
+  head: ChainPosition;
   firstBreak: ChainBreak | null;
-  /** The head as recorded (ledger_heads), when one was given. */
-  head: { sequence: number; headHash: string } | null;
 }
+
+const GENESIS: ChainPosition = { sequence: 0, hash: GENESIS_HASH };
 
 export class ChainVerifier {
   private checked = 0;
@@ -77,10 +88,9 @@ export class ChainVerifier {
     return {
       ok: this.broken === null,
       checkedEvents: this.checked,
-      lastSequence: this.lastSequence,
-      lastHash: this.lastHash,
+      lastVerified: { sequence: this.lastSequence, hash: this.lastHash },
+      head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS,
       firstBreak: this.broken,
-      head: head ?? null,
     };
   }
 }
@@ -95,7 +105,9 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, pageSiz
   while (after < end) {
     const page = await readEvents(db, workspaceId, { after, limit: Math.min(pageSize, end - after) });
     if (page.length === 0) break;
-    for (const event of page) if (!verifier.push(event)) return { ...verifier.finish(), head };
+    for (const event of page) {
+      if (!verifier.push(event)) return { ...verifier.finish(), head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS };
+    }
     after = page[page.length - 1]!.sequence;
   }
   const report = verifier.finish(head ?? undefined);

@@ -176,7 +176,7 @@ describe('npm run user:add', () => {
     expect(twice.code).toBe(1);
     expect(twice.stderr).toContain('already a member');
     const badRole = await tool('user-add.ts', '--workspace', 'demo', '--email', 'x@example.test', '--role', 'admin');
-    expect(badRole.code).toBe(1);
+    expect(badRole.code).toBe(2);
   });
 });
 
@@ -253,12 +253,12 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       target.actorId = 'forged';
       writeFileSync(first, JSON.stringify(bundle));
       const broken = await offline('--bundle', first);
-      expect(broken.code).toBe(2);
+      expect(broken.code).toBe(3);
       expect(broken.stdout).toContain(`BROKEN at sequence ${target.sequence}: event_hash_mismatch`);
       expect(firstBreak(bundle)).toBe(target.sequence);
       expect(extendsEarlier(next, bundle)).toBe(false);
       // ...and the later export no longer extends the (now different) earlier one.
-      expect((await offline('--bundle', second, '--previous', first)).code).toBe(2);
+      expect((await offline('--bundle', second, '--previous', first)).code).toBe(3);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
@@ -266,10 +266,27 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
 });
 
 describe('npm run ledger:verify', () => {
-  it('exits 0 on an intact chain and 2 naming the sequence of a tampered event', async () => {
+  it('exits 0 on an intact chain and 3 naming the sequence of a tampered event, reporting what GET /ledger/verify reports', async () => {
     const ok = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('OK:');
+    // The same facts under the same names as the API's report, plus what was checked.
+    const printed = JSON.parse(ok.stdout.slice(0, ok.stdout.lastIndexOf('\nOK:')));
+    const served = await withHere(async (rt) => {
+      const handler = createRestHandler({ runtime: async () => rt });
+      const res = await handler(
+        new Request('http://127.0.0.1/api/v1/ledger/verify', { headers: { authorization: `Bearer ${demo.apiKey}` } }),
+      );
+      return (await res.json()).data;
+    });
+    expect(Object.keys(printed).sort()).toEqual([...Object.keys(served), 'seconds', 'workspace', 'workspaceId'].sort());
+    expect({ ...printed, seconds: undefined, workspace: undefined, workspaceId: undefined }).toEqual({
+      ...served,
+      seconds: undefined,
+      workspace: undefined,
+      workspaceId: undefined,
+    });
+    expect(served).toMatchObject({ ok: true, lastVerified: served.head, firstBreak: null });
 
     await withHere((rt) =>
       rt.db.transaction(async (tx) => {
@@ -279,7 +296,7 @@ describe('npm run ledger:verify', () => {
       }),
     );
     const broken = await tool('ledger-verify.ts', '--workspace', 'demo');
-    expect(broken.code).toBe(2);
+    expect(broken.code).toBe(3);
     expect(broken.stdout).toContain('BROKEN at sequence 3: event_hash_mismatch');
   });
 });

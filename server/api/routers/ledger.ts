@@ -1,6 +1,5 @@
 /** GET /ledger/verify: recompute the workspace's chain and name the first broken link. */
 import { z } from 'zod';
-import { GENESIS_HASH } from '@/db/schema';
 import { verifyWorkspace } from '@/server/ledger/verify';
 import { apiKeyProcedure, router } from '../trpc';
 import { apiMeta } from '../schemas';
@@ -49,13 +48,7 @@ export const ledgerRouter = router({
     .query(async ({ ctx }) => {
       const report = await verifyWorkspace(ctx.runtime.db, ctx.actor.workspaceId);
       return {
-        data: {
-          ok: report.ok,
-          checkedEvents: report.checkedEvents,
-          lastVerified: { sequence: report.lastSequence, hash: report.lastHash },
-          head: report.head ? { sequence: report.head.sequence, hash: report.head.headHash } : { sequence: 0, hash: GENESIS_HASH },
-          firstBreak: report.firstBreak,
-        },
+        data: report,
         meta: { apiVersion: '1' as const, workspaceId: ctx.actor.workspaceId },
       };
     }),

@@ -1,0 +1,105 @@
+/**
+ * Every command-line tool explains itself: `--help` prints its usage and every option and exits 0
+ * without opening a database; wrong usage is one line saying what is wrong, then the usage, exit 2,
+ * never a stack trace. Run as processes, as a user runs them (npm run <tool> -- …).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = process.cwd();
+const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
+
+// The tools are the package's scripts that run `tsx scripts/<file>.ts`.
+const scripts = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts as Record<string, string>;
+const tools = Object.entries(scripts)
+  .map(([name, command]) => ({ name, file: /^tsx (scripts\/[\w-]+\.ts)$/.exec(command)?.[1] }))
+  .filter((t): t is { name: string; file: string } => t.file !== undefined);
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'aws-cli-usage-'));
+// A database that is not there: nothing here may need one.
+const env = { ...process.env, PGLITE_DATA_DIR: path.join(scratch, 'never-created'), DATABASE_URL: '', LOG_LEVEL: 'silent' };
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+async function tool(file: string, ...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(tsx, [file, ...args], { cwd: root, env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+const stackTrace = /\n\s+at |ERR_PARSE_ARGS|node:internal/;
+
+describe('every command-line tool', () => {
+  it('is found: six tools', () => {
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'key:create',
+      'key:revoke',
+      'ledger:export',
+      'ledger:verify',
+      'projections:rebuild',
+      'user:add',
+    ]);
+  });
+
+  it.each(tools)(
+    '$name answers --help and -h with its usage and every option, exit 0, no database',
+    { timeout: 60_000 },
+    async ({ name, file }) => {
+      const [help, short] = await Promise.all([tool(file, '--help'), tool(file, '-h')]);
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stderr).toBe('');
+      expect(short).toEqual(help);
+      expect(help.stdout).toContain(`Usage: npm run ${name} -- `);
+      // Every option the tool's source declares is in the help.
+      const source = readFileSync(path.join(root, file), 'utf8');
+      const declared = [...source.matchAll(/^\s{4}(\w+): \{ type: '(?:string|boolean)'/gm)].map((m) => m[1]!);
+      expect(declared.length).toBeGreaterThan(0);
+      for (const option of declared) expect(help.stdout).toContain(`--${option}`);
+      expect(help.stdout).toContain('Exit status');
+      expect(existsSync(env.PGLITE_DATA_DIR)).toBe(false);
+    },
+  );
+
+  it.each(tools)(
+    '$name refuses an unknown option, a stray argument and a missing value: one line and the usage, exit 2',
+    { timeout: 60_000 },
+    async ({ name, file }) => {
+      const [unknown, stray, missing] = await Promise.all([tool(file, '--bogus'), tool(file, 'stray'), tool(file, '--workspace')]);
+      for (const res of [unknown, stray, missing]) {
+        expect(res.code).toBe(2);
+        expect(res.stdout).toBe('');
+        expect(res.stderr).not.toMatch(stackTrace);
+        const [first, ...rest] = res.stderr.trimEnd().split('\n');
+        expect(first).toMatch(new RegExp(`^npm run ${name}: `));
+        expect(rest[0]).toMatch(new RegExp(`^Usage: npm run ${name} -- `));
+      }
+      expect(unknown.stderr.split('\n')[0]).toBe(`npm run ${name}: unknown option --bogus`);
+      expect(stray.stderr.split('\n')[0]).toBe(`npm run ${name}: unexpected argument stray`);
+      expect(missing.stderr.split('\n')[0]).toBe(`npm run ${name}: --workspace needs a value`);
+      expect(existsSync(env.PGLITE_DATA_DIR)).toBe(false);
+    },
+  );
+
+  it('says which required option is missing, and which value is wrong', async () => {
+    const [noWorkspace, badRole, noKey, both] = await Promise.all([
+      tool('scripts/key-create.ts'),
+      tool('scripts/user-add.ts', '--workspace', 'demo', '--email', 'a@b.c', '--role', 'admin'),
+      tool('scripts/key-revoke.ts', '--workspace', 'demo'),
+      tool('scripts/ledger-verify.ts', '--workspace', 'demo', '--bundle', 'b.json'),
+    ]);
+    expect([noWorkspace, badRole, noKey, both].map((r) => [r.code, r.stderr.split('\n')[0]])).toEqual([
+      [2, 'npm run key:create: --workspace is required'],
+      [2, 'npm run user:add: --role is one of owner, approver, viewer'],
+      [2, 'npm run key:revoke: give --key, or --workspace and --id'],
+      [2, 'npm run ledger:verify: give --workspace or --bundle (one of them)'],
+    ]);
+  });
+});
