@@ -28,7 +28,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             Accountable Work Service
           </a>
           <nav aria-label="Main">
-            {user && <a href="/decisions">Inbox</a>}
+            {user && <a href="/decisions">Decisions</a>}
             {user && <a href="/initiatives">Initiatives</a>}
             {isOwner && <a href="/settings/api-keys">API keys</a>}
             <a href="/docs/api">API reference</a>

@@ -8,7 +8,7 @@ async function violations(page: Page) {
   return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
 }
 
-test('sign-in, inbox, decision and API keys pages pass axe (WCAG 2 A/AA), on a desktop and a phone', async ({ page, request }) => {
+test('sign-in, decisions list, decision and API keys pages pass axe (WCAG 2 A/AA), on a desktop and a phone', async ({ page, request }) => {
   const { decision } = await raiseAndAsk(
     request,
     {

@@ -70,6 +70,7 @@ test('options: a human chooses one option of an option_select decision', async (
   await signIn(page, fixture().users.approver);
   await page.goto(`/decisions/${decision.id}`);
   await expect(page.getByRole('radio', { name: /Europe \(recommended\)/ })).toBeChecked();
+  await expect(page.getByTitle('shape: option_select')).toHaveText('Pick one option');
   await page.getByRole('radio', { name: 'United States' }).check();
   await page.getByRole('button', { name: 'Approve selection' }).click();
   await expect(page.getByText('with United States')).toBeVisible();
@@ -152,7 +153,7 @@ test('OWASP API10: every page sends a nonce Content-Security-Policy, so markup t
   expect(again?.headers()['content-security-policy']).not.toBe(policy);
 });
 
-test('the inbox shows a new decision without a reload, pending first by urgency', async ({ page, request }) => {
+test('the decisions list shows a new decision without a reload, pending first by urgency', async ({ page, request }) => {
   await signIn(page, fixture().users.owner);
   await raiseAndAsk(request, { title: 'Deferred one', urgency: 'deferred' });
   const title = `Fresh critical ${Date.now()}`;
@@ -174,7 +175,9 @@ test('an owner creates an API key (shown once), which works until revoked; then 
 
   page.once('dialog', (dialog) => void dialog.accept());
   await page.getByRole('button', { name: 'Revoke browser-made' }).click();
-  await expect(page.getByRole('row', { name: /browser-made/ })).toContainText('revoked');
+  await expect(page.getByRole('row', { name: /browser-made/ })).toContainText('Revoked');
+  // The revealed key goes with it: a revoked key is no use to anyone.
+  await expect(page.getByTestId('new-key')).toHaveCount(0);
   const refused = await request.get('/api/v1/events/stream', { headers: { Authorization: `Bearer ${secret}` } });
   expect(refused.status()).toBe(401);
 

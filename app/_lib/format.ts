@@ -21,3 +21,31 @@ export const EVENT_LABELS: Record<string, string> = {
   'decision.expired': 'Expired',
   'decision.cancelled': 'Cancelled',
 };
+
+/** What each decision shape asks, in words (the API's name stays a hover away). */
+export const SHAPE_LABELS: Record<string, string> = {
+  generic: 'A question to approve or decline',
+  artifact_review: 'Review of a deliverable',
+  icp_confirm: 'Confirm the ideal customer profile',
+  budget_approval: 'Budget approval',
+  handoff_route: 'Where the work goes next',
+  plan_adjust: 'A change to the plan',
+  task_restart: 'Restart a task',
+  escalation: 'An escalation',
+  option_select: 'Pick one option',
+  option_multiselect: 'Pick one or more options',
+};
+
+/** What happens once the decision is approved (attention.continuation.strategy). */
+export const CONTINUATION_LABELS: Record<string, string> = {
+  resume_session: 'the paused run resumes where it stopped',
+  restart_task: 'the task starts again with a new run',
+  manual: 'nothing automatic: the agent decides what to do',
+};
+
+/** Who did something, in words: a person by name, an agent by its key's name, or the system. */
+export function actorLabel(type: string, name: string | null): string {
+  if (type === 'human') return name ?? 'a member';
+  if (type === 'api_key') return name ? `an agent (key “${name}”)` : 'an agent (a key since deleted)';
+  return 'the system';
+}

@@ -1,7 +1,7 @@
 /**
  * Where to send someone after signing in: only a path of this app. Anything that a browser or URL
  * parser could read as another origin (`//x`, `/\x`, control characters, absolute URLs) falls
- * back to the inbox, so a crafted link cannot turn sign-in into a redirect to another site.
+ * back to the decisions list, so a crafted link cannot turn sign-in into a redirect to another site.
  */
 export function safeReturnTo(value: string | undefined, fallback = '/decisions'): string {
   if (!value || value.length > 2000) return fallback;

@@ -1,4 +1,4 @@
-/** The inbox: decisions waiting for a ruling first (most urgent, longest waiting), then the rest. */
+/** Decisions: those waiting for a ruling first (most urgent, longest waiting), then the rest. */
 import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { AutoRefresh } from '../_components/auto-refresh';
 import { ago } from '../_lib/format';
@@ -12,7 +12,7 @@ function pick<T extends string>(value: string | undefined, allowed: readonly T[]
   return allowed.find((a) => a === value);
 }
 
-export default async function InboxPage({ searchParams }: { searchParams: Promise<Search> }) {
+export default async function DecisionsPage({ searchParams }: { searchParams: Promise<Search> }) {
   const params = await searchParams;
   const user = await requireUser('/decisions');
   const workspaces = await workspacesOf(user);
@@ -20,7 +20,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
   if (!workspace) {
     return (
       <main>
-        <h1>Inbox</h1>
+        <h1>Decisions</h1>
         <p>You are not a member of any workspace yet. Ask a workspace owner to add you.</p>
       </main>
     );
@@ -39,7 +39,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
   return (
     <main>
       <AutoRefresh />
-      <h1>Inbox</h1>
+      <h1>Decisions</h1>
       <p className="muted">
         Workspace <strong>{workspace.name}</strong> · you are {inbox.role}
         {inbox.role === 'viewer' ? ' (you can read decisions, not rule on them)' : ''}

@@ -117,6 +117,13 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
     };
   }
   documentReceiptValidation(paths);
+  // The generator adds an error schema per tRPC code ("error.INTERNAL_SERVER_ERROR", titled
+  // "Internal server error error (500)") that no response of ours uses: every error answer is the
+  // contract's Error, set above. Leaving them would document bodies the API never sends.
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
+  // The way back to the app from any viewer of the document (the API reference page links it too).
+  doc.externalDocs = { description: 'The Accountable Work Service in the browser: decisions, initiatives, settings', url: appUrl };
   cache.set(appUrl, doc);
   return doc;
 }

@@ -13,7 +13,12 @@ describe('ChainVerifier', () => {
   it('accepts an intact chain and its head', () => {
     const events = chain(5);
     const report = verify(events, { sequence: 5, headHash: events[4]!.eventHash });
-    expect(report).toMatchObject({ ok: true, checkedEvents: 5, lastVerified: { sequence: 5, hash: events[4]!.eventHash }, firstBreak: null });
+    expect(report).toMatchObject({
+      ok: true,
+      checkedEvents: 5,
+      lastVerified: { sequence: 5, hash: events[4]!.eventHash },
+      firstBreak: null,
+    });
   });
 
   it('names the sequence of an edited payload', () => {

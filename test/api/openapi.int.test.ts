@@ -23,6 +23,28 @@ describe('GET /openapi.json', () => {
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
   });
 
+  it('has clean titles, only schemas that responses use for errors, and a link back to the app', () => {
+    const titles: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'title' && typeof value === 'string') titles.push(value);
+          walk(value);
+        }
+      }
+    };
+    walk(doc);
+    expect(titles.length).toBeGreaterThan(0);
+    for (const title of titles) {
+      expect(title, 'no word twice in a row').not.toMatch(/\b(\w+)\s+\1\b/i);
+      expect(title.trim()).toBe(title);
+    }
+    // The generator's per-code error schemas ("Internal server error error (500)") describe bodies we never send.
+    expect(Object.keys(doc.components.schemas).filter((n) => n.startsWith('error.'))).toEqual([]);
+    expect(doc.externalDocs).toEqual({ description: expect.stringContaining('browser'), url: app.runtime.env.APP_URL });
+  });
+
   it('lists every published procedure, and the operations served outside the adapter', () => {
     const published = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: any } }>)
       .map((p) => p._def.meta?.openapi)

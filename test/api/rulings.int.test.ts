@@ -153,6 +153,18 @@ describe('approve and decline', () => {
     expect((await rule(d2.id, 'approve', { session: expired })).status).toBe(401);
   });
 
+  it('history names who acted in words: the key’s name, the human’s name (null for the system: see timeouts)', async () => {
+    const d = await raise();
+    const created = (await app.request('GET', `/decisions/${d.id}`)).body.decision;
+    expect(created.history.map((h: { actor_name: string | null }) => h.actor_name)).toEqual(['test key']);
+    expect((await rule(d.id, 'approve', approver)).status).toBe(200);
+    const ruled = (await app.request('GET', `/decisions/${d.id}`)).body.decision.history;
+    expect(ruled.map((h: { actor_type: string; actor_name: string | null }) => [h.actor_type, h.actor_name])).toEqual([
+      ['api_key', 'test key'],
+      ['human', 'approver person'],
+    ]);
+  });
+
   it('accepts a session write from whichever address the app was opened on, and no other', async () => {
     // APP_URL is http://localhost:3000 here; the browser may have opened 127.0.0.1, or a LAN name.
     const from = async (host: string, origin: string, extra: Record<string, string> = {}) => {
@@ -263,7 +275,7 @@ describe('timeouts', () => {
     const polled = (await app.request('GET', `/decisions/${d.id}`)).body.decision;
     expect(polled.status).toBe('expired');
     expect(polled.resolution).toMatchObject({ outcome: 'expired', resolved_by: 'system', resolved_by_type: 'system' });
-    expect(polled.history.at(-1)).toMatchObject({ event_type: 'decision.expired', actor_type: 'system' });
+    expect(polled.history.at(-1)).toMatchObject({ event_type: 'decision.expired', actor_type: 'system', actor_name: null });
     expect((await rule(d.id, 'approve', approver)).status).toBe(409);
   });
 

@@ -24,9 +24,14 @@ export function CancelDecision({ decisionId }: { decisionId: string }) {
   }
 
   return (
-    <p>
+    <section className="panel" aria-labelledby="cancel-h">
+      <h2 id="cancel-h">No longer needed?</h2>
+      <p className="muted">
+        As an owner you can cancel this decision: it stops waiting for a ruling, and the agent sees it cancelled (a run paused for it is
+        cancelled too).
+      </p>
       <button type="button" className="link-button" disabled={busy} onClick={() => void cancel()}>
-        Cancel this decision
+        Cancel this decision…
       </button>
       {error && (
         <span role="alert" className="error">
@@ -34,6 +39,6 @@ export function CancelDecision({ decisionId }: { decisionId: string }) {
           {error}
         </span>
       )}
-    </p>
+    </section>
   );
 }

@@ -7,7 +7,7 @@ import { notFound } from 'next/navigation';
 import { isDefaultOptions } from '@/server/domain/decisions/create-decision';
 import { AppError } from '@/server/errors';
 import { AutoRefresh } from '../../_components/auto-refresh';
-import { ago, EVENT_LABELS, when } from '../../_lib/format';
+import { actorLabel, ago, CONTINUATION_LABELS, EVENT_LABELS, SHAPE_LABELS, when } from '../../_lib/format';
 import { caller, requireUser } from '../../_lib/session';
 import { CancelDecision } from './cancel-decision';
 import { RulingForm } from './ruling-form';
@@ -37,7 +37,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
     <main>
       {decision.status === 'pending' && <AutoRefresh />}
       <p>
-        <a href={`/decisions?workspace=${decision.workspace_id}`}>← Inbox</a>
+        <a href={`/decisions?workspace=${decision.workspace_id}`}>← Decisions</a>
       </p>
       <h1 className="prewrap">{decision.title}</h1>
       <p className="meta-row">
@@ -45,7 +45,13 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
         <span className={`badge ${decision.urgency}`}>{decision.urgency}</span>
         {decision.blocks_task && <span className="badge blocking">blocking</span>}
         <span className="muted">
-          {decision.shape.replace(/_/g, ' ')} · raised {ago(decision.created_at)}
+          <span title={`shape: ${decision.shape}`}>
+            {/* With only the default options the question is yes or no, whatever its shape says. */}
+            {isDefaultOptions(options) && (decision.shape === 'option_select' || decision.shape === 'generic')
+              ? 'Approve or decline'
+              : (SHAPE_LABELS[decision.shape] ?? decision.shape)}
+          </span>{' '}
+          · raised {ago(decision.created_at)}
           {decision.due_at ? ` · due ${when(decision.due_at)}` : ''}
         </span>
       </p>
@@ -104,7 +110,9 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
             {decision.attention.continuation && (
               <>
                 <dt>After approval</dt>
-                <dd>{decision.attention.continuation.strategy.replace(/_/g, ' ')}</dd>
+                <dd title={`continuation.strategy: ${decision.attention.continuation.strategy}`}>
+                  {CONTINUATION_LABELS[decision.attention.continuation.strategy] ?? decision.attention.continuation.strategy}
+                </dd>
               </>
             )}
           </dl>
@@ -199,10 +207,27 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
         <ol className="history">
           {decision.history.map((h) => (
             <li key={h.event_id}>
-              <strong>{EVENT_LABELS[h.event_type] ?? h.event_type}</strong> · {when(h.occurred_at)} · {h.actor_type}{' '}
-              <span className="muted">
-                #{h.sequence} <code>{h.event_hash.slice(0, 19)}…</code>
-              </span>
+              <strong>{EVENT_LABELS[h.event_type] ?? h.event_type}</strong> by {actorLabel(h.actor_type, h.actor_name)} ·{' '}
+              {when(h.occurred_at)}
+              <details>
+                <summary>Ledger record</summary>
+                <dl className="facts">
+                  <dt>Event</dt>
+                  <dd>
+                    <code>{h.event_type}</code>, number {h.sequence} in this workspace’s ledger
+                  </dd>
+                  <dt>Actor</dt>
+                  <dd>
+                    <code>
+                      {h.actor_type} {h.actor_id}
+                    </code>
+                  </dd>
+                  <dt>Event hash</dt>
+                  <dd>
+                    <code className="break">{h.event_hash}</code>
+                  </dd>
+                </dl>
+              </details>
             </li>
           ))}
         </ol>

@@ -108,8 +108,9 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
             <button ref={confirmRef} type="button" className={pending} disabled={busy} onClick={() => void confirm()}>
               {busy ? 'Saving…' : pending === 'approve' ? 'Confirm approve' : 'Confirm decline'}
             </button>
+            {/* "Go back", not "Cancel": cancelling is what an owner does to the decision itself. */}
             <button type="button" disabled={busy} onClick={() => setPending(null)}>
-              Cancel
+              Go back
             </button>
           </div>
         </div>

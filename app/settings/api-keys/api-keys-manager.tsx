@@ -16,7 +16,9 @@ const day = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : 
 
 export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; keys: Key[] }) {
   const router = useRouter();
-  const [secret, setSecret] = useState<string | null>(null);
+  // The new key, shown once: until it is copied, dismissed, or revoked.
+  const [revealed, setRevealed] = useState<{ id: string; name: string; secret: string } | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -28,7 +30,8 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
     setError(null);
     try {
       const key = await trpc.apiKeys.create.mutate({ workspace_id: workspaceId, name });
-      setSecret(key.secret);
+      setRevealed({ id: key.id, name: key.name, secret: key.secret });
+      setNotice(null);
       form.reset();
       router.refresh();
     } catch (err) {
@@ -38,11 +41,26 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
     }
   }
 
+  async function copy() {
+    if (!revealed) return;
+    try {
+      await navigator.clipboard.writeText(revealed.secret);
+    } catch {
+      setError('Copying failed: select the key and copy it by hand.');
+      return;
+    }
+    setRevealed(null);
+    setNotice(`Copied the key “${revealed.name}”. It is not shown again.`);
+  }
+
   async function revoke(key: Key) {
     if (!window.confirm(`Revoke ${key.name} (${key.prefix}…)? Requests with it are refused at once.`)) return;
     setError(null);
     try {
       await trpc.apiKeys.revoke.mutate({ workspace_id: workspaceId, key_id: key.id });
+      // A revoked key is no use to anyone: stop showing it.
+      if (revealed?.id === key.id) setRevealed(null);
+      setNotice(`Revoked the key “${key.name}”.`);
       router.refresh();
     } catch (err) {
       setError(messageOf(err));
@@ -60,15 +78,28 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
           Create key
         </button>
       </form>
-      {secret && (
-        <div className="panel" role="status">
+      {revealed && (
+        <div className="panel" role="region" aria-label="New API key">
           <p>
-            <strong>Copy this key now.</strong> It will not be shown again.
+            <strong>Copy the key “{revealed.name}” now.</strong> It will not be shown again.
           </p>
           <p className="secret" data-testid="new-key">
-            {secret}
+            {revealed.secret}
           </p>
+          <div className="actions">
+            <button type="button" className="primary" onClick={() => void copy()}>
+              Copy key
+            </button>
+            <button type="button" onClick={() => setRevealed(null)}>
+              I have saved it
+            </button>
+          </div>
         </div>
+      )}
+      {notice && (
+        <p role="status" className="success">
+          {notice}
+        </p>
       )}
       {error && (
         <p role="alert" className="error">
@@ -86,6 +117,9 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
             <th scope="col">State</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -99,8 +133,13 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
               <td>{day(k.last_used_at)}</td>
               <td>
                 {k.revoked_at ? (
-                  <span className="badge">revoked</span>
+                  <span className="badge">Revoked {day(k.revoked_at)}</span>
                 ) : (
+                  <span className="badge status-approved">Active</span>
+                )}
+              </td>
+              <td>
+                {!k.revoked_at && (
                   <button type="button" className="link-button" onClick={() => void revoke(k)} aria-label={`Revoke ${k.name}`}>
                     Revoke
                   </button>

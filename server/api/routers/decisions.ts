@@ -56,6 +56,10 @@ const historySchema = z.object({
   sequence: z.int(),
   actor_type: z.string(),
   actor_id: z.string(),
+  actor_name: z
+    .string()
+    .nullable()
+    .meta({ description: 'Who acted, in words: the human’s display name or the API key’s name (as they are now); null for the system.' }),
   occurred_at: timestamp(),
   event_hash: z.string(),
 });

@@ -3,13 +3,13 @@
  * task or run it names; its options default to approve / decline for the option shapes.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
-import type { Tx } from '@/db';
+import { and, eq, sql } from 'drizzle-orm';
+import { query, type Tx } from '@/db';
 import { decisions, runs, tasks, type DecisionOption, type DecisionShape, type DecisionUrgency } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
-import { decisionView, type DecisionView } from './view';
+import { actorNameSql, decisionView, type DecisionView } from './view';
 import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
 import { followTask } from '../runs/runs';
 
@@ -96,6 +96,10 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
     ],
     now,
   );
+  const [named] = await query<{ name: string | null }>(
+    tx,
+    sql`select ${actorNameSql(actor.workspaceId, event!.actorType, event!.actorId)} as name`,
+  );
   return {
     ...snapshot,
     history: [
@@ -105,6 +109,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
         sequence: event!.sequence,
         actor_type: event!.actorType,
         actor_id: event!.actorId,
+        actor_name: named?.name ?? null,
         occurred_at: event!.occurredAtCanonical,
         event_hash: event!.eventHash,
       },

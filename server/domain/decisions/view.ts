@@ -2,12 +2,14 @@
  * A decision as the API shows it: the row, its attention record, its resolution and its history
  * (the decision's own ledger events, oldest first).
  */
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import {
+  apiKeys,
   decisionAttention,
   decisions,
   ledgerEvents,
+  users,
   type DecisionOption,
   type DecisionResolution,
   type DecisionShape,
@@ -35,6 +37,8 @@ export interface HistoryEntry {
   sequence: number;
   actor_type: string;
   actor_id: string;
+  /** Who that is in words: a human's name, an API key's name; null for the system. */
+  actor_name: string | null;
   occurred_at: string;
   event_hash: string;
 }
@@ -103,6 +107,17 @@ export function decisionView(row: DecisionRow, attention: AttentionRow | null | 
   };
 }
 
+/**
+ * An actor's name in words, as it is now (a renamed key shows its new name; ids stay in actor_id):
+ * a human's display name, an API key's name, null for the system.
+ */
+export function actorNameSql(workspaceId: string, type: SQLWrapper | string, id: SQLWrapper | string): SQL<string | null> {
+  return sql<string | null>`case ${type}
+    when 'human' then (select ${users.displayName} from ${users} where ${users.id}::text = ${id})
+    when 'api_key' then (select ${apiKeys.name} from ${apiKeys} where ${apiKeys.workspaceId} = ${workspaceId} and ${apiKeys.id}::text = ${id})
+    end`;
+}
+
 /** The ledger events of the given decisions, oldest first, grouped by decision. */
 export async function historiesOf(db: Executor, workspaceId: string, decisionIds: string[]): Promise<Map<string, HistoryEntry[]>> {
   const out = new Map<string, HistoryEntry[]>(decisionIds.map((id) => [id, []]));
@@ -115,6 +130,7 @@ export async function historiesOf(db: Executor, workspaceId: string, decisionIds
       sequence: ledgerEvents.sequence,
       actorType: ledgerEvents.actorType,
       actorId: ledgerEvents.actorId,
+      actorName: actorNameSql(workspaceId, ledgerEvents.actorType, ledgerEvents.actorId),
       occurredAt: ledgerEvents.occurredAtCanonical,
       eventHash: ledgerEvents.eventHash,
     })
@@ -128,6 +144,7 @@ export async function historiesOf(db: Executor, workspaceId: string, decisionIds
       sequence: r.sequence,
       actor_type: r.actorType,
       actor_id: r.actorId,
+      actor_name: r.actorName,
       occurred_at: r.occurredAt,
       event_hash: r.eventHash,
     });
