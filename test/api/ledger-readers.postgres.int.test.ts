@@ -119,7 +119,10 @@ let app: TestApp;
 beforeAll(async () => {
   cutter = await startCommitCutter(() => cutRandom() < CUT_SHARE);
   cutter.state.armed = false;
-  app = await startTestApp({}, { via: cutter.via });
+  // Three readers polling as fast as they can, with the writers, pass the API's 1,200 requests a
+  // minute on a quick run (a CI run once got 429 for its last write): this test is about readers
+  // and dying backends, not rate limits (test/api/rate-limits.int.test.ts has those).
+  app = await startTestApp({ RATE_LIMIT_API_PER_MIN: '10000000' }, { via: cutter.via });
   // Doomed work fails inside ledger_append, after its task and receipt rows and its ledger row
   // were written and a sequence number was taken: the transaction must take all of it back,
   // and no reader may have seen that sequence number used.
