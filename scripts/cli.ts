@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { and, asc, eq, or } from 'drizzle-orm';
+import { and, asc, eq, or, sql } from 'drizzle-orm';
 import type { Database } from '@/db';
 import { memberships, workspaces } from '@/db/schema';
 import { systemTrace, type Actor } from '@/server/domain/actor';
@@ -118,9 +118,13 @@ export async function openCliRuntime(): Promise<Runtime> {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The workspace named by id or name, with its first owner; exits with a message when there is none. */
+/**
+ * The workspace named by id or name (in any case: names are unique without regard to it), with its
+ * first owner; exits with a message when there is none.
+ */
 export async function findWorkspace(db: Database, ref: string): Promise<{ id: string; name: string; ownerId: string }> {
-  const match = UUID.test(ref) ? or(eq(workspaces.id, ref), eq(workspaces.name, ref)) : eq(workspaces.name, ref);
+  const byName = eq(sql`lower(${workspaces.name})`, ref.trim().toLowerCase());
+  const match = UUID.test(ref) ? or(eq(workspaces.id, ref), byName) : byName;
   const [ws] = await db.select({ id: workspaces.id, name: workspaces.name }).from(workspaces).where(match).limit(1);
   if (!ws) fail(`No workspace with id or name ${JSON.stringify(ref)}.`);
   const [owner] = await db

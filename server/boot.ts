@@ -3,6 +3,7 @@
  * demo workspace on first start, print what a newcomer needs, and close cleanly on shutdown.
  */
 import { seedDemoIfEmpty, type DemoWorkspace } from './domain/workspaces/seed-demo';
+import { issueSetupToken, SETUP_TTL_HOURS } from './domain/workspaces/setup';
 import { startBackgroundJobs } from './jobs';
 import { onStop, stopOnSignals } from './lifecycle';
 import { log } from './log';
@@ -30,6 +31,10 @@ async function start(): Promise<Runtime> {
   if (runtime.env.SEED_DEMO) {
     const demo = await seedDemoIfEmpty(runtime.db);
     if (demo) printDemo(demo, runtime.env.APP_URL);
+  } else {
+    // No demo, and nobody can sign in yet: the one way in is a setup link, printed here only.
+    const token = await issueSetupToken(runtime.db);
+    if (token) printSetup(token, runtime.env.APP_URL);
   }
   const stopJobs = startBackgroundJobs(runtime);
   // Once requests have drained (server/lifecycle.ts): nothing is writing when the database closes.
@@ -58,6 +63,17 @@ function printDemo(demo: DemoWorkspace, appUrl: string): void {
     `    curl -s -X POST ${appUrl}/api/v1/work -H "Authorization: Bearer ${demo.apiKey}" \\`,
     `      -H "Content-Type: application/json" -d '{"title":"My first task"}'`,
     `    curl -s ${appUrl}/api/v1/events/stream -H "Authorization: Bearer ${demo.apiKey}"`,
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+function printSetup(token: string, appUrl: string): void {
+  const lines = [
+    '',
+    '  No account exists yet. Open this one-time link to create the first account and workspace',
+    `  (it works once, for ${SETUP_TTL_HOURS} hours; each start while nobody has signed up prints a new one):`,
+    `    ${new URL(`/setup?token=${token}`, appUrl).toString()}`,
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');

@@ -46,8 +46,25 @@ export const envSchema = z.object({
    * the entry this many places left of the last one (0: the address that connected to us).
    */
   TRUSTED_PROXY_HOPS: intFromString(0, 0, 10),
-  /** On first start with an empty database, create the demo workspace and print its key. */
+  /**
+   * Sign-in attempts one account, or one client address, may make in SIGN_IN_WINDOW_MINUTES (all
+   * instances together); past it, attempts are refused without checking the password. Invitation
+   * and setup links are limited the same way per client address.
+   */
+  SIGN_IN_MAX_ATTEMPTS: intFromString(10, 1, 10_000),
+  SIGN_IN_WINDOW_MINUTES: intFromString(15, 1, 24 * 60),
+  /**
+   * On first start with an empty database, create the demo workspace and print its key. false: print
+   * a one-time setup link (/setup?token=…) instead, which creates the first account and workspace.
+   */
   SEED_DEMO: z.stringbool().default(true),
+  /**
+   * Where invitation emails are sent through (nodemailer): smtp://user:pass@host:port, or smtps://
+   * for TLS from the start. Unset: no email is sent; the owner copies the link from the page.
+   */
+  SMTP_URL: z.url().optional(),
+  /** The From of the emails the service sends. */
+  MAIL_FROM: z.string().min(3).default('Accountable Work Service <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 

@@ -78,6 +78,13 @@ export const errorTable = {
     meaning: 'The lifecycle action cannot be applied to the node in its current state.',
     action: 'Read the node and its descendants; choose an action their states allow.',
   },
+  conflict: {
+    status: 409,
+    meaning:
+      'The change would break a rule of the current state: a workspace name already taken, a person already a member, ' +
+      'or a workspace left without an owner.',
+    action: 'Read the current state (the message says what stands in the way) and choose a change it allows.',
+  },
   receipt_conflict: {
     status: 409,
     meaning: 'A different receipt document with this receipt_id was already imported into the workspace.',

@@ -1,8 +1,10 @@
 /**
  * Work the service does on its own: timing out overdue decisions every few seconds, and deleting
- * rate-limit windows that have ended.
+ * rate-limit windows and sign-in attempt counters whose windows have ended.
  */
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
+import { pruneAttemptCounters } from './auth/attempt-limits';
+import { attemptLimitsOf } from './auth/sign-in';
 import { log } from './log';
 import { pruneRateLimitCounters, RATE_LIMIT_WINDOW_MS } from './rate-limits';
 import type { Runtime } from './runtime';
@@ -32,7 +34,10 @@ export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; 
     every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () =>
       sweepDecisionTimeouts(runtime.db, { onCommitted: (id) => runtime.wakeups.committed(id) }),
     ),
-    every('rate-limit prune', opts.pruneMs ?? RATE_LIMIT_WINDOW_MS, () => pruneRateLimitCounters(runtime.db)),
+    every('rate-limit prune', opts.pruneMs ?? RATE_LIMIT_WINDOW_MS, async () => {
+      await pruneRateLimitCounters(runtime.db);
+      await pruneAttemptCounters(runtime.db, attemptLimitsOf(runtime));
+    }),
   ];
   return () => stops.forEach((stop) => stop());
 }

@@ -1,12 +1,25 @@
-/** Workspaces (tenants), the humans who belong to them, and the instance-wide secrets. */
+/**
+ * Workspaces (tenants), the humans who belong to them, invitations to join, the one-time links
+ * that set up an empty installation, and the instance-wide secrets.
+ */
 import { sql } from 'drizzle-orm';
-import { check, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { check, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
-export const workspaces = pgTable('workspaces', {
-  id: uuid('id').primaryKey(),
-  name: text('name').notNull().unique(),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
-});
+export const WORKSPACE_NAME_MAX = 100;
+
+export const workspaces = pgTable(
+  'workspaces',
+  {
+    id: uuid('id').primaryKey(),
+    /** Unique without regard to case: `Acme` and `acme` would be told apart by no one. */
+    name: text('name').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('workspaces_name_lower_key').on(sql`lower(${t.name})`),
+    check('workspaces_name_length_check', sql`char_length(${t.name}) between 1 and 100`),
+  ],
+);
 
 export const users = pgTable('users', {
   id: uuid('id').primaryKey(),
@@ -20,6 +33,8 @@ export const users = pgTable('users', {
    * cookie stops working at once even though sessions are stateless JWTs.
    */
   sessionEpoch: integer('session_epoch').notNull().default(0),
+  /** The last successful sign-in (shown to workspace owners on the members page). */
+  lastSignInAt: timestamp('last_sign_in_at', { withTimezone: true, mode: 'date', precision: 3 }),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
 });
 
@@ -43,6 +58,47 @@ export const memberships = pgTable(
     check('memberships_role_check', sql`${t.role} in ('owner', 'approver', 'viewer')`),
   ],
 );
+
+/**
+ * Invitations to join a workspace with a role. The link's token is shown once to the owner who
+ * invites (and emailed when SMTP is set up); only its SHA-256 is kept, as for API keys (the token
+ * carries 256 random bits, so a fast hash is enough). Pending: neither accepted nor revoked, and
+ * not past `expires_at`.
+ */
+export const invitations = pgTable(
+  'invitations',
+  {
+    id: uuid('id').primaryKey(),
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    /** Lower-cased, like users.email. */
+    email: text('email').notNull(),
+    role: text('role', { enum: membershipRoles }).notNull(),
+    tokenHash: text('token_hash').notNull().unique(),
+    invitedBy: uuid('invited_by').references(() => users.id),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull(),
+    acceptedAt: timestamp('accepted_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    acceptedBy: uuid('accepted_by').references(() => users.id),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date', precision: 3 }),
+  },
+  (t) => [
+    index('invitations_workspace_idx').on(t.workspaceId, t.email),
+    check('invitations_role_check', sql`${t.role} in ('owner', 'approver', 'viewer')`),
+  ],
+);
+
+/**
+ * One-time links that create the first account and workspace of an installation started without
+ * the demo (SEED_DEMO=false): one is made and printed at each start while there is no user; the
+ * first used ends them all. Only hashes are kept.
+ */
+export const setupTokens = pgTable('setup_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull(),
+});
 
 /**
  * Secrets generated once per installation and shared by every instance through the database

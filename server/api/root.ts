@@ -1,5 +1,6 @@
 /** The application router: every procedure, each published as REST under /api/v1. */
 import { router } from './trpc';
+import { accountRouter } from './routers/account';
 import { apiKeysRouter } from './routers/api-keys';
 import { artifactTypesRouter } from './routers/artifact-types';
 import { decisionsRouter } from './routers/decisions';
@@ -8,10 +9,12 @@ import { eventsRouter } from './routers/events';
 import { initiativesRouter } from './routers/initiatives';
 import { ledgerRouter } from './routers/ledger';
 import { lifecycleRouter } from './routers/lifecycle';
+import { membersRouter } from './routers/members';
 import { metaRouter } from './routers/meta';
 import { receiptsRouter } from './routers/receipts';
 import { runsRouter } from './routers/runs';
 import { workRouter } from './routers/work';
+import { workspacesRouter } from './routers/workspaces';
 
 export const appRouter = router({
   work: workRouter,
@@ -26,6 +29,9 @@ export const appRouter = router({
   events: eventsRouter,
   ledger: ledgerRouter,
   meta: metaRouter,
+  workspaces: workspacesRouter,
+  members: membersRouter,
+  account: accountRouter,
 });
 
 export type AppRouter = typeof appRouter;

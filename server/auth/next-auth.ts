@@ -4,17 +4,11 @@
  */
 import type { NextAuthOptions } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
-import { eq } from 'drizzle-orm';
-import { users } from '@/db/schema';
 import type { Runtime } from '@/server/runtime';
-import { randomBytes } from 'node:crypto';
-import { hashPassword, verifyPassword } from './passwords';
+import { AppError } from '@/server/errors';
+import { log } from '@/server/log';
 import { endSessions, SESSION_MAX_AGE_SECONDS } from './session';
-
-// Verifying against a real hash when the email is unknown keeps both paths equally slow, so timing
-// does not tell which emails have accounts.
-let dummyHash: Promise<string> | undefined;
-const dummy = () => (dummyHash ??= hashPassword(randomBytes(16).toString('hex')));
+import { checkSignIn } from './sign-in';
 
 export function authOptions(runtime: Runtime): NextAuthOptions {
   return {
@@ -25,19 +19,17 @@ export function authOptions(runtime: Runtime): NextAuthOptions {
       CredentialsProvider({
         name: 'Email and password',
         credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
-        async authorize(credentials) {
-          const email = String(credentials?.email ?? '')
-            .trim()
-            .toLowerCase();
-          const password = String(credentials?.password ?? '');
-          if (!email || !password || email.length > 320 || password.length > 1024) return null;
-          const [user] = await runtime.db
-            .select({ id: users.id, email: users.email, name: users.displayName, hash: users.passwordHash, epoch: users.sessionEpoch })
-            .from(users)
-            .where(eq(users.email, email));
-          const ok = await verifyPassword(user?.hash ?? (await dummy()), password);
-          if (!user || !ok) return null;
-          return { id: user.id, email: user.email, name: user.name, epoch: user.epoch };
+        async authorize(credentials, req) {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(req?.headers ?? {})) if (typeof value === 'string') headers.set(name, value);
+          try {
+            return await checkSignIn(runtime, String(credentials?.email ?? ''), String(credentials?.password ?? ''), headers);
+          } catch (err) {
+            // next-auth hands a thrown message to the sign-in page: only ours may reach it.
+            if (err instanceof AppError) throw new Error(err.message);
+            log('error', 'sign-in failed', { error: String(err) });
+            throw new Error('Signing in is not possible right now. Try again in a moment.');
+          }
         },
       }),
     ],

@@ -87,7 +87,17 @@ export function emptyState(): ProjectionState {
 }
 
 /** Event types that change no projection table (tenancy and credentials are not projections). */
-const NOT_PROJECTED = new Set(['workspace.created', 'membership.created', 'api_key.created', 'api_key.revoked']);
+const NOT_PROJECTED = new Set([
+  'workspace.created',
+  'membership.created',
+  'membership.role_changed',
+  'membership.removed',
+  'invitation.created',
+  'invitation.accepted',
+  'invitation.revoked',
+  'api_key.created',
+  'api_key.revoked',
+]);
 
 type Payload = Record<string, unknown>;
 

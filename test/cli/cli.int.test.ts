@@ -180,6 +180,98 @@ describe('npm run user:add', () => {
   });
 });
 
+describe('npm run workspace:create', () => {
+  it('creates a workspace with a new owner (one-time password) and a key; both work; the name is then taken in any case', async () => {
+    const made = await tool(
+      'workspace-create.ts',
+      '--name',
+      'Acme',
+      '--owner-email',
+      'Olga@Acme.test',
+      '--owner-name',
+      'Olga Owner',
+      '--with-key',
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const password = /owner\s+olga@acme\.test\s+password (\S+)/.exec(made.stdout)?.[1];
+    const key = /API key\s+(awk_[A-Za-z0-9_-]{43})/.exec(made.stdout)?.[1];
+    const workspaceId = /workspace\s+([0-9a-f-]{36})/.exec(made.stdout)?.[1];
+    expect(password && key && workspaceId, made.stdout).toBeTruthy();
+    await withHere(async (rt) => {
+      const handler = createRestHandler({ runtime: async () => rt });
+      const res = await handler(new Request('http://127.0.0.1/api/v1/workspace', { headers: { authorization: `Bearer ${key}` } }));
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as any).data).toMatchObject({ id: workspaceId, name: 'Acme', api_key: { name: 'workspace:create key' } });
+      const [owner] = await query<{ password_hash: string; display_name: string; role: string }>(
+        rt.db,
+        sql`select u.password_hash, u.display_name, m.role from users u join memberships m on m.user_id = u.id
+            where u.email = 'olga@acme.test' and m.workspace_id = ${workspaceId}`,
+      );
+      expect(owner).toMatchObject({ display_name: 'Olga Owner', role: 'owner' });
+      expect(await verifyPassword(owner!.password_hash, password!)).toBe(true);
+      // Its ledger holds its creation, the owner's membership, the Inbox and the key; no secret.
+      const events = await query<{ event_type: string; text: string }>(
+        rt.db,
+        sql`select event_type, row_to_json(l)::text as text from ledger_events l where workspace_id = ${workspaceId} order by sequence`,
+      );
+      expect(events.map((e) => e.event_type)).toEqual([
+        'workspace.created',
+        'membership.created',
+        'initiative.created',
+        'workstream.created',
+        'milestone.created',
+        'api_key.created',
+      ]);
+      expect(events.map((e) => e.text).join()).not.toContain(password!);
+      expect(events.map((e) => e.text).join()).not.toContain(key!);
+    });
+    // key:create finds it by name in any case.
+    expect((await tool('key-create.ts', '--workspace', 'ACME')).code).toBe(0);
+
+    const taken = await tool('workspace-create.ts', '--name', 'acme', '--owner-email', 'someone@acme.test');
+    expect(taken.code).toBe(1);
+    expect(taken.stderr.trim()).toBe('A workspace named "acme" already exists. Choose another name.');
+    const long = await tool('workspace-create.ts', '--name', 'x'.repeat(101), '--owner-email', 'someone@acme.test');
+    expect(long.code).toBe(1);
+    expect(long.stderr).toContain('1 to 100 characters');
+  });
+
+  it('an existing account becomes owner and keeps its password', async () => {
+    const made = await tool('workspace-create.ts', '--name', 'Second of demo', '--owner-email', demo.ownerEmail);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toContain('existing account: keeps its password');
+    expect(made.stdout).not.toMatch(/password [A-Za-z0-9_-]{20}/);
+    expect(made.stdout).not.toContain('API key');
+  });
+});
+
+describe('npm run user:reset-password', () => {
+  it('prints a new password that works, the old one stops, and every session ends', async () => {
+    const email = 'reset-me@example.test';
+    const added = await tool('user-add.ts', '--workspace', 'demo', '--email', email, '--role', 'viewer');
+    const old = /Password \(shown once\): (\S+)/.exec(added.stdout)![1]!;
+    const epochBefore = await withHere(
+      async (rt) => (await query<{ e: number }>(rt.db, sql`select session_epoch as e from users where email = ${email}`))[0]!.e,
+    );
+    const reset = await tool('user-reset-password.ts', '--email', 'Reset-Me@example.test');
+    expect(reset.code, reset.stderr).toBe(0);
+    const fresh = reset.stdout.split('\n')[1]!.trim();
+    expect(fresh).toMatch(/^[A-Za-z0-9_-]{20}$/);
+    await withHere(async (rt) => {
+      const [row] = await query<{ h: string; e: number }>(
+        rt.db,
+        sql`select password_hash as h, session_epoch as e from users where email = ${email}`,
+      );
+      expect(await verifyPassword(row!.h, fresh)).toBe(true);
+      expect(await verifyPassword(row!.h, old)).toBe(false);
+      expect(row!.e).toBe(epochBefore + 1);
+    });
+    const unknown = await tool('user-reset-password.ts', '--email', 'nobody@example.test');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('No account');
+  });
+});
+
 describe('npm run projections:rebuild', () => {
   it('empties and rebuilds the projection tables from the ledger, leaving them as they were', async () => {
     const before = await withHere(async (rt) => {

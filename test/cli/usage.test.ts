@@ -37,8 +37,14 @@ async function tool(file: string, ...args: string[]) {
 
 const stackTrace = /\n\s+at |ERR_PARSE_ARGS|node:internal/;
 
+/** The options a tool's source declares (`name: { type: 'string'`, or `'owner-email': {` then `type:`), in order. */
+function declaredOptions(file: string): { name: string; type: string }[] {
+  const source = readFileSync(path.join(root, file), 'utf8');
+  return [...source.matchAll(/^\s{4}'?([\w-]+)'?: \{\s*type: '(string|boolean)'/gm)].map((m) => ({ name: m[1]!, type: m[2]! }));
+}
+
 describe('every command-line tool', () => {
-  it('is found: six tools', () => {
+  it('is found: eight tools', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([
       'key:create',
       'key:revoke',
@@ -46,6 +52,8 @@ describe('every command-line tool', () => {
       'ledger:verify',
       'projections:rebuild',
       'user:add',
+      'user:reset-password',
+      'workspace:create',
     ]);
   });
 
@@ -59,10 +67,9 @@ describe('every command-line tool', () => {
       expect(short).toEqual(help);
       expect(help.stdout).toContain(`Usage: npm run ${name} -- `);
       // Every option the tool's source declares is in the help.
-      const source = readFileSync(path.join(root, file), 'utf8');
-      const declared = [...source.matchAll(/^\s{4}(\w+): \{ type: '(?:string|boolean)'/gm)].map((m) => m[1]!);
+      const declared = declaredOptions(file);
       expect(declared.length).toBeGreaterThan(0);
-      for (const option of declared) expect(help.stdout).toContain(`--${option}`);
+      for (const option of declared) expect(help.stdout).toContain(`--${option.name}`);
       expect(help.stdout).toContain('Exit status');
       expect(existsSync(env.PGLITE_DATA_DIR)).toBe(false);
     },
@@ -72,7 +79,8 @@ describe('every command-line tool', () => {
     '$name refuses an unknown option, a stray argument and a missing value: one line and the usage, exit 2',
     { timeout: 60_000 },
     async ({ name, file }) => {
-      const [unknown, stray, missing] = await Promise.all([tool(file, '--bogus'), tool(file, 'stray'), tool(file, '--workspace')]);
+      const option = declaredOptions(file).find((o) => o.type === 'string')!.name;
+      const [unknown, stray, missing] = await Promise.all([tool(file, '--bogus'), tool(file, 'stray'), tool(file, `--${option}`)]);
       for (const res of [unknown, stray, missing]) {
         expect(res.code).toBe(2);
         expect(res.stdout).toBe('');
@@ -83,23 +91,27 @@ describe('every command-line tool', () => {
       }
       expect(unknown.stderr.split('\n')[0]).toBe(`npm run ${name}: unknown option --bogus`);
       expect(stray.stderr.split('\n')[0]).toBe(`npm run ${name}: unexpected argument stray`);
-      expect(missing.stderr.split('\n')[0]).toBe(`npm run ${name}: --workspace needs a value`);
+      expect(missing.stderr.split('\n')[0]).toBe(`npm run ${name}: --${option} needs a value`);
       expect(existsSync(env.PGLITE_DATA_DIR)).toBe(false);
     },
   );
 
   it('says which required option is missing, and which value is wrong', async () => {
-    const [noWorkspace, badRole, noKey, both] = await Promise.all([
+    const [noWorkspace, badRole, noKey, both, noOwner, badEmail] = await Promise.all([
       tool('scripts/key-create.ts'),
       tool('scripts/user-add.ts', '--workspace', 'demo', '--email', 'a@b.c', '--role', 'admin'),
       tool('scripts/key-revoke.ts', '--workspace', 'demo'),
       tool('scripts/ledger-verify.ts', '--workspace', 'demo', '--bundle', 'b.json'),
+      tool('scripts/workspace-create.ts', '--name', 'acme'),
+      tool('scripts/workspace-create.ts', '--name', 'acme', '--owner-email', 'not-an-email'),
     ]);
-    expect([noWorkspace, badRole, noKey, both].map((r) => [r.code, r.stderr.split('\n')[0]])).toEqual([
+    expect([noWorkspace, badRole, noKey, both, noOwner, badEmail].map((r) => [r.code, r.stderr.split('\n')[0]])).toEqual([
       [2, 'npm run key:create: --workspace is required'],
       [2, 'npm run user:add: --role is one of owner, approver, viewer'],
       [2, 'npm run key:revoke: give --key, or --workspace and --id'],
       [2, 'npm run ledger:verify: give --workspace or --bundle (one of them)'],
+      [2, 'npm run workspace:create: --owner-email is required'],
+      [2, 'npm run workspace:create: --owner-email must be an email address'],
     ]);
   });
 });

@@ -3,9 +3,10 @@
  * the owner's membership and the Inbox, each change recorded in the new workspace's own ledger.
  */
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
-import { ledgerHeads, memberships, users, workspaces } from '@/db/schema';
+import { ledgerHeads, memberships, users, WORKSPACE_NAME_MAX, workspaces } from '@/db/schema';
+import { AppError, hasSqlState } from '@/server/errors';
 import { appendEvents } from '@/server/ledger/append';
 import type { Actor, Trace } from '../actor';
 import { createInitiativeTree } from '../initiatives/create-initiative';
@@ -13,36 +14,83 @@ import { inboxIds, membershipId } from './ids';
 
 export interface CreateWorkspaceInput {
   name: string;
-  owner: { email: string; displayName: string; passwordHash: string };
+  /** The owner: an existing user (by email), or a new one, who then needs a password hash. */
+  owner: { email: string; displayName: string; passwordHash?: string };
+  /** A signed-in human creating it for themselves acts in its ledger; otherwise the system does. */
+  byHuman?: boolean;
 }
 
 export interface CreatedWorkspace {
   workspaceId: string;
+  /** The name as kept (trimmed). */
+  name: string;
   ownerUserId: string;
   ownerCreated: boolean;
 }
 
+/**
+ * A workspace name as kept: trimmed, 1 to 100 characters, no control characters. Unique without
+ * regard to case (the database enforces it too: workspaces_name_lower_key).
+ */
+export function workspaceName(raw: string): string {
+  const name = raw.trim();
+  if (name.length < 1 || name.length > WORKSPACE_NAME_MAX) {
+    throw new AppError('validation_failed', `A workspace name has 1 to ${WORKSPACE_NAME_MAX} characters.`, {
+      issues: [{ path: 'name', message: `1 to ${WORKSPACE_NAME_MAX} characters` }],
+    });
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) {
+    throw new AppError('validation_failed', 'A workspace name cannot hold control characters.', {
+      issues: [{ path: 'name', message: 'no control characters' }],
+    });
+  }
+  return name;
+}
+
+/** The workspace named `name` in any case, if there is one. */
+export async function workspaceNamed(tx: Tx, name: string): Promise<{ id: string; name: string } | undefined> {
+  const [row] = await tx
+    .select({ id: workspaces.id, name: workspaces.name })
+    .from(workspaces)
+    .where(eq(sql`lower(${workspaces.name})`, name.trim().toLowerCase()))
+    .limit(1);
+  return row;
+}
+
 /** There is no actor inside a workspace that does not exist yet: the system acts, with the caller's trace. */
 export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspaceInput): Promise<CreatedWorkspace> {
+  const name = workspaceName(input.name);
+  // Two creators racing for one name: the unique index refuses the second insert, which then
+  // fails its transaction with the same answer as this check.
+  if (await workspaceNamed(tx, name)) throw nameTaken(name);
   const workspaceId = randomUUID();
   const email = input.owner.email.trim().toLowerCase();
   const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
   const ownerUserId = existing?.id ?? randomUUID();
 
   const at = new Date();
-  await tx.insert(workspaces).values({ id: workspaceId, name: input.name, createdAt: at });
+  try {
+    await tx.insert(workspaces).values({ id: workspaceId, name, createdAt: at });
+  } catch (err) {
+    if (hasSqlState(err, '23505')) throw nameTaken(name);
+    throw err;
+  }
   await tx.insert(ledgerHeads).values({ workspaceId });
   if (!existing) {
+    if (!input.owner.passwordHash) throw new AppError('validation_failed', 'A new owner needs a password.');
     await tx.insert(users).values({ id: ownerUserId, email, displayName: input.owner.displayName, passwordHash: input.owner.passwordHash });
   }
   await tx.insert(memberships).values({ workspaceId, userId: ownerUserId, role: 'owner' });
 
-  const actor: Actor = { type: 'system', id: 'system:workspace-setup', ownerId: ownerUserId, workspaceId, trace };
+  const actor: Actor = input.byHuman
+    ? { type: 'human', id: ownerUserId, ownerId: ownerUserId, workspaceId, role: 'owner', trace }
+    : { type: 'system', id: 'system:workspace-setup', ownerId: ownerUserId, workspaceId, trace };
   await appendEvents(
     tx,
     actor,
     [
-      { aggregateType: 'workspace', aggregateId: workspaceId, eventType: 'workspace.created', payload: { name: input.name } },
+      { aggregateType: 'workspace', aggregateId: workspaceId, eventType: 'workspace.created', payload: { name } },
       {
         aggregateType: 'membership',
         aggregateId: membershipId(workspaceId, ownerUserId),
@@ -70,5 +118,9 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
     },
     { isInbox: true, at, newId: () => ids.shift()! },
   );
-  return { workspaceId, ownerUserId, ownerCreated: !existing };
+  return { workspaceId, name, ownerUserId, ownerCreated: !existing };
+}
+
+export function nameTaken(name: string): AppError {
+  return new AppError('conflict', `A workspace named "${name}" already exists. Choose another name.`, { field: 'name' });
 }
