@@ -1,7 +1,8 @@
 import type { Metadata, Viewport } from 'next';
 import type { ReactNode } from 'react';
 import { SignOutButton } from './_components/sign-out-button';
-import { currentUser } from './_lib/session';
+import { WorkspaceSwitcher } from './_components/workspace-switcher';
+import { currentUser, currentWorkspace, type WorkspaceView } from './_lib/session';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -16,7 +17,8 @@ export const dynamic = 'force-dynamic';
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
   const user = await currentUser();
-  const isOwner = user?.memberships.some((m) => m.role === 'owner') ?? false;
+  const view: WorkspaceView = user ? await currentWorkspace(user) : { workspaces: [], current: null };
+  const isOwner = view.current?.role === 'owner';
   return (
     <html lang="en">
       <body>
@@ -27,14 +29,24 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
           <a href="/" className="brand">
             Accountable Work Service
           </a>
+          {view.current && view.workspaces.length > 1 && <WorkspaceSwitcher workspaces={view.workspaces} current={view.current} />}
+          {view.current && view.workspaces.length === 1 && (
+            <span className="workspace-name" aria-label="Workspace">
+              {view.current.name}
+            </span>
+          )}
           <nav aria-label="Main">
-            {user && <a href="/decisions">Decisions</a>}
-            {user && <a href="/initiatives">Initiatives</a>}
+            {view.current && <a href="/decisions">Decisions</a>}
+            {view.current && <a href="/initiatives">Initiatives</a>}
+            {isOwner && <a href="/settings/members">Members</a>}
             {isOwner && <a href="/settings/api-keys">API keys</a>}
             <a href="/docs/api">API reference</a>
             {user ? (
               <span className="who">
-                <span className="muted">{user.email}</span> <SignOutButton />
+                <a href="/settings/account" className="muted" title="Your account">
+                  {user.email}
+                </a>{' '}
+                <SignOutButton />
               </span>
             ) : (
               <a href="/signin">Sign in</a>

@@ -39,7 +39,9 @@ curl -s -X POST $BASE/work -H "Authorization: Bearer $KEY" \\
   -H "Content-Type: application/json" -d '{"title":"Draft the launch plan"}'`}</code>
       </pre>
       <p className="muted">
-        The API key of the demo workspace is printed once when the service first starts. The README&rsquo;s walk-through goes on from here.
+        The API key of the demo workspace is printed once when the service first starts; a team&rsquo;s own workspace and key come from{' '}
+        <code>npm run workspace:create -- --with-key</code>, and more keys from its API keys page. The README&rsquo;s walk-through goes on
+        from here.
       </p>
     </main>
   );

@@ -8,7 +8,10 @@ async function violations(page: Page) {
   return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
 }
 
-test('sign-in, decisions list, decision and API keys pages pass axe (WCAG 2 A/AA), on a desktop and a phone', async ({ page, request }) => {
+test('sign-in, decisions list, decision, members, account, new workspace and API keys pages pass axe (WCAG 2 A/AA), on a desktop and a phone', async ({
+  page,
+  request,
+}) => {
   const { decision } = await raiseAndAsk(
     request,
     {
@@ -31,7 +34,14 @@ test('sign-in, decisions list, decision and API keys pages pass axe (WCAG 2 A/AA
     { width: 390, height: 844 },
   ]) {
     await page.setViewportSize(size);
-    for (const path of ['/decisions', `/decisions/${decision.id}`, '/settings/api-keys']) {
+    for (const path of [
+      '/decisions',
+      `/decisions/${decision.id}`,
+      '/settings/api-keys',
+      '/settings/members',
+      '/settings/account',
+      '/workspaces/new',
+    ]) {
       await page.goto(path);
       expect(await violations(page), `${path} at ${size.width}px`).toEqual([]);
     }

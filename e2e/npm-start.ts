@@ -15,6 +15,8 @@ export interface Started {
   output: () => string;
   /** What the banner printed. */
   url: string;
+  /** The one-time setup link, when the demo was not seeded and nobody has an account. */
+  setupLink: string;
   apiKey: string;
   workspaceId: string;
   owner: { email: string; password: string };
@@ -30,13 +32,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** `npm start` in a process group of its own (so a test can send the terminal's Ctrl-C to all of it). */
-export async function npmStart(dataDir: string, port?: number): Promise<Started> {
+/**
+ * `npm start` in a process group of its own (so a test can send the terminal's Ctrl-C to all of it).
+ * `env` adds settings (SEED_DEMO=false, a DATABASE_URL) to the newcomer's empty environment.
+ */
+export async function npmStart(dataDir: string, port?: number, env: Record<string, string> = {}): Promise<Started> {
   port ??= await freePort();
   const npm = spawn('npm', ['start'], {
     cwd: root,
     detached: true,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), PGLITE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', APP_URL: '' },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), PGLITE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', APP_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -56,6 +61,7 @@ export async function npmStart(dataDir: string, port?: number): Promise<Started>
     port,
     output: () => out,
     url: find(/Ready: open (\S+)/),
+    setupLink: find(/(https?:\/\/\S+\/setup\?token=\S+)/),
     apiKey: find(/API key\s+(awk_\S+)/),
     workspaceId: find(/workspace\s+\S+ \(([0-9a-f-]{36})\)/),
     owner: { email: find(/as (\S+@\S+) \//), password: find(/as \S+@\S+ \/ (\S+)/) },
@@ -73,4 +79,11 @@ export async function signInAt(browser: Browser, origin: string, s: Started) {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page).toHaveURL(`${origin}/decisions`);
   return { context, page };
+}
+
+/** Stops a started service (the whole group) and waits for it. */
+export async function stopStarted(s: Started | undefined): Promise<void> {
+  if (!s || s.npm.exitCode !== null || s.npm.signalCode !== null) return;
+  process.kill(-s.npm.pid!, 'SIGKILL');
+  await s.exited;
 }

@@ -1,7 +1,9 @@
 /**
- * The README's walk-through, run as a reader runs it: `npm start` on an empty database, then every
- * ```bash block of the "Walk-through" section in order, in one bash session, with the key and
- * workspace id the banner printed. Every `# →` line is checked against what came back
+ * The README's walk-through, run as a reader runs it, in one bash session on an empty database:
+ * the blocks marked `<!-- walk-through: before npm start -->` in the project's folder (creating the
+ * workspace with `npm run workspace:create`), then `npm start`, then every other ```bash block of
+ * the "Walk-through" section in order, with the key and workspace id workspace:create printed.
+ * Every `# →` line is checked against what came back
  * (test/support/readme-sketch.ts), every command must succeed, and every HTTP answer must be 2xx
  * unless a `# →` line shows its status. Where the README says a human acts
  * (`<!-- walk-through: … approves $D … -->`), the test signs in as the printed owner and approves
@@ -13,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { mismatches, parseSketch, type Sketch } from '../test/support/readme-sketch';
-import { npmStart, signInAt, type Started } from './npm-start';
+import { freePort, npmStart, signInAt, type Started } from './npm-start';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -163,12 +165,12 @@ test.describe.configure({ mode: 'serial' });
 
 test.describe('the README, run', () => {
   let dir: string;
-  let s: Started;
+  let s: Started | undefined;
   let shell: Shell;
+  /** What workspace:create printed: the reader's key, workspace and owner. */
+  let created: { key: string; workspaceId: string; email: string; password: string };
   test.beforeAll(async () => {
-    test.setTimeout(120_000);
     dir = mkdtempSync(path.join(os.tmpdir(), 'aws-readme-'));
-    s = await npmStart(path.join(dir, 'pglite'));
     shell = new Shell(dir);
   });
   test.afterAll(async () => {
@@ -181,15 +183,42 @@ test.describe('the README, run', () => {
   });
 
   test('the walk-through, block by block, shows what comes back', async ({ browser }) => {
-    test.setTimeout(180_000);
+    test.setTimeout(240_000);
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const vars = { BASE: `${s.url}/api/v1`, KEY: s.apiKey, WORKSPACE_ID: s.workspaceId };
-    const blocks = walkThrough(readme, vars, s.port);
+    const port = await freePort();
+    const vars: Record<string, string> = { BASE: `http://localhost:${port}/api/v1`, KEY: '', WORKSPACE_ID: '' };
+    const blocks = walkThrough(readme, vars, port);
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     expect(blocks.reduce((n, b) => n + b.sketches.length, 0)).toBeGreaterThanOrEqual(15);
+    const before = blocks.filter((b) => b.humanAfter === 'before npm start');
+    expect(before.length, 'the walk-through starts with the workspace, before npm start').toBeGreaterThanOrEqual(1);
+    expect(before[0]!.source).toContain('npm run workspace:create');
     const problems: string[] = [];
+    let printedBefore = '';
     for (const [index, block] of blocks.entries()) {
       const file = path.join(dir, `block-${index + 1}.sh`);
+      if (block.humanAfter === 'before npm start') {
+        // In the project's folder, on the database npm start will open (the reader's .data/pglite).
+        writeFileSync(file, `cd '${root}'\nexport PGLITE_DATA_DIR='${dir}/pglite' LOG_LEVEL=warn\n${block.script}\ncd '${dir}'\n`);
+        const printed = await shell.run(file, `block-${index + 1}`);
+        printedBefore += printed;
+        problems.push(...checkBlock(block, index, printed));
+        continue;
+      }
+      if (!s) {
+        const find = (re: RegExp) => printedBefore.match(re)?.[1] ?? '';
+        created = {
+          key: find(/API key\s+(awk_\S+)/),
+          workspaceId: find(/workspace\s+([0-9a-f-]{36})/),
+          email: find(/owner\s+(\S+@\S+)\s+password/),
+          password: find(/owner\s+\S+@\S+\s+password (\S+)/),
+        };
+        expect(created.key && created.workspaceId && created.password, printedBefore).toBeTruthy();
+        s = await npmStart(path.join(dir, 'pglite'), port);
+        expect(s.apiKey, 'a database with a workspace gets no demo').toBe('');
+        Object.assign(vars, { KEY: created.key, WORKSPACE_ID: created.workspaceId });
+        block.script = toScript(block.source, vars, port).script;
+      }
       writeFileSync(file, block.script);
       const printed = await shell.run(file, `block-${index + 1}`);
       problems.push(...checkBlock(block, index, printed));
@@ -198,7 +227,7 @@ test.describe('the README, run', () => {
         const step = /approves (?:decision )?\$(\w+)/.exec(block.humanAfter);
         expect(step, `a human step the test knows: ${block.humanAfter}`).not.toBeNull();
         const id = await readVar(shell, dir, step![1]!);
-        const { context, page } = await signInAt(browser, s.url, s);
+        const { context, page } = await signInAt(browser, s!.url, { ...s!, owner: { email: created.email, password: created.password } });
         await page.goto(`/decisions/${id}`);
         await page.getByLabel('Note (optional)').fill('Approved in the walk-through.');
         await page.getByRole('button', { name: 'Approve', exact: true }).click();
@@ -211,10 +240,10 @@ test.describe('the README, run', () => {
   });
 
   test('the landing page’s example runs as shown', async ({ page }) => {
-    await page.goto(`${s.url}/`);
+    await page.goto(`${s!.url}/`);
     const example = await page.locator('pre code').first().innerText();
     const file = path.join(dir, 'landing.sh');
-    writeFileSync(file, `export BASE='${s.url}/api/v1' KEY='${s.apiKey}'\n${example.replace(/^export .*\n/m, '')}\n__expect 0\n`);
+    writeFileSync(file, `export BASE='${s!.url}/api/v1' KEY='${created.key}'\n${example.replace(/^export .*\n/m, '')}\n__expect 0\n`);
     const printed = await shell.run(file, 'landing');
     const block: Block = {
       source: example,

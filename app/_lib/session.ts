@@ -1,7 +1,16 @@
-/** Server-side helpers for pages: the signed-in user, their workspaces, and a caller acting as them. */
+/**
+ * Server-side helpers for pages: the signed-in user, their workspaces and the current one, and a
+ * caller acting as them.
+ *
+ * The current workspace is the one every page shows (decisions, initiatives, settings). It is kept
+ * in a cookie set by /workspaces/switch, checked against the user's memberships on every request
+ * (a workspace they have left is never shown), and defaults to their first workspace. A page of
+ * one resource (a decision, an initiative) belongs to that resource's workspace: opening it from
+ * another one switches there first, so the header always names the workspace on screen.
+ */
 import 'server-only';
 import { inArray } from 'drizzle-orm';
-import { headers } from 'next/headers';
+import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { workspaces } from '@/db/schema';
 import { callerFor } from '@/server/api/internal';
@@ -44,6 +53,33 @@ export async function workspacesOf(user: SessionUser): Promise<WorkspaceChoice[]
     );
   const names = new Map(rows.map((r) => [r.id, r.name]));
   return user.memberships.map((m) => ({ id: m.workspaceId, name: names.get(m.workspaceId) ?? m.workspaceId, role: m.role }));
+}
+
+/** The cookie naming the current workspace (a preference, not a credential: membership is checked). */
+export const WORKSPACE_COOKIE = 'aws-workspace';
+
+export interface WorkspaceView {
+  /** Every workspace of the user, in the order they joined. */
+  workspaces: WorkspaceChoice[];
+  /** The one the pages show, or null for a user in no workspace. */
+  current: WorkspaceChoice | null;
+}
+
+export async function currentWorkspace(user: SessionUser): Promise<WorkspaceView> {
+  const workspaces = await workspacesOf(user);
+  const chosen = (await cookies()).get(WORKSPACE_COOKIE)?.value;
+  return { workspaces, current: workspaces.find((w) => w.id === chosen) ?? workspaces[0] ?? null };
+}
+
+/** Where to go to make `workspaceId` current and land on `returnTo`. */
+export function switchTo(workspaceId: string, returnTo: string): string {
+  return `/workspaces/switch?${new URLSearchParams({ to: workspaceId, return: returnTo })}`;
+}
+
+/** For a page of one resource: switches to the resource's workspace first when another is current. */
+export async function showIn(user: SessionUser, workspaceId: string, here: string): Promise<void> {
+  const { current } = await currentWorkspace(user);
+  if (current?.id !== workspaceId) redirect(switchTo(workspaceId, here));
 }
 
 /** A tRPC caller acting as the request's signed-in user (the same procedures the API runs). */

@@ -1,8 +1,10 @@
 /** Decisions: those waiting for a ruling first (most urgent, longest waiting), then the rest. */
 import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { AutoRefresh } from '../_components/auto-refresh';
+import { NoWorkspace } from '../_components/no-workspace';
 import { ago } from '../_lib/format';
-import { caller, requireUser, workspacesOf } from '../_lib/session';
+import { redirect } from 'next/navigation';
+import { caller, currentWorkspace, requireUser, switchTo } from '../_lib/session';
 
 export const dynamic = 'force-dynamic';
 
@@ -15,16 +17,13 @@ function pick<T extends string>(value: string | undefined, allowed: readonly T[]
 export default async function DecisionsPage({ searchParams }: { searchParams: Promise<Search> }) {
   const params = await searchParams;
   const user = await requireUser('/decisions');
-  const workspaces = await workspacesOf(user);
-  const workspace = workspaces.find((w) => w.id === params.workspace) ?? workspaces[0];
-  if (!workspace) {
-    return (
-      <main>
-        <h1>Decisions</h1>
-        <p>You are not a member of any workspace yet. Ask a workspace owner to add you.</p>
-      </main>
-    );
+  const { current: workspace } = await currentWorkspace(user);
+  // Links from before workspaces were switched in the header (?workspace=) still land right.
+  if (params.workspace && params.workspace !== workspace?.id) {
+    const rest = new URLSearchParams(Object.entries(params).filter(([k, v]) => k !== 'workspace' && v) as [string, string][]);
+    redirect(switchTo(params.workspace, `/decisions${rest.size ? `?${rest}` : ''}`));
   }
+  if (!workspace) return <NoWorkspace />;
   const status = pick(params.status, decisionStatuses);
   const urgency = pick(params.urgency, decisionUrgencies);
   const inbox = await (
@@ -41,7 +40,7 @@ export default async function DecisionsPage({ searchParams }: { searchParams: Pr
       <AutoRefresh />
       <h1>Decisions</h1>
       <p className="muted">
-        Workspace <strong>{workspace.name}</strong> · you are {inbox.role}
+        In <strong>{workspace.name}</strong> you are {inbox.role}
         {inbox.role === 'viewer' ? ' (you can read decisions, not rule on them)' : ''}
       </p>
       <ul className="counts" aria-label="Counts">
@@ -61,19 +60,6 @@ export default async function DecisionsPage({ searchParams }: { searchParams: Pr
         <li className="badge status-expired">{byStatus.expired + byStatus.cancelled} expired or cancelled</li>
       </ul>
       <form className="toolbar" method="get" aria-label="Filters">
-        {workspaces.length > 1 && (
-          <label>
-            Workspace
-            <select name="workspace" defaultValue={workspace.id}>
-              {workspaces.map((w) => (
-                <option key={w.id} value={w.id}>
-                  {w.name}
-                </option>
-              ))}
-            </select>
-          </label>
-        )}
-        {workspaces.length <= 1 && <input type="hidden" name="workspace" value={workspace.id} />}
         <label>
           Status
           <select name="status" defaultValue={status ?? ''}>

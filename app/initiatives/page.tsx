@@ -1,22 +1,17 @@
 /** The operating map of a workspace: every initiative as a process, newest first. */
 import { ProcessMap } from '../_components/process-map';
-import { caller, requireUser, workspacesOf } from '../_lib/session';
+import { redirect } from 'next/navigation';
+import { NoWorkspace } from '../_components/no-workspace';
+import { caller, currentWorkspace, requireUser, switchTo } from '../_lib/session';
 
 export const dynamic = 'force-dynamic';
 
 export default async function InitiativesPage({ searchParams }: { searchParams: Promise<{ workspace?: string }> }) {
   const params = await searchParams;
   const user = await requireUser('/initiatives');
-  const workspaces = await workspacesOf(user);
-  const workspace = workspaces.find((w) => w.id === params.workspace) ?? workspaces[0];
-  if (!workspace) {
-    return (
-      <main>
-        <h1>Initiatives</h1>
-        <p>You are not a member of any workspace yet.</p>
-      </main>
-    );
-  }
+  const { current: workspace } = await currentWorkspace(user);
+  if (params.workspace && params.workspace !== workspace?.id) redirect(switchTo(params.workspace, '/initiatives'));
+  if (!workspace) return <NoWorkspace />;
   const map = await (await caller()).initiatives.operatingMap({ workspace_id: workspace.id, limit: 200 });
   return (
     <main>

@@ -20,7 +20,8 @@ export function SignInForm({ returnTo }: { returnTo: string }) {
     });
     setBusy(false);
     if (!result || result.error) {
-      setError('That email and password do not match an account.');
+      // CredentialsSignin: no such pair. Anything else is the service's own sentence (too many attempts).
+      setError(!result || result.error === 'CredentialsSignin' ? 'That email and password do not match an account.' : result.error);
       return;
     }
     router.replace(returnTo);

@@ -8,7 +8,7 @@ import { isDefaultOptions } from '@/server/domain/decisions/create-decision';
 import { AppError } from '@/server/errors';
 import { AutoRefresh } from '../../_components/auto-refresh';
 import { actorLabel, ago, CONTINUATION_LABELS, EVENT_LABELS, SHAPE_LABELS, when } from '../../_lib/format';
-import { caller, requireUser } from '../../_lib/session';
+import { caller, requireUser, showIn } from '../../_lib/session';
 import { CancelDecision } from './cancel-decision';
 import { RulingForm } from './ruling-form';
 
@@ -27,6 +27,8 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
     if ((cause instanceof AppError && cause.code === 'not_found') || (err as { code?: string }).code === 'BAD_REQUEST') notFound();
     throw err;
   }
+  // A deep link (resolve_url) into another of the user's workspaces makes that one current.
+  await showIn(user, decision.workspace_id, `/decisions/${id}`);
   const role = user.memberships.find((m) => m.workspaceId === decision.workspace_id)?.role;
   const raisedByMe = decision.created_by.type === 'human' && decision.created_by.id === user.userId;
   const canRule = decision.status === 'pending' && (role === 'owner' || role === 'approver') && !raisedByMe;
@@ -37,7 +39,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
     <main>
       {decision.status === 'pending' && <AutoRefresh />}
       <p>
-        <a href={`/decisions?workspace=${decision.workspace_id}`}>← Decisions</a>
+        <a href="/decisions">← Decisions</a>
       </p>
       <h1 className="prewrap">{decision.title}</h1>
       <p className="meta-row">

@@ -2,7 +2,7 @@
 import { notFound } from 'next/navigation';
 import { AppError } from '@/server/errors';
 import { ProcessMap } from '../../_components/process-map';
-import { caller, requireUser } from '../../_lib/session';
+import { caller, requireUser, showIn } from '../../_lib/session';
 
 export const dynamic = 'force-dynamic';
 
@@ -10,7 +10,7 @@ const hours = (h: number | null) => (h === null ? '—' : `${h} h`);
 
 export default async function InitiativePage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  await requireUser(`/initiatives/${id}`);
+  const user = await requireUser(`/initiatives/${id}`);
   const api = await caller();
   let read;
   try {
@@ -21,6 +21,7 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
     throw err;
   }
   const { initiative, tree } = read.data;
+  await showIn(user, initiative.workspace_id, `/initiatives/${id}`);
   const map = await api.initiatives.operatingMap({ workspace_id: initiative.workspace_id, initiative_id: initiative.id, limit: 1 });
   const process = map.data.processes[0];
   const names = new Map<string, string>();
@@ -33,7 +34,7 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
   return (
     <main>
       <p>
-        <a href={`/initiatives?workspace=${initiative.workspace_id}`}>← Initiatives</a>
+        <a href="/initiatives">← Initiatives</a>
       </p>
       <h1 className="prewrap">{initiative.title}</h1>
       <p className="meta-row">

@@ -2,6 +2,7 @@
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { messageOf, trpc } from '../../_lib/trpc-client';
+import { copyText } from '../../_lib/use-action';
 
 interface Key {
   id: string;
@@ -43,9 +44,7 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
 
   async function copy() {
     if (!revealed) return;
-    try {
-      await navigator.clipboard.writeText(revealed.secret);
-    } catch {
+    if (!(await copyText(revealed.secret))) {
       setError('Copying failed: select the key and copy it by hand.');
       return;
     }

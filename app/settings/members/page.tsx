@@ -1,0 +1,29 @@
+/** The people of the current workspace, for its owners: members, pending invitations, inviting. */
+import { caller, currentWorkspace, requireUser } from '../../_lib/session';
+import { MembersManager } from './members-manager';
+
+export const dynamic = 'force-dynamic';
+
+export default async function MembersPage() {
+  const user = await requireUser('/settings/members');
+  const { current: workspace } = await currentWorkspace(user);
+  if (!workspace || workspace.role !== 'owner') {
+    return (
+      <main>
+        <h1>Members</h1>
+        <p>Only the owners of {workspace ? <strong>{workspace.name}</strong> : 'a workspace'} manage its members.</p>
+      </main>
+    );
+  }
+  const { members, invitations } = await (await caller()).members.list({ workspace_id: workspace.id });
+  return (
+    <main>
+      <h1>Members</h1>
+      <p className="muted">
+        People of <strong>{workspace.name}</strong>. Owners can do everything; approvers rule on decisions; viewers read. A workspace always
+        keeps at least one owner. A change takes effect at the person’s next page or request.
+      </p>
+      <MembersManager workspaceId={workspace.id} me={user.userId} members={members} invitations={invitations} />
+    </main>
+  );
+}

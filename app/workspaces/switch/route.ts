@@ -1,0 +1,56 @@
+/**
+ * Makes a workspace current (the cookie every page reads, app/_lib/session.ts) and goes back.
+ *
+ * POST: the header's switcher (form fields `workspace` and `return`), from the app's own pages
+ * only. GET `?to=&return=`: the way a deep link into another workspace (a decision's resolve_url)
+ * switches before showing it. Either way the cookie is set only for a workspace the signed-in
+ * user belongs to; otherwise nothing changes and the page they return to says what it can.
+ */
+import { NextResponse, type NextRequest } from 'next/server';
+import { safeReturnTo } from '@/app/_lib/return-to';
+import { WORKSPACE_COOKIE } from '@/app/_lib/session';
+import { readSessionUser } from '@/server/auth/session';
+import { addressedOrigin } from '@/server/http/origin';
+import { getRuntime } from '@/server/runtime';
+
+export const dynamic = 'force-dynamic';
+
+async function switchTo(req: NextRequest, workspaceId: string | null, returnTo: string | null): Promise<NextResponse> {
+  const runtime = await getRuntime();
+  const url = new URL(req.url);
+  const origin = addressedOrigin(req.headers, url, runtime.env.TRUSTED_PROXY_HOPS);
+  // Relative to the address the browser used, so a switch on 127.0.0.1 stays on 127.0.0.1.
+  const response = NextResponse.redirect(new URL(safeReturnTo(returnTo ?? undefined), origin), 303);
+  const user = await readSessionUser(runtime.db, req.headers, runtime.secrets.auth, runtime.env.APP_URL);
+  if (user && workspaceId && user.memberships.some((m) => m.workspaceId === workspaceId)) {
+    response.cookies.set(WORKSPACE_COOKIE, workspaceId, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+      secure: origin.startsWith('https://'),
+      maxAge: 365 * 24 * 60 * 60,
+    });
+  }
+  return response;
+}
+
+export async function GET(req: NextRequest): Promise<NextResponse> {
+  return switchTo(req, req.nextUrl.searchParams.get('to'), req.nextUrl.searchParams.get('return'));
+}
+
+export async function POST(req: NextRequest): Promise<NextResponse> {
+  const runtime = await getRuntime();
+  const origin = addressedOrigin(req.headers, new URL(req.url), runtime.env.TRUSTED_PROXY_HOPS);
+  const sent = req.headers.get('origin');
+  const sameOrigin =
+    sent === null ? req.headers.get('sec-fetch-site') === 'same-origin' : sent === origin || sent === new URL(runtime.env.APP_URL).origin;
+  if (!sameOrigin) {
+    return new NextResponse('Cross-site request refused.', { status: 403 });
+  }
+  const form = await req.formData().catch(() => null);
+  const field = (name: string) => {
+    const v = form?.get(name);
+    return typeof v === 'string' ? v : null;
+  };
+  return switchTo(req, field('workspace'), field('return'));
+}
