@@ -236,7 +236,7 @@ interface HttpAnswer {
   body: string;
 }
 
-function httpGet(agent: http.Agent, url: string, headers: Record<string, string>): Promise<HttpAnswer> {
+export function httpGet(agent: http.Agent, url: string, headers: Record<string, string>): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { agent, headers }, (res) => {
       const chunks: Buffer[] = [];

@@ -38,14 +38,18 @@ import {
 } from './lib';
 import { runLimit } from './limit';
 import { measureSse } from './sse';
+import { measureTaskQueue } from './tasks';
 
 const quick = process.argv.includes('--quick');
+/** `--only queue`: just the work-queue measurement (GET /tasks?ready=true, 1,000 then 100,000 tasks), twice. */
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const SECONDS = quick ? 2 : 8;
 const RUNS = 3;
 const WORKSPACES = 64;
 const CONCURRENCY = quick ? [1, 32] : [1, 8, 32];
 const LEDGER_EVENTS = quick ? 100_000 : 1_000_000;
 const LEASES = quick ? 200 : 1000;
+const QUEUE_TASKS = quick ? 20_000 : 100_000;
 const WARMUP_SECONDS = quick ? 3 : 8;
 
 type Target = 'limit' | 'peer' | 'ours';
@@ -174,10 +178,12 @@ const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) :
 const range = (s: Stat, digits = 0) => `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
 
 async function main(): Promise<void> {
+  if (only === 'queue') return queueOnly();
+  if (only !== undefined) throw new Error(`--only takes: queue (not ${only})`);
   const started = Date.now();
   buildIfStale();
-  log(`creating the benchmark database with ${WORKSPACES + 1} workspaces…`);
-  const db = await createBenchDb(WORKSPACES + 1);
+  log(`creating the benchmark database with ${WORKSPACES + 2} workspaces…`);
+  const db = await createBenchDb(WORKSPACES + 2);
   const servers: Server[] = [];
   try {
     const ours = await startOurs({ DATABASE_URL: db.url });
@@ -203,6 +209,10 @@ async function main(): Promise<void> {
     const pagesLarge = await measureEventsPage(ours.url, db, reader, 300);
     const verify = await measureChainVerify(db, reader);
 
+    // The work queue: a workspace of its own (no writer touches it), 1,000 tasks then QUEUE_TASKS.
+    log(`GET /tasks?ready=true on 1,000 then ${QUEUE_TASKS} tasks…`);
+    const queue = await measureTaskQueue(ours.url, db, db.workspaces[WORKSPACES + 1]!, QUEUE_TASKS);
+
     log(`SSE with ${LEASES} leases…`);
     const sse = await measureSse(
       ours.url,
@@ -218,9 +228,28 @@ async function main(): Promise<void> {
     log('PGlite writes…');
     const pglite = await pgliteWrites();
 
-    report({ writes, peakRss: Math.max(peakRss, rssAfterSse), pagesSmall, pagesLarge, fill, verify, sse, pglite, started });
+    report({ writes, peakRss: Math.max(peakRss, rssAfterSse), pagesSmall, pagesLarge, fill, verify, queue, sse, pglite, started });
   } finally {
     for (const s of servers) await s.stop();
+    await db.drop();
+  }
+}
+
+/** The queue figures alone, two runs, each on a fresh workspace of the same database and server. */
+async function queueOnly(): Promise<void> {
+  buildIfStale();
+  const db = await createBenchDb(2);
+  const ours = await startOurs({ DATABASE_URL: db.url });
+  try {
+    for (const [i, ws] of db.workspaces.entries()) {
+      const { small, big } = await measureTaskQueue(ours.url, db, ws, QUEUE_TASKS);
+      process.stdout.write(
+        `run ${i + 1}: GET /tasks?ready=true&limit=50 p50 ${fmt(small.p50, 2)} ms on 1,000 tasks, ${fmt(big.p50, 2)} ms on ` +
+          `${big.tasks.toLocaleString('en')} (${fmt(big.p50 / small.p50, 2)} ×; p99 ${fmt(small.p99, 2)} / ${fmt(big.p99, 2)} ms)\n`,
+      );
+    }
+  } finally {
+    await ours.stop();
     await db.drop();
   }
 }
@@ -232,6 +261,7 @@ interface Report {
   pagesLarge: Awaited<ReturnType<typeof measureEventsPage>>;
   fill: { seconds: number };
   verify: Awaited<ReturnType<typeof measureChainVerify>>;
+  queue: Awaited<ReturnType<typeof measureTaskQueue>>;
   sse: Awaited<ReturnType<typeof measureSse>>;
   pglite: { rps: Stat; p50: Stat; p99: Stat; failures: Stat };
   started: number;
@@ -269,6 +299,10 @@ function report(r: Report): void {
   );
   lines.push(`| events page of 100, SQL p50, small / large ledger | ${fmt(r.pagesSmall.sqlP50, 2)} / ${fmt(r.pagesLarge.sqlP50, 2)} ms |`);
   lines.push(`| ledger fill (COPY, hashes computed in Node) | ${fmt((LEDGER_EVENTS - 10_000) / r.fill.seconds)} events/s |`);
+  lines.push(
+    `| GET /tasks?ready=true&limit=50, p50 / p99, 1,000 tasks | ${fmt(r.queue.small.p50, 2)} / ${fmt(r.queue.small.p99, 2)} ms |`,
+    `| GET /tasks?ready=true&limit=50, p50 / p99, ${r.queue.big.tasks.toLocaleString('en')} tasks | ${fmt(r.queue.big.p50, 2)} / ${fmt(r.queue.big.p99, 2)} ms |`,
+  );
   lines.push(`| chain verification, one core | ${fmt(r.verify.eventsPerSecond)} events/s over ${r.verify.events.toLocaleString('en')} |`);
   lines.push(
     `| SSE commit-to-delivery p50 / p99, ${LEASES} leases | ${fmt(r.sse.deliveryP50, 1)} / ${fmt(r.sse.deliveryP99, 1)} ms (${r.sse.delivered}/${r.sse.expected} delivered) |`,
@@ -326,6 +360,11 @@ function report(r: Report): void {
     `idle leases cost no queries`,
     r.sse.idleLedgerReads <= r.sse.idleBaselineLedgerReads,
     `${r.sse.idleLedgerReads} vs ${r.sse.idleBaselineLedgerReads} scans`,
+  ]);
+  checks.push([
+    `ready tasks page flat as the workspace grows (${r.queue.big.tasks.toLocaleString('en')} tasks ≤ 1.5 × 1,000)`,
+    r.queue.big.p50 <= 1.5 * r.queue.small.p50,
+    `${fmt(r.queue.big.p50 / r.queue.small.p50, 2)} ×`,
   ]);
   checks.push([`chain verification ≥ 200,000 events/s`, r.verify.eventsPerSecond >= 200_000, `${fmt(r.verify.eventsPerSecond)}/s`]);
   checks.push([`peak RSS ≤ 300 MB`, r.peakRss * 1.048576 <= 300, `${fmt(r.peakRss * 1.048576)} MB`]);

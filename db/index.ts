@@ -71,6 +71,11 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
         // The append and idempotency paths are written for READ COMMITTED (each statement sees
         // what committed before it); a server whose default is stricter must not change that.
         default_transaction_isolation: 'read committed',
+        // Every statement here reads or writes a handful of rows. JIT compiles a plan whose cost
+        // estimate is high, and a LIMIT over a filtered index scan (GET /tasks?ready=true) is
+        // estimated in the millions though it reads fifty rows: compiling took 230 ms of a 0.5 ms
+        // query (bench/tasks.ts). OLTP gains nothing from JIT.
+        jit: 'off',
       },
       onnotice: () => undefined,
       // Seconds before a closed connection reconnects, by the pool's count of failures in a row.

@@ -85,6 +85,11 @@ export const errorTable = {
       'or a workspace left without an owner.',
     action: 'Read the current state (the message says what stands in the way) and choose a change it allows.',
   },
+  precondition_failed: {
+    status: 412,
+    meaning: 'If-Match names a version the resource has moved past: someone changed it since you read it.',
+    action: 'Read the resource again (its ETag is its current version), reapply your change, and send it with the new If-Match.',
+  },
   receipt_conflict: {
     status: 409,
     meaning: 'A different receipt document with this receipt_id was already imported into the workspace.',

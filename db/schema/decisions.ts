@@ -71,6 +71,8 @@ export const decisions = pgTable(
   },
   (t) => [
     index('decisions_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
+    // GET /tasks/{id}: the decisions that name a task.
+    index('decisions_task_idx').on(t.taskId),
     index('decisions_pending_due_idx')
       .on(t.dueAt)
       .where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),

@@ -38,7 +38,8 @@ export const runs = pgTable(
   },
   (t) => [
     index('runs_task_idx').on(t.taskId),
-    index('runs_workspace_idx').on(t.workspaceId),
+    // GET /runs pages newest first.
+    index('runs_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
     check('runs_status_check', sql`${t.status} in ('queued', 'running', 'paused', 'completed', 'failed', 'cancelled')`),
   ],
 );

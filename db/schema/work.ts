@@ -2,7 +2,7 @@
  * The work hierarchy: initiative → workstream → milestone → task, and the receipts kept for tasks.
  * These tables are projections of ledger events; `version` mirrors the aggregate's last aggregateVersion.
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQLWrapper } from 'drizzle-orm';
 import { boolean, check, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { aggregateColumns, ts } from './columns';
 import { workspaces } from './workspaces';
@@ -23,6 +23,13 @@ const pauseColumns = <S extends readonly [string, ...string[]]>(statuses: S) => 
 });
 
 export type TaskPriority = (typeof taskPriorities)[number];
+
+/**
+ * Where a priority sorts: urgent 0, high 1, medium 2, low 3. The same expression in the indexes
+ * and in GET /tasks?sort=priority, so the planner serves that order from an index.
+ */
+export const taskPriorityRank = (column: SQLWrapper) =>
+  sql`(case ${column} when 'urgent' then 0 when 'high' then 1 when 'medium' then 2 else 3 end)`;
 export type TaskStatus = (typeof taskStatuses)[number];
 
 export const initiatives = pgTable(
@@ -46,7 +53,8 @@ export const initiatives = pgTable(
     isInbox: boolean('is_inbox').notNull().default(false),
   },
   (t) => [
-    index('initiatives_workspace_idx').on(t.workspaceId),
+    // GET /initiatives pages by creation, oldest first.
+    index('initiatives_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
     check('initiatives_status_check', sql`${t.status} in ('active', 'paused', 'completed', 'cancelled')`),
   ],
 );
@@ -129,7 +137,11 @@ export const tasks = pgTable(
   (t) => [
     index('tasks_milestone_idx').on(t.milestoneId),
     index('tasks_initiative_idx').on(t.initiativeId),
-    index('tasks_workspace_idx').on(t.workspaceId),
+    // GET /tasks?sort=priority, and the work queue (?status=todo, ?ready=true) read in that order
+    // straight off the index; ?sort=updated (newest first) reads tasks_updated_idx backwards.
+    index('tasks_queue_idx').on(t.workspaceId, t.status, taskPriorityRank(t.priority), t.createdAt, t.id),
+    index('tasks_priority_idx').on(t.workspaceId, taskPriorityRank(t.priority), t.createdAt, t.id),
+    index('tasks_updated_idx').on(t.workspaceId, t.updatedAt, t.id),
     check('tasks_status_check', sql`${t.status} in ('todo', 'in_progress', 'blocked', 'paused', 'done', 'failed', 'cancelled')`),
     check('tasks_priority_check', sql`${t.priority} in ('low', 'medium', 'high', 'urgent')`),
     check('tasks_estimate_check', sql`${t.estimateHours} is null or ${t.estimateHours} >= 0`),
@@ -151,7 +163,7 @@ export const receipts = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
-  (t) => [index('receipts_task_idx').on(t.taskId), index('receipts_workspace_idx').on(t.workspaceId)],
+  (t) => [index('receipts_task_idx').on(t.taskId), index('receipts_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id)],
 );
 
 /**

@@ -52,7 +52,7 @@ export function errorCodesOf(meta: Meta): ErrorCode[] {
     // session-only operations included: the key is counted before the operation refuses it.
     codes.add('rate_limited');
   }
-  if (meta.openapi?.method === 'POST') {
+  if (meta.openapi?.method === 'POST' || meta.openapi?.method === 'PATCH') {
     for (const c of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(c);
   }
   for (const c of meta.errorCodes ?? []) codes.add(c);

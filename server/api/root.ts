@@ -13,11 +13,13 @@ import { membersRouter } from './routers/members';
 import { metaRouter } from './routers/meta';
 import { receiptsRouter } from './routers/receipts';
 import { runsRouter } from './routers/runs';
+import { tasksRouter } from './routers/tasks';
 import { workRouter } from './routers/work';
 import { workspacesRouter } from './routers/workspaces';
 
 export const appRouter = router({
   work: workRouter,
+  tasks: tasksRouter,
   decisions: decisionsRouter,
   apiKeys: apiKeysRouter,
   initiatives: initiativesRouter,

@@ -130,6 +130,20 @@ export function apply(state: ProjectionState, event: LedgerEvent): void {
     case 'task.created':
       state.tasks.set(event.aggregateId, taskRow(p as unknown as TaskRecord, meta));
       return;
+    case 'task.updated': {
+      // PATCH /tasks/{id}: each changed field's value after the change (API names → row fields).
+      const row = must(state.tasks.get(event.aggregateId), event);
+      const changes = p.changes as Record<string, { after: unknown }>;
+      const fields: Record<string, keyof typeof row> = {
+        title: 'title',
+        description: 'description',
+        priority: 'priority',
+        estimate_hours: 'estimateHours',
+        agent_id: 'agentId',
+      };
+      touch(row, Object.fromEntries(Object.entries(changes).map(([name, c]) => [fields[name]!, c.after])));
+      return;
+    }
     case 'work.created': {
       const receipt = p.receipt as ReceiptRecord;
       state.tasks.set(event.aggregateId, taskRow(p.task as TaskRecord, meta));

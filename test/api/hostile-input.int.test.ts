@@ -55,7 +55,7 @@ const resolve = (ref: string): JsonSchema => {
 };
 
 const operations = Object.entries(doc.paths).flatMap(([template, item]) =>
-  Object.entries(item).map(([method, op]) => ({ template, method: method.toUpperCase() as 'GET' | 'POST', op })),
+  Object.entries(item).map(([method, op]) => ({ template, method: method.toUpperCase() as 'GET' | 'POST' | 'PATCH', op })),
 );
 const bodySchemaOf = (op: Operation) => op.requestBody?.content['application/json'].schema;
 const paramsOf = (op: Operation, where: Parameter['in']) => (op.parameters ?? []).filter((p) => p.in === where);
@@ -85,7 +85,12 @@ const real = {
   decisionCursor: '',
   foreignEventCursor: '',
   foreignDecisionCursor: '',
+  /** Cursors of the other paged lists (GET /tasks, /runs, /receipts, /initiatives), ours and the other workspace's. */
+  listCursors: {} as Record<string, { mine: string; theirs: string }>,
 };
+
+/** The lists paged by a keyset cursor other than the ledger and decisions. */
+const LISTS = ['tasks', 'runs', 'receipts', 'initiatives'] as const;
 
 async function ok<T = any>(res: Promise<ApiResponse<T>>, status: number): Promise<ApiResponse<T>> {
   const r = await res;
@@ -151,6 +156,15 @@ beforeAll(async () => {
   real.foreignEventCursor = (await ok(app.request('GET', '/events/stream?limit=2', { key: other.apiKey }), 200)).body.meta.nextCursor;
   real.foreignDecisionCursor = (await ok(app.request('GET', '/decisions?limit=1', { key: other.apiKey }), 200)).body.meta.nextCursor;
   expect(real.decisionCursor && real.foreignDecisionCursor).toBeTruthy();
+  // The other workspace gets a second run and receipt, so that each of its lists has a second page.
+  const second = await ok(app.request('POST', '/work', { key: other.apiKey, body: { title: 'second' } }), 201);
+  await ok(app.request('POST', '/runs', { key: other.apiKey, body: { task_id: second.body.data.taskId } }), 201);
+  for (const list of LISTS) {
+    const mine = (await ok(app.request('GET', `/${list}?limit=1`), 200)).body.meta.nextCursor;
+    const theirs = (await ok(app.request('GET', `/${list}?limit=1`, { key: other.apiKey }), 200)).body.meta.nextCursor;
+    expect(mine && theirs, list).toBeTruthy();
+    real.listCursors[list] = { mine, theirs };
+  }
 });
 afterAll(async () => {
   await app?.close();
@@ -285,10 +299,11 @@ const HEADER_BREAKS: Record<string, string[]> = {
   'idempotency-key': ['inner space', 'x'.repeat(201), 'é-not-ascii', '-starts-with-dash', 'k'.repeat(8000)],
   'x-correlation-id': ['nope', `${randomUUID()}0`],
   'x-context-manifest-digest': ['md5:1', `sha256:${'A'.repeat(64)}`],
+  'if-match': ['3', '"three"', '"-1"', `"${'9'.repeat(12)}"`, '*'],
 };
 
 interface Drawn {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   path: string;
   query: Query;
   headers: Record<string, string>;
@@ -324,7 +339,7 @@ function shortLease(query: Query): Query {
   return out;
 }
 
-function requestsFor(template: string, method: 'GET' | 'POST', op: Operation, as: Drawn['as']) {
+function requestsFor(template: string, method: 'GET' | 'POST' | 'PATCH', op: Operation, as: Drawn['as']) {
   const pathParams = paramsOf(op, 'path');
   const queryParams = paramsOf(op, 'query');
   const headerParams = paramsOf(op, 'header');
@@ -1018,6 +1033,12 @@ describe('forged cursors', () => {
       mine: () => real.decisionCursor,
       theirs: () => real.foreignDecisionCursor,
     },
+    ...LISTS.map((list) => ({
+      name: `GET /${list} ?cursor`,
+      url: (c: string) => `/${list}?limit=1&cursor=${encodeURIComponent(c)}`,
+      mine: () => real.listCursors[list]!.mine,
+      theirs: () => real.listCursors[list]!.theirs,
+    })),
   ];
 
   async function expectRefused(spot: (typeof spots)[number], cursor: string, codes = ['invalid_cursor']) {
@@ -1033,7 +1054,14 @@ describe('forged cursors', () => {
 
   it('these are all the operations of the document that take a cursor', () => {
     const withCursor = operations.filter(({ op }) => paramsOf(op, 'query').some((p) => p.name === 'cursor' || p.name === 'last_event_id'));
-    expect(withCursor.map((o) => `${o.method} ${o.template}`).sort()).toEqual(['GET /decisions', 'GET /events/stream']);
+    expect(withCursor.map((o) => `${o.method} ${o.template}`).sort()).toEqual([
+      'GET /decisions',
+      'GET /events/stream',
+      'GET /initiatives',
+      'GET /receipts',
+      'GET /runs',
+      'GET /tasks',
+    ]);
   });
 
   for (const spot of spots) {

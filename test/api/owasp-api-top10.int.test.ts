@@ -126,6 +126,8 @@ describe('OWASP API Security Top 10 (2023)', () => {
       ['POST', `/runs/${theirs.run}/finish`, { outcome: 'completed' }],
       ['POST', `/runs/${theirs.run}/actions/pause`, {}],
       ['GET', `/receipts/${theirs.receipt}`, undefined],
+      ['GET', `/tasks/${theirs.task}`, undefined],
+      ['PATCH', `/tasks/${theirs.task}`, { title: 'mine now' }],
       ['POST', '/work', { title: 'x', initiative_id: theirs.initiative, workstream_id: theirs.workstream, milestone_id: theirs.milestone }],
       ['POST', '/decisions', { workspace_id: mine, title: 'x', task_id: theirs.task }],
       ['POST', '/decisions', { workspace_id: mine, title: 'x', run_id: theirs.run }],
@@ -163,10 +165,25 @@ describe('OWASP API Security Top 10 (2023)', () => {
       expect(filtered.status).toBe(200);
       expect(filtered.body.data).toEqual({ processes: [], totalProcesses: 0 });
       expect(unfiltered.body.data).toEqual(filtered.body.data);
+      // So do the lists' filters naming their task or initiative.
+      for (const path of [
+        `/tasks?initiative_id=${theirs.initiative}`,
+        `/runs?task_id=${theirs.task}`,
+        `/receipts?task_id=${theirs.task}`,
+      ]) {
+        const res = await app.request('GET', path);
+        expect(res.status, path).toBe(200);
+        expect(res.body.data, path).toEqual([]);
+      }
       // Naming the other workspace outright is 403 forbidden; its cursor is not ours to use.
       for (const [method, path, body] of [
         ['GET', `/decisions?workspace_id=${other.workspaceId}`, undefined],
         ['GET', `/operating-map?workspace_id=${other.workspaceId}`, undefined],
+        ['GET', `/tasks?workspace_id=${other.workspaceId}`, undefined],
+        ['GET', `/runs?workspace_id=${other.workspaceId}`, undefined],
+        ['GET', `/receipts?workspace_id=${other.workspaceId}`, undefined],
+        ['GET', `/initiatives?workspace_id=${other.workspaceId}`, undefined],
+        ['GET', `/workspace?workspace_id=${other.workspaceId}`, undefined],
         ['GET', `/initiatives/${theirs.initiative}?workspace_id=${other.workspaceId}`, undefined],
         ['POST', '/decisions', { workspace_id: other.workspaceId, title: 'x' }],
         ['POST', '/initiatives', { workspace_id: other.workspaceId, title: 'x' }],
@@ -288,7 +305,15 @@ describe('OWASP API Security Top 10 (2023)', () => {
   it('API4:2023 Unrestricted Resource Consumption: every limit has a ceiling, bodies are capped, and a key holds a bounded number of event-stream leases', async () => {
     // Every `limit` the document offers has a documented maximum, and one past it is refused.
     const limited = operations.filter((o) => (o.op.parameters ?? []).some((p: any) => p.name === 'limit'));
-    expect(limited.map((o) => o.path).sort()).toEqual(['/decisions', '/events/stream', '/operating-map']);
+    expect(limited.map((o) => o.path).sort()).toEqual([
+      '/decisions',
+      '/events/stream',
+      '/initiatives',
+      '/operating-map',
+      '/receipts',
+      '/runs',
+      '/tasks',
+    ]);
     for (const { method, path, op } of limited) {
       const max = op.parameters.find((p: any) => p.name === 'limit').schema.maximum as number;
       expect(max, path).toBeGreaterThan(0);

@@ -12,7 +12,8 @@
  * extended before a keyword is silently ignored): type (string, number, integer, boolean, object,
  * array), properties, required, additionalProperties (false or a schema), propertyNames (only
  * {type: string}), enum, minLength, maxLength, pattern, format (uuid, date-time), minimum,
- * maximum, items, minItems, maxItems, $ref (local), and the annotations default and description.
+ * maximum, items, minItems, maxItems, $ref (local), anyOf (only as zod writes a nullable field:
+ * one schema or null), and the annotations default and description.
  */
 import fc from 'fast-check';
 
@@ -36,6 +37,7 @@ export const SUPPORTED_KEYWORDS = new Set([
   'minItems',
   'maxItems',
   '$ref',
+  'anyOf',
   'default',
   'description',
   'example',
@@ -64,7 +66,16 @@ export function keywordsIn(
   if (typeof s.$ref === 'string') keywordsIn(ctx.resolve(s.$ref), ctx, out, seen);
   for (const sub of Object.values((s.properties as Record<string, unknown>) ?? {})) keywordsIn(sub, ctx, out, seen);
   for (const key of ['items', 'additionalProperties', 'propertyNames']) keywordsIn(s[key], ctx, out, seen);
+  for (const branch of Array.isArray(s.anyOf) ? s.anyOf : []) keywordsIn(branch, ctx, out, seen);
   return out;
+}
+
+/** For `anyOf: [schema, {type: 'null'}]` (a nullable field, as zod writes it): that schema. */
+function nullableOf(s: JsonSchema): JsonSchema | undefined {
+  if (!Array.isArray(s.anyOf)) return undefined;
+  const others = (s.anyOf as JsonSchema[]).filter((b) => b.type !== 'null');
+  if (others.length !== 1 || s.anyOf.length !== 2) throw new Error(`anyOf other than "a schema or null": ${JSON.stringify(s.anyOf)}`);
+  return others[0];
 }
 
 function deref(schema: JsonSchema, ctx: SchemaContext): JsonSchema {
@@ -115,6 +126,8 @@ function text(min: number, max: number): fc.Arbitrary<string> {
 /** A value `schema` accepts. */
 export function validValue(schema: JsonSchema, ctx: SchemaContext): fc.Arbitrary<unknown> {
   const s = deref(schema, ctx);
+  const nullable = nullableOf(s);
+  if (nullable) return fc.oneof({ weight: 3, arbitrary: validValue(nullable, ctx) }, fc.constant(null));
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
   switch (s.type) {
     case 'string': {
@@ -198,11 +211,14 @@ function replaceAt(root: unknown, path: Path, value: unknown): unknown {
 /** Unknown member names, some of them names every JS object inherits. */
 const UNKNOWN_FIELDS = ['unexpected_field', 'constructor', 'toString'];
 
-function breaksOf(schema: JsonSchema, value: unknown, path: Path, root: unknown, ctx: SchemaContext, out: Broken[]): void {
+function breaksOf(schema: JsonSchema, value: unknown, path: Path, root: unknown, ctx: SchemaContext, out: Broken[], nullOk = false): void {
   const s = deref(schema, ctx);
+  const nullable = nullableOf(s);
+  // A nullable field breaks as its schema does, except that null is a value it takes.
+  if (nullable) return breaksOf(nullable, value, path, root, ctx, out, true);
   const at = (v: unknown, how: string, documented = true) =>
     out.push({ value: replaceAt(root, path, v), how: `${pointer(path)}: ${how}`, documented });
-  at(null, 'null');
+  if (!nullOk) at(null, 'null');
   switch (s.type) {
     case 'string':
       at(12345, 'a number for a string');

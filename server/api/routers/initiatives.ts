@@ -4,6 +4,8 @@ import { eq } from 'drizzle-orm';
 import { initiatives, nodeStatuses, runStatuses, taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
 import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
 import { findInitiative, initiativeView, loadTree, treeView } from '@/server/domain/initiatives/tree-view';
+import { listInitiatives } from '@/server/domain/initiatives/list';
+import { openList, pageMeta, pageOf, pageParams } from '../keyset';
 import { initiativeRow, milestoneRow, taskRow, workstreamRow } from '@/server/domain/hierarchy/records';
 import { operatingMap } from '@/server/domain/operating-map/map';
 import { withReplayed } from '@/server/projections/replay-cache';
@@ -311,6 +313,42 @@ export const initiativesRouter = router({
           meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const, duplicate: false },
         };
       });
+    }),
+
+  list: memberProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/initiatives',
+        tags: ['initiatives'],
+        summary: 'List initiatives',
+        description:
+          'The workspace’s initiatives (the Inbox among them), newest first, each with its tasks counted by status; paged by cursor.',
+      },
+      auth: ['ApiKey', 'Session'],
+      errorCodes: ['forbidden', 'invalid_cursor'],
+    })
+    .input(z.strictObject({ ...pageParams }))
+    .output(
+      z
+        .object({
+          data: z.array(
+            initiativeSchema.extend({
+              task_counts: z
+                .object(Object.fromEntries(taskStatuses.map((s) => [s, z.int()])) as Record<(typeof taskStatuses)[number], z.ZodInt>)
+                .meta({ description: 'The initiative’s tasks by status.' }),
+            }),
+          ),
+          meta: pageMeta,
+        })
+        .meta({ id: 'InitiativePage' }),
+    )
+    .query(async ({ ctx, input }) => {
+      const { workspaceId, scope, after } = openList(ctx, 'initiatives', input);
+      const { db, secrets } = ctx.runtime;
+      const rows = await listInitiatives(db, workspaceId, { after, limit: input.limit + 1 });
+      const { page, meta } = pageOf(rows, (r) => r.initiative, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
+      return { data: page.map((r) => ({ ...initiativeView(r.initiative), task_counts: r.counts })), meta };
     }),
 
   get: memberProcedure

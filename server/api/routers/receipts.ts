@@ -5,8 +5,10 @@ import { exportReceipt, receiptWorkspace } from '@/server/domain/receipts/export
 import { AppError } from '@/server/errors';
 import { eq } from 'drizzle-orm';
 import { importedReceipts } from '@/db/schema';
+import { listReceipts } from '@/server/domain/receipts/list';
+import { openList, pageMeta, pageOf, pageParams } from '../keyset';
 import { actorIn, memberProcedure, publicProcedure, router } from '../trpc';
-import { id } from '../schemas';
+import { id, timestamp } from '../schemas';
 
 const metadata = z
   .object({
@@ -32,7 +34,61 @@ const metadata = z
 const base = (appUrl: string) => `${appUrl.replace(/\/+$/, '')}/api/v1`;
 
 const noSuchReceipt = () => new AppError('not_found', 'No such receipt in your workspace.');
+const receiptSummary = z
+  .object({
+    id: z.uuid(),
+    task_id: z.uuid(),
+    status: z.string(),
+    summary: z.string(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .meta({ id: 'ReceiptSummary' });
+
 export const receiptsRouter = router({
+  list: memberProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/receipts',
+        tags: ['receipts'],
+        summary: 'List receipts',
+        description:
+          'The receipts of the workspace’s tasks, newest first, optionally of one task, paged by cursor. GET /receipts/{id} ' +
+          'exports one as a document. Imported receipts are read by their id.',
+      },
+      auth: ['ApiKey', 'Session'],
+      errorCodes: ['forbidden', 'invalid_cursor'],
+    })
+    .input(
+      z.strictObject({
+        task_id: id().optional(),
+        ...pageParams,
+      }),
+    )
+    .output(z.object({ data: z.array(receiptSummary), meta: pageMeta }).meta({ id: 'ReceiptPage' }))
+    .query(async ({ ctx, input }) => {
+      const { workspaceId, scope, after } = openList(ctx, 'receipts', input);
+      const { db, secrets } = ctx.runtime;
+      const rows = await listReceipts(db, workspaceId, {
+        taskId: input.task_id,
+        after,
+        limit: input.limit + 1,
+      });
+      const { page, meta } = pageOf(rows, (r) => r, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
+      return {
+        data: page.map((r) => ({
+          id: r.id,
+          task_id: r.taskId,
+          status: r.status,
+          summary: r.summary,
+          created_at: r.createdAt.toISOString(),
+          updated_at: r.updatedAt.toISOString(),
+        })),
+        meta,
+      };
+    }),
+
   validatorMetadata: publicProcedure
     .meta({
       openapi: {

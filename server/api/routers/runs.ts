@@ -9,12 +9,15 @@ import {
   createRun,
   finishRun,
   loadRunView,
+  runView,
   type CheckpointView,
   type RunView,
 } from '@/server/domain/runs/runs';
 import { AppError } from '@/server/errors';
 import type { Actor, Trace } from '@/server/domain/actor';
+import { openList, pageMeta, pageOf, pageParams } from '../keyset';
 import { runMutation } from '../mutation';
+import { listRuns } from '@/server/domain/runs/list';
 import { actorIn, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { id, jsonObject, mutationHeaders, text, timestamp } from '../schemas';
 
@@ -76,7 +79,53 @@ async function locateRun(ctx: Caller, runId: string, roles?: readonly ('owner' |
 
 const runPath = z.strictObject({ runId: id() });
 
+const runSummary = runSchema
+  .omit({ checkpoints: true })
+  .extend({ checkpoint_count: z.int().meta({ description: 'Checkpoints recorded (GET /runs/{runId} lists them).' }) })
+  .meta({ id: 'RunSummary' });
+
 export const runsRouter = router({
+  list: memberProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/runs',
+        tags: ['runs'],
+        summary: 'List runs',
+        description: 'The workspace’s runs, newest first, filtered by task, status (repeatable) and agent, paged by cursor.',
+      },
+      auth: ['ApiKey', 'Session'],
+      errorCodes: ['forbidden', 'invalid_cursor'],
+    })
+    .input(
+      z.strictObject({
+        task_id: id().optional(),
+        status: z.array(z.enum(runStatuses)).max(6).optional().meta({ description: 'Repeatable.' }),
+        agent_id: text(1, 200).optional(),
+        ...pageParams,
+      }),
+    )
+    .output(z.object({ data: z.array(runSummary), meta: pageMeta }).meta({ id: 'RunPage' }))
+    .query(async ({ ctx, input }) => {
+      const { workspaceId, scope, after } = openList(ctx, 'runs', input);
+      const { db, secrets } = ctx.runtime;
+      const rows = await listRuns(db, workspaceId, {
+        taskId: input.task_id,
+        status: input.status,
+        agentId: input.agent_id,
+        after,
+        limit: input.limit + 1,
+      });
+      const { page, meta } = pageOf(rows, (r) => r.run, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
+      return {
+        data: page.map(({ run, checkpoints }) => {
+          const { checkpoints: _none, ...view } = runView(run, []);
+          return { ...view, checkpoint_count: checkpoints };
+        }),
+        meta,
+      };
+    }),
+
   create: memberProcedure
     .meta({
       openapi: {

@@ -1,9 +1,10 @@
 /** POST /work: create a work item (task) with its receipt. */
 import { z } from 'zod';
-import { taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
+import { taskPriorities } from '@/db/schema';
 import { createWork, type CreatedWork } from '@/server/domain/work/create-work';
 import { runMutation } from '../mutation';
 import { apiKeyProcedure, router } from '../trpc';
+import { taskSchema } from './task-schemas';
 import { apiMeta, id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
 
 const createWorkInput = z
@@ -21,25 +22,6 @@ const createWorkInput = z
       'Only `title` is required; the task then goes to the workspace Inbox. For explicit placement send all three of ' +
       '`initiative_id`, `workstream_id` and `milestone_id`: they must exist in your workspace (else 404) and nest (else 400).',
   });
-
-const taskSchema = z
-  .object({
-    id: z.uuid(),
-    title: z.string(),
-    description: z.string().nullable(),
-    status: z.enum(taskStatuses),
-    priority: z.enum(taskPriorities),
-    type: z.enum(taskTypes),
-    estimate_hours: z.number().nullable(),
-    agent_id: z.string().nullable(),
-    depends_on: z.array(z.uuid()).meta({ description: 'Sibling tasks (same milestone) this one waits for.' }),
-    initiative_id: z.uuid(),
-    workstream_id: z.uuid(),
-    milestone_id: z.uuid(),
-    created_at: timestamp(),
-    updated_at: timestamp(),
-  })
-  .meta({ id: 'Task' });
 
 const receiptSchema = z
   .object({
