@@ -99,9 +99,9 @@ describe('creating workspaces', () => {
     expect(taken.status).toBe(409);
     expect(taken.code).toBe('conflict');
     expect(taken.body.error.message).toContain('already exists');
-    for (const bad of ['', '   ', 'x'.repeat(101)]) {
+    for (const bad of ['', '   ', 'x'.repeat(101), 'tab\there', 'bell\u0007', 'del\u007f']) {
       const res = await api.mutate('workspaces.create', { name: bad }, { session: owner.session });
-      expect(res.status, bad).toBe(400);
+      expect(res.status, JSON.stringify(bad)).toBe(400);
     }
     expect(await app.counts()).toEqual(before);
   });

@@ -39,8 +39,7 @@ export function workspaceName(raw: string): string {
       issues: [{ path: 'name', message: `1 to ${WORKSPACE_NAME_MAX} characters` }],
     });
   }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) {
+  if ([...name].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) {
     throw new AppError('validation_failed', 'A workspace name cannot hold control characters.', {
       issues: [{ path: 'name', message: 'no control characters' }],
     });
