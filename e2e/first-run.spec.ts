@@ -19,6 +19,7 @@ test.describe.configure({ mode: 'serial' });
 test.setTimeout(180_000);
 
 const PASSWORD = 'first owner password 1';
+const NEW_PASSWORD = 'second owner password 2';
 
 test.describe('first run without the demo', () => {
   let dataDir: string;
@@ -57,6 +58,23 @@ test.describe('first run without the demo', () => {
     const again = await browser.newContext({ baseURL: origin });
     const second = await again.newPage();
     expect((await second.goto(`${link.pathname}${link.search}`))!.status()).toBe(404);
+
+    // The owner changes their password: this page stays signed in, the other browser is signed out.
+    await second.goto('/signin');
+    await second.getByLabel('Email').fill('ada@acme.test');
+    await second.getByLabel('Password').fill(PASSWORD);
+    await second.getByRole('button', { name: 'Sign in' }).click();
+    await expect(second).toHaveURL(`${origin}/decisions`);
+    await page.goto('/settings/account');
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByLabel('New password (at least 12 characters)').fill(NEW_PASSWORD);
+    await page.getByLabel('New password again').fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await expect(page.getByRole('status')).toHaveText('Password changed. Every other session of yours has been signed out.');
+    await page.goto('/decisions');
+    await expect(page.getByText('In Acme you are owner')).toBeVisible();
+    await second.goto('/decisions');
+    await expect(second).toHaveURL(/\/signin/);
     await again.close();
     await context.close();
   });
