@@ -39,7 +39,7 @@ async function start(): Promise<Runtime> {
   const stopJobs = startBackgroundJobs(runtime);
   // Once requests have drained (server/lifecycle.ts): nothing is writing when the database closes.
   onStop('resources', async () => {
-    stopJobs();
+    await stopJobs();
     await closeRuntime();
   });
   stopOnSignals();

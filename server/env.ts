@@ -65,6 +65,26 @@ export const envSchema = z.object({
   SMTP_URL: z.url().optional(),
   /** The From of the emails the service sends. */
   MAIL_FROM: z.string().min(3).default('Accountable Work Service <no-reply@localhost>'),
+  /**
+   * Webhook URLs that resolve to loopback, private, link-local or metadata addresses are refused,
+   * at creation and at every connection, unless this is true (a receiver on your own network).
+   */
+  WEBHOOKS_ALLOW_PRIVATE: z.stringbool().default(false),
+  /** How long a receiver has to answer a delivery before it counts as failed. */
+  WEBHOOK_TIMEOUT_MS: intFromString(10_000, 100, 60_000),
+  /** The first retry's delay; each later one doubles it (with jitter), up to an hour. */
+  WEBHOOK_RETRY_BASE_MS: intFromString(5_000, 10, 3_600_000),
+  /** How long an event is retried after its first failure before the endpoint is disabled (24 h). */
+  WEBHOOK_RETRY_FOR_MS: intFromString(86_400_000, 1_000, 30 * 86_400_000),
+  /** How long an instance holds an endpoint while delivering to it (another takes over after). */
+  WEBHOOK_LEASE_MS: intFromString(30_000, 1_000, 600_000),
+  /** How often due retries are looked for (commits wake the deliveries they concern at once). */
+  WEBHOOK_POLL_MS: intFromString(1_000, 10, 60_000),
+  /**
+   * The key webhook signing secrets are encrypted with at rest (any string of 32+ characters).
+   * Unset: a key generated in the database's instance secrets. Set it to keep the two apart.
+   */
+  WEBHOOK_SECRET_KEY: z.string().min(32).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 

@@ -1,6 +1,7 @@
 /**
- * Work the service does on its own: timing out overdue decisions every few seconds, and deleting
- * rate-limit windows and sign-in attempt counters whose windows have ended.
+ * Work the service does on its own: timing out overdue decisions every few seconds, deleting
+ * rate-limit windows and sign-in attempt counters whose windows have ended, and delivering the
+ * ledger to webhook endpoints (server/webhooks/dispatcher.ts).
  */
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { pruneAttemptCounters } from './auth/attempt-limits';
@@ -8,6 +9,7 @@ import { attemptLimitsOf } from './auth/sign-in';
 import { log } from './log';
 import { pruneRateLimitCounters, RATE_LIMIT_WINDOW_MS } from './rate-limits';
 import type { Runtime } from './runtime';
+import { WebhookDispatcher } from './webhooks/dispatcher';
 
 /** How often overdue decisions are timed out (reads of a decision also do it for what they show). */
 export const TIMEOUT_SWEEP_MS = 5_000;
@@ -28,8 +30,13 @@ function every(name: string, everyMs: number, job: () => Promise<unknown>): () =
   return () => clearInterval(timer);
 }
 
-/** Starts the background jobs; returns a function that stops them. */
-export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; pruneMs?: number } = {}): () => void {
+/**
+ * Starts the background jobs; returns a function that stops them (settling once webhook
+ * deliveries in flight are aborted and their leases given back).
+ */
+export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; pruneMs?: number } = {}): () => Promise<void> {
+  const webhooks = new WebhookDispatcher(runtime);
+  webhooks.start();
   const stops = [
     every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () =>
       sweepDecisionTimeouts(runtime.db, { onCommitted: (id) => runtime.wakeups.committed(id) }),
@@ -39,5 +46,8 @@ export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; 
       await pruneAttemptCounters(runtime.db, attemptLimitsOf(runtime));
     }),
   ];
-  return () => stops.forEach((stop) => stop());
+  return async () => {
+    stops.forEach((stop) => stop());
+    await webhooks.stop();
+  };
 }

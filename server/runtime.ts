@@ -15,6 +15,8 @@ export interface InstanceSecrets {
   cursor: string;
   /** Signs session cookies (AUTH_SECRET when set). */
   auth: string;
+  /** Encrypts webhook signing secrets at rest (WEBHOOK_SECRET_KEY when set). */
+  webhook: string;
 }
 
 export interface Runtime {
@@ -42,6 +44,7 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
     const secrets = {
       cursor: await instanceSecret(handle.db, 'cursor_hmac'),
       auth: env.AUTH_SECRET ?? (await instanceSecret(handle.db, 'auth')),
+      webhook: env.WEBHOOK_SECRET_KEY ?? (await instanceSecret(handle.db, 'webhook_secret_key')),
     };
     const notify = handle.notify;
     const wakeups = new LedgerWakeups(notify ? (ids) => notify(WAKE_CHANNEL, ids) : undefined);

@@ -8,3 +8,4 @@ export * from './runs';
 export * from './decisions';
 export * from './artifact-types';
 export * from './rate-limits';
+export * from './webhooks';

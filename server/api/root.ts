@@ -15,6 +15,7 @@ import { receiptsRouter } from './routers/receipts';
 import { runsRouter } from './routers/runs';
 import { tasksRouter } from './routers/tasks';
 import { workRouter } from './routers/work';
+import { webhooksRouter } from './routers/webhooks';
 import { workspacesRouter } from './routers/workspaces';
 
 export const appRouter = router({
@@ -34,6 +35,7 @@ export const appRouter = router({
   workspaces: workspacesRouter,
   members: membersRouter,
   account: accountRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

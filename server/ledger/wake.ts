@@ -25,6 +25,8 @@ const NOTIFY_RETRY_MS = 1000;
 export class LedgerWakeups {
   private readonly emitter = new EventEmitter();
   private readonly health = new EventEmitter();
+  /** Hears every workspace's moves (the webhook dispatcher), beside the per-workspace subscribers. */
+  private readonly anyMove = new EventEmitter();
   private pending = new Set<string>();
   private scheduled = false;
   private sending: Promise<void> | null = null;
@@ -41,6 +43,7 @@ export class LedgerWakeups {
   constructor(private readonly notifier?: Notifier) {
     this.emitter.setMaxListeners(0);
     this.health.setMaxListeners(0);
+    this.anyMove.setMaxListeners(0);
   }
 
   /** True when no commit can go unsignalled: leases need not poll. */
@@ -51,6 +54,7 @@ export class LedgerWakeups {
   /** A transaction that appended to `workspaceId` committed in this process. */
   committed(workspaceId: string): void {
     this.emitter.emit(workspaceId);
+    this.anyMove.emit('moved', workspaceId);
     if (!this.notifier || this.closed) return;
     this.pending.add(workspaceId);
     if (this.scheduled || this.retry) return;
@@ -69,6 +73,7 @@ export class LedgerWakeups {
     const [workspaceId, origin] = payload.split(' ', 2);
     if (!workspaceId || origin === this.origin) return;
     this.emitter.emit(workspaceId);
+    this.anyMove.emit('moved', workspaceId);
   }
 
   /** The LISTEN connection is up (again) or lost. Coming back wakes every subscribed workspace. */
@@ -84,6 +89,12 @@ export class LedgerWakeups {
   subscribe(workspaceId: string, wake: () => void): () => void {
     this.emitter.on(workspaceId, wake);
     return () => this.emitter.off(workspaceId, wake);
+  }
+
+  /** Calls `moved` with the workspace whenever any workspace's ledger moves; returns the unsubscribe function. */
+  onAnyMove(moved: (workspaceId: string) => void): () => void {
+    this.anyMove.on('moved', moved);
+    return () => this.anyMove.off('moved', moved);
   }
 
   /** Calls `change` when `healthy` changes; returns the unsubscribe function. */

@@ -86,7 +86,7 @@ export function emptyState(): ProjectionState {
   };
 }
 
-/** Event types that change no projection table (tenancy and credentials are not projections). */
+/** Event types that change no projection table (tenancy, credentials and webhook endpoints are not projections). */
 const NOT_PROJECTED = new Set([
   'workspace.created',
   'membership.created',
@@ -97,6 +97,13 @@ const NOT_PROJECTED = new Set([
   'invitation.revoked',
   'api_key.created',
   'api_key.revoked',
+  'webhook_endpoint.created',
+  'webhook_endpoint.updated',
+  'webhook_endpoint.enabled',
+  'webhook_endpoint.disabled',
+  'webhook_endpoint.deleted',
+  'webhook_endpoint.secret_rotated',
+  'webhook_endpoint.test',
 ]);
 
 type Payload = Record<string, unknown>;

@@ -1,6 +1,7 @@
 /**
  * Changing one's password (the current one required, under the sign-in limit; every session so far
- * ends), and invitation emails sent through a real SMTP server (smtp-server on 127.0.0.1). Both engines.
+ * ends), and invitation and attention emails sent through a real SMTP server (smtp-server on
+ * 127.0.0.1). Both engines.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -89,6 +90,64 @@ describe('invitation emails', () => {
     } finally {
       await unreachable.close();
     }
+  });
+});
+
+/** A message's text with quoted-printable undone (soft line breaks and =XX bytes). */
+function bodyOf(raw: string): string {
+  const qp = raw.replace(/=\r?\n/g, '');
+  return Buffer.from(
+    qp.replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    'latin1',
+  ).toString('utf8');
+}
+
+describe('attention emails', () => {
+  it('mail every approver and owner, one message each, with the title, recommendation, what waiting costs and the link', async () => {
+    const ws = await app.createWorkspace();
+    const approver = await app.member('approver', ws.workspaceId);
+    const viewer = await app.member('viewer', ws.workspaceId);
+    const raised = await app.request('POST', '/decisions', {
+      key: ws.apiKey,
+      body: {
+        workspace_id: ws.workspaceId,
+        title: 'Refund order 1042?',
+        shape: 'option_select',
+        shape_context: {
+          options: [
+            { id: 'refund', label: 'Refund in full' },
+            { id: 'credit', label: 'Store credit' },
+          ],
+        },
+      },
+    });
+    expect(raised.status).toBe(201);
+    const id = raised.body.decision.id;
+    const asked = await app.request('POST', `/decisions/${id}/attention`, {
+      key: ws.apiKey,
+      body: {
+        recommended_option_id: 'refund',
+        recommendation_note: 'The customer was charged twice',
+        impact_if_delayed: 'A chargeback in 2 days',
+      },
+    });
+    expect(asked.status).toBe(200);
+    const ownerEmail = (await app.request('GET', '/workspace', { key: ws.apiKey })).body.data.name + '@test.local';
+    await expect.poll(() => smtp.messages.filter((m) => bodyOf(m.raw).includes(id)).length).toBe(2);
+    const mails = smtp.messages.filter((m) => bodyOf(m.raw).includes(id));
+    expect(mails.map((m) => m.to).sort()).toEqual([[approver.email], [ownerEmail]].sort());
+    expect(mails.some((m) => m.to.includes(viewer.email))).toBe(false);
+    const body = bodyOf(mails[0]!.raw);
+    expect(mails[0]!.raw).toMatch(/Subject: Ruling needed: Refund order 1042\?/);
+    expect(body).toContain('Refund order 1042?');
+    expect(body).toContain('Recommendation: Refund in full (refund): The customer was charged twice');
+    expect(body).toContain('What waiting costs: A chargeback in 2 days');
+    expect(body).toContain(asked.body.data.resolve_url);
+
+    // Asking again mails again, saying so.
+    await app.request('POST', `/decisions/${id}/attention`, { key: ws.apiKey, body: {} });
+    await expect.poll(() => smtp.messages.filter((m) => bodyOf(m.raw).includes(id)).length).toBe(4);
+    expect(bodyOf(smtp.messages.at(-1)!.raw)).toContain('(asked 2 times)');
   });
 });
 

@@ -264,7 +264,7 @@ describe('GET /events/stream?format=sse', () => {
       // The lease lasted 6 s and would poll after 10 s: only the sweep's wake-up can deliver it.
       expect(Date.now() - started).toBeLessThan(9000);
     } finally {
-      stop();
+      await stop();
     }
   });
 

@@ -20,6 +20,8 @@ import { openApiDocument } from '@/server/api/openapi';
 import { errorTable, isErrorCode } from '@/server/errors';
 import { canonicalJson } from '@/server/ledger/canonical';
 import { sampleReceipt } from '@/server/domain/receipts/sample';
+import { WebhookDispatcher } from '@/server/webhooks/dispatcher';
+import { startReceiver } from '../support/receiver';
 import { startTestApp, type ApiResponse, type RequestOptions, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
 import { launchTree } from '../support/fixtures';
 import { serveOverHttp, type HttpServer } from '../support/http';
@@ -87,6 +89,8 @@ const real = {
   foreignDecisionCursor: '',
   /** Cursors of the other paged lists (GET /tasks, /runs, /receipts, /initiatives), ours and the other workspace's. */
   listCursors: {} as Record<string, { mine: string; theirs: string }>,
+  /** A webhook endpoint of this workspace, then one of the other. */
+  webhooks: [] as string[],
 };
 
 /** The lists paged by a keyset cursor other than the ledger and decisions. */
@@ -116,7 +120,12 @@ async function seed(key: string, workspaceId: string, into: (id: string) => void
 
 beforeAll(async () => {
   // Thousands of requests from one key and one address: the limits are tested elsewhere.
-  app = await startTestApp({ RATE_LIMIT_API_PER_MIN: '10000000', RATE_LIMIT_VALIDATOR_PER_MIN: '10000000' });
+  // Private webhook URLs allowed: the seed below delivers to a receiver on 127.0.0.1.
+  app = await startTestApp({
+    RATE_LIMIT_API_PER_MIN: '10000000',
+    RATE_LIMIT_VALIDATOR_PER_MIN: '10000000',
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
+  });
   approver = await app.member('approver');
   owner = await app.member('owner');
   other = await app.createWorkspace();
@@ -159,6 +168,34 @@ beforeAll(async () => {
   // The other workspace gets a second run and receipt, so that each of its lists has a second page.
   const second = await ok(app.request('POST', '/work', { key: other.apiKey, body: { title: 'second' } }), 201);
   await ok(app.request('POST', '/runs', { key: other.apiKey, body: { task_id: second.body.data.taskId } }), 201);
+  // Two deliveries to an endpoint of each workspace, so that each deliveries list has a second page.
+  const receiver = await startReceiver();
+  const dispatcher = new WebhookDispatcher(app.runtime, { pollMs: 20 });
+  try {
+    for (const key of [app.ws.apiKey, other.apiKey]) {
+      const hook = await ok(app.request('POST', '/webhooks', { key, body: { url: receiver.url, event_types: ['none.yet'] } }), 201);
+      real.webhooks.push(hook.body.data.id);
+      for (let i = 0; i < 2; i++) await ok(app.request('POST', `/webhooks/${hook.body.data.id}/test`, { key }), 202);
+    }
+    dispatcher.start();
+    await receiver.waitFor(4);
+    // The receiver has them; their attempts are recorded as the answers come back.
+    for (const [i, key] of [app.ws.apiKey, other.apiKey].entries()) {
+      const path = `/webhooks/${real.webhooks[i]}/deliveries?limit=1`;
+      for (let tries = 0; !(await app.request('GET', path, { key })).body.meta.nextCursor; tries++) {
+        if (tries > 100) throw new Error('the deliveries were not recorded');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  } finally {
+    await dispatcher.stop();
+    await receiver.close();
+  }
+  real.listCursors.webhookDeliveries = {
+    mine: (await ok(app.request('GET', `/webhooks/${real.webhooks[0]}/deliveries?limit=1`), 200)).body.meta.nextCursor,
+    theirs: (await ok(app.request('GET', `/webhooks/${real.webhooks[1]}/deliveries?limit=1`, { key: other.apiKey }), 200)).body.meta
+      .nextCursor,
+  };
   for (const list of LISTS) {
     const mine = (await ok(app.request('GET', `/${list}?limit=1`), 200)).body.meta.nextCursor;
     const theirs = (await ok(app.request('GET', `/${list}?limit=1`, { key: other.apiKey }), 200)).body.meta.nextCursor;
@@ -1033,6 +1070,12 @@ describe('forged cursors', () => {
       mine: () => real.decisionCursor,
       theirs: () => real.foreignDecisionCursor,
     },
+    {
+      name: 'GET /webhooks/{id}/deliveries ?cursor',
+      url: (c: string) => `/webhooks/${real.webhooks[0]}/deliveries?limit=1&cursor=${encodeURIComponent(c)}`,
+      mine: () => real.listCursors.webhookDeliveries!.mine,
+      theirs: () => real.listCursors.webhookDeliveries!.theirs,
+    },
     ...LISTS.map((list) => ({
       name: `GET /${list} ?cursor`,
       url: (c: string) => `/${list}?limit=1&cursor=${encodeURIComponent(c)}`,
@@ -1061,6 +1104,7 @@ describe('forged cursors', () => {
       'GET /receipts',
       'GET /runs',
       'GET /tasks',
+      'GET /webhooks/{id}/deliveries',
     ]);
   });
 

@@ -48,7 +48,10 @@ let theirs: {
   run: string;
   receipt: string;
   cursor: string;
+  webhook: string;
 };
+/** A webhook endpoint of the app's own workspace. */
+let myWebhook: string;
 
 beforeAll(async () => {
   app = await startTestApp({ SSE_LEASES_PER_KEY: String(LEASES_PER_KEY) });
@@ -70,7 +73,13 @@ beforeAll(async () => {
   const imported = await app.request('POST', '/agent-work-receipts/import', { key, body: receipt });
   expect(imported.status).toBe(201);
   const page = await app.request('GET', '/events/stream?limit=1', { key });
+  const hook = await app.request('POST', '/webhooks', { key, body: { url: 'https://93.184.216.34/theirs' } });
+  expect(hook.status).toBe(201);
+  const mine = await app.request('POST', '/webhooks', { body: { url: 'https://93.184.216.34/mine' } });
+  expect(mine.status).toBe(201);
+  myWebhook = mine.body.data.id;
   theirs = {
+    webhook: hook.body.data.id,
     decision: decision.body.decision.id,
     initiative: tree.body.data.initiative.id,
     workstream: refs.research,
@@ -134,6 +143,12 @@ describe('OWASP API Security Top 10 (2023)', () => {
       ['POST', '/runs', { task_id: theirs.task }],
       ['POST', '/lifecycle', { level: 'initiative', id: theirs.initiative, action: 'pause' }],
       ['POST', '/lifecycle', { level: 'task', id: theirs.task, action: 'cancel' }],
+      ['GET', `/webhooks/${theirs.webhook}`, undefined],
+      ['PATCH', `/webhooks/${theirs.webhook}`, { description: 'mine now' }],
+      ['DELETE', `/webhooks/${theirs.webhook}`, {}],
+      ['POST', `/webhooks/${theirs.webhook}/rotate-secret`, {}],
+      ['POST', `/webhooks/${theirs.webhook}/test`, {}],
+      ['GET', `/webhooks/${theirs.webhook}/deliveries`, undefined],
     ];
     // Every path that names an object is attempted (a new one must be added above).
     const templated = new Set(operations.filter((o) => o.path.includes('{')).map((o) => `${o.method} ${o.path}`));
@@ -313,8 +328,10 @@ describe('OWASP API Security Top 10 (2023)', () => {
       '/receipts',
       '/runs',
       '/tasks',
+      '/webhooks/{id}/deliveries',
     ]);
-    for (const { method, path, op } of limited) {
+    for (const { method, path: template, op } of limited) {
+      const path = template.replace('{id}', myWebhook);
       const max = op.parameters.find((p: any) => p.name === 'limit').schema.maximum as number;
       expect(max, path).toBeGreaterThan(0);
       expect(max, path).toBeLessThanOrEqual(200);

@@ -521,7 +521,7 @@ describe('the background sweep', () => {
         )
         .toBe('expired');
     } finally {
-      stop();
+      await stop();
     }
   });
 });

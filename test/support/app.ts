@@ -160,7 +160,9 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
           (select count(*) from runs) as runs,
           (select count(*) from run_checkpoints) as checkpoints,
           (select count(*) from dedup_claims) as claims,
-          (select count(*) from imported_receipts) as imported_receipts`,
+          (select count(*) from imported_receipts) as imported_receipts,
+          (select count(*) from webhook_endpoints) as webhook_endpoints,
+          (select count(*) from webhook_deliveries) as webhook_deliveries`,
       );
       return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
     },

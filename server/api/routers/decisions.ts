@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { continuationStrategies, decisions, decisionShapes, decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { createDecision } from '@/server/domain/decisions/create-decision';
 import { inboxCounts, inboxDecisions, listDecisions } from '@/server/domain/decisions/list';
+import { notifyApprovers } from '@/server/domain/decisions/notify-approvers';
 import { POLL_AFTER_MS, requestAttention } from '@/server/domain/decisions/request-attention';
 import { RULING_ROLES, ruleOnDecision } from '@/server/domain/decisions/rule';
 import { expireIfDue, sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
@@ -332,7 +333,7 @@ export const decisionsRouter = router({
       const { id: decisionId, ...fields } = input;
       const { actor, row } = await locate(ctx, decisionId, RULING_ROLES);
       await settleTimeout(ctx, row);
-      return runMutation(ctx, actor, { status: 200, output: attentionOutput }, async (tx) => {
+      const answer = await runMutation(ctx, actor, { status: 200, output: attentionOutput }, async (tx) => {
         const result = await requestAttention(tx, actor, decisionId, fields);
         const d = result.decision;
         return {
@@ -350,6 +351,9 @@ export const decisionsRouter = router({
           meta: { apiVersion: '1' as const, workspaceId: d.workspaceId, duplicate: result.repeated },
         };
       });
+      // Committed: mail the approvers and owners, without making the agent wait for SMTP.
+      void notifyApprovers(ctx.runtime, decisionId);
+      return answer;
     }),
 
   approve: humanProcedure

@@ -1,0 +1,337 @@
+/**
+ * Webhook endpoints of a workspace: created, read, changed, deleted, their secret rotated, a test
+ * delivery asked for. Each change is a ledger event in the same transaction; the signing secret
+ * is in no event (it is returned once, by create and rotate-secret). Event payloads carry the
+ * URL without its query string, which may hold a receiver's own token.
+ *
+ * The URL is checked (server/webhooks/url-policy.ts) by the caller before the transaction: the
+ * check resolves the host, and no transaction should wait on DNS.
+ */
+import { randomUUID } from 'node:crypto';
+import { and, asc, count, desc, eq } from 'drizzle-orm';
+import type { Executor, Tx } from '@/db';
+import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
+import { AppError } from '@/server/errors';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
+import { encryptSecret, generateSigningSecret } from '@/server/webhooks/secrets';
+import type { Actor } from '../actor';
+import { olderThan, type CreatedKey } from '../paging';
+
+/** Endpoints one workspace may have. */
+export const MAX_ENDPOINTS_PER_WORKSPACE = 20;
+/** How long the secret replaced by a rotation still signs deliveries (beside the new one). */
+export const ROTATION_GRACE_MS = 24 * 3_600_000;
+
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+export interface WebhookEndpointView {
+  id: string;
+  workspace_id: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  delivery: {
+    delivered_sequence: number;
+    attempts: number;
+    failing_since: string | null;
+    next_attempt_at: string | null;
+    last_success_at: string | null;
+  };
+}
+
+export function endpointView(row: EndpointRow): WebhookEndpointView {
+  return {
+    id: row.id,
+    workspace_id: row.workspaceId,
+    url: row.url,
+    description: row.description,
+    event_types: row.eventTypes,
+    status: row.status,
+    disabled_reason: row.disabledReason,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    delivery: {
+      delivered_sequence: row.deliveredSequence,
+      attempts: row.attempts,
+      failing_since: row.failingSince?.toISOString() ?? null,
+      next_attempt_at: row.status === 'enabled' && row.attempts > 0 ? row.nextAttemptAt.toISOString() : null,
+      last_success_at: row.lastSuccessAt?.toISOString() ?? null,
+    },
+  };
+}
+
+/** The URL as events record it: without a query string (a receiver's token may be in it). */
+function urlForEvents(url: string): string {
+  const u = new URL(url);
+  return u.search ? `${u.origin}${u.pathname}?…` : u.toString();
+}
+
+const noSuchEndpoint = () => new AppError('not_found', 'No such webhook endpoint in your workspace.');
+
+async function lockedEndpoint(tx: Tx, actor: Actor, id: string): Promise<EndpointRow> {
+  const [row] = await tx
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.workspaceId, actor.workspaceId)))
+    .for('update');
+  if (!row) throw noSuchEndpoint();
+  return row;
+}
+
+export interface CreateEndpointInput {
+  /** Checked already (checkWebhookUrl). */
+  url: string;
+  eventTypes: string[];
+  description: string;
+}
+
+/**
+ * Creates an endpoint. Its cursor starts at its own `webhook_endpoint.created` event: it receives
+ * what happens from then on, not the workspace's history.
+ */
+export async function createEndpoint(
+  tx: Tx,
+  actor: Actor,
+  input: CreateEndpointInput,
+  secretKey: string,
+): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+  // The workspace lock serialises creations, so the count below holds until commit.
+  await lockWorkspaceLedger(tx, actor.workspaceId);
+  const [existing] = await tx.select({ n: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.workspaceId, actor.workspaceId));
+  if ((existing?.n ?? 0) >= MAX_ENDPOINTS_PER_WORKSPACE) {
+    throw new AppError('conflict', `A workspace has at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
+  }
+  const id = randomUUID();
+  const secret = generateSigningSecret();
+  const now = new Date();
+  const [event] = await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'webhook_endpoint',
+        aggregateId: id,
+        eventType: 'webhook_endpoint.created',
+        payload: { id, url: urlForEvents(input.url), event_types: input.eventTypes, description: input.description },
+      },
+    ],
+    now,
+  );
+  const [row] = await tx
+    .insert(webhookEndpoints)
+    .values({
+      id,
+      workspaceId: actor.workspaceId,
+      url: input.url,
+      description: input.description,
+      eventTypes: input.eventTypes,
+      secretCipher: encryptSecret(secretKey, secret),
+      deliveredSequence: event!.sequence,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return { endpoint: endpointView(row!), secret };
+}
+
+export async function getEndpoint(db: Executor, workspaceId: string, id: string): Promise<WebhookEndpointView> {
+  const [row] = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.workspaceId, workspaceId)));
+  if (!row) throw noSuchEndpoint();
+  return endpointView(row);
+}
+
+/** Every endpoint of the workspace, oldest first (there are at most MAX_ENDPOINTS_PER_WORKSPACE). */
+export async function listEndpoints(db: Executor, workspaceId: string): Promise<WebhookEndpointView[]> {
+  const rows = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.workspaceId, workspaceId))
+    .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
+  return rows.map(endpointView);
+}
+
+export interface UpdateEndpointInput {
+  id: string;
+  /** Checked already (checkWebhookUrl). */
+  url?: string;
+  eventTypes?: string[];
+  description?: string;
+  /**
+   * false disables it (nothing is delivered; events keep collecting behind its cursor); true
+   * enables it again, retrying the event it stopped at now, with a fresh retry window.
+   */
+  enabled?: boolean;
+}
+
+/** Changes what was given; a change that changes nothing appends nothing. */
+export async function updateEndpoint(tx: Tx, actor: Actor, input: UpdateEndpointInput): Promise<WebhookEndpointView> {
+  const row = await lockedEndpoint(tx, actor, input.id);
+  const changes: Partial<EndpointRow> = {};
+  const changed: Record<string, unknown> = {};
+  if (input.url !== undefined && input.url !== row.url) {
+    changes.url = input.url;
+    changed.url = urlForEvents(input.url);
+  }
+  if (input.eventTypes !== undefined && input.eventTypes.join('\n') !== row.eventTypes.join('\n')) {
+    changes.eventTypes = input.eventTypes;
+    changed.event_types = input.eventTypes;
+  }
+  if (input.description !== undefined && input.description !== row.description) {
+    changes.description = input.description;
+    changed.description = input.description;
+  }
+  const events: { eventType: string; payload: Record<string, unknown> }[] = [];
+  if (Object.keys(changed).length > 0) events.push({ eventType: 'webhook_endpoint.updated', payload: { id: row.id, ...changed } });
+  const now = new Date();
+  if (input.enabled === true && row.status === 'disabled') {
+    Object.assign(changes, { status: 'enabled', disabledReason: null, attempts: 0, failingSince: null, nextAttemptAt: now });
+    events.push({ eventType: 'webhook_endpoint.enabled', payload: { id: row.id, resumes_after_sequence: row.deliveredSequence } });
+  } else if (input.enabled === false && row.status === 'enabled') {
+    const reason = 'Disabled by a member of the workspace.';
+    Object.assign(changes, { status: 'disabled', disabledReason: reason, leasedBy: null, leaseUntil: null });
+    events.push({ eventType: 'webhook_endpoint.disabled', payload: { id: row.id, reason, by: actor.type } });
+  }
+  if (events.length === 0) return endpointView(row);
+  const appended = await appendEvents(
+    tx,
+    actor,
+    events.map((e) => ({ aggregateType: 'webhook_endpoint', aggregateId: row.id, ...e })),
+    now,
+  );
+  const [updated] = await tx
+    .update(webhookEndpoints)
+    .set({ ...changes, updatedAt: now, version: appended.at(-1)!.aggregateVersion })
+    .where(eq(webhookEndpoints.id, row.id))
+    .returning();
+  return endpointView(updated!);
+}
+
+export async function deleteEndpoint(tx: Tx, actor: Actor, input: { id: string }): Promise<{ id: string; deleted: true }> {
+  const row = await lockedEndpoint(tx, actor, input.id);
+  await appendEvents(tx, actor, [
+    {
+      aggregateType: 'webhook_endpoint',
+      aggregateId: row.id,
+      eventType: 'webhook_endpoint.deleted',
+      payload: { id: row.id, url: urlForEvents(row.url) },
+    },
+  ]);
+  await tx.delete(webhookEndpoints).where(eq(webhookEndpoints.id, row.id));
+  return { id: row.id, deleted: true };
+}
+
+/**
+ * A new signing secret, returned once. The previous one keeps signing beside it for
+ * ROTATION_GRACE_MS, so receivers can switch without missing a delivery.
+ */
+export async function rotateSecret(
+  tx: Tx,
+  actor: Actor,
+  input: { id: string },
+  secretKey: string,
+): Promise<{ endpoint: WebhookEndpointView; secret: string; previous_secret_expires_at: string }> {
+  const row = await lockedEndpoint(tx, actor, input.id);
+  const secret = generateSigningSecret();
+  const now = new Date();
+  const expires = new Date(now.getTime() + ROTATION_GRACE_MS);
+  const [event] = await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'webhook_endpoint',
+        aggregateId: row.id,
+        eventType: 'webhook_endpoint.secret_rotated',
+        payload: { id: row.id, previous_secret_expires_at: expires.toISOString() },
+      },
+    ],
+    now,
+  );
+  const [updated] = await tx
+    .update(webhookEndpoints)
+    .set({
+      secretCipher: encryptSecret(secretKey, secret),
+      previousSecretCipher: row.secretCipher,
+      previousSecretExpiresAt: expires,
+      updatedAt: now,
+      version: event!.aggregateVersion,
+    })
+    .where(eq(webhookEndpoints.id, row.id))
+    .returning();
+  return { endpoint: endpointView(updated!), secret, previous_secret_expires_at: expires.toISOString() };
+}
+
+/**
+ * Asks for a test delivery: appends `webhook_endpoint.test`, which this endpoint receives in
+ * sequence order like any event, whatever its event_types (others receive it only if they
+ * subscribe to it). Its delivery shows in the endpoint's deliveries.
+ */
+export async function requestTest(tx: Tx, actor: Actor, input: { id: string }): Promise<{ event_id: string; sequence: number }> {
+  const row = await lockedEndpoint(tx, actor, input.id);
+  const [event] = await appendEvents(tx, actor, [
+    {
+      aggregateType: 'webhook_endpoint',
+      aggregateId: row.id,
+      eventType: 'webhook_endpoint.test',
+      payload: { id: row.id, message: 'A test delivery, asked for by a member of the workspace or an agent.' },
+    },
+  ]);
+  await tx.update(webhookEndpoints).set({ version: event!.aggregateVersion }).where(eq(webhookEndpoints.id, row.id));
+  return { event_id: event!.id, sequence: event!.sequence };
+}
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  sequence: number;
+  event_type: string;
+  attempt: number;
+  succeeded: boolean;
+  status_code: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  duration_ms: number;
+  attempted_at: string;
+  next_attempt_at: string | null;
+}
+
+/** An endpoint's delivery attempts, newest first. */
+export async function listDeliveries(
+  db: Executor,
+  endpointId: string,
+  q: { after?: CreatedKey; limit: number },
+): Promise<(DeliveryView & { key: CreatedKey })[]> {
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.endpointId, endpointId), olderThan(webhookDeliveries.createdAt, webhookDeliveries.id, q.after)))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(q.limit);
+  return rows.map((r) => ({
+    key: { createdAt: r.createdAt, id: r.id },
+    id: r.id,
+    event_id: r.eventId,
+    sequence: r.sequence,
+    event_type: r.eventType,
+    attempt: r.attempt,
+    succeeded: r.succeeded,
+    status_code: r.statusCode,
+    error: r.error,
+    response_excerpt: r.responseExcerpt,
+    duration_ms: r.durationMs,
+    attempted_at: r.createdAt.toISOString(),
+    next_attempt_at: r.nextAttemptAt?.toISOString() ?? null,
+  }));
+}
+
+/** Whether an endpoint subscribing to `patterns` receives an event of `eventType`. */
+export function subscribes(patterns: readonly string[], eventType: string): boolean {
+  return patterns.some((p) => p === '*' || p === eventType || (p.endsWith('.*') && eventType.startsWith(p.slice(0, -1))));
+}
