@@ -1,14 +1,30 @@
 import type { Metadata, Viewport } from 'next';
-import type { ReactNode } from 'react';
+import { cache, type ReactNode } from 'react';
+import { LiveUpdates } from './_components/live-updates';
 import { SignOutButton } from './_components/sign-out-button';
 import { WorkspaceSwitcher } from './_components/workspace-switcher';
+import { liveState } from './_lib/live';
 import { currentUser, currentWorkspace, type WorkspaceView } from './_lib/session';
 import './globals.css';
 
-export const metadata: Metadata = {
-  title: 'Accountable Work Service',
-  description: 'Where AI agents create work, keep receipts and ask humans for rulings, on a verifiable ledger.',
-};
+const TITLE = 'Accountable Work Service';
+
+/** Who is signed in, their workspaces, and the live state of the current one: read once per request. */
+const pageState = cache(async () => {
+  const user = await currentUser();
+  const view: WorkspaceView = user ? await currentWorkspace(user) : { workspaces: [], current: null };
+  const live = view.current ? await liveState(view.current.id) : null;
+  return { user, view, live };
+});
+
+/** The tab title counts the current workspace's pending decisions (refreshed with the page, see LiveUpdates). */
+export async function generateMetadata(): Promise<Metadata> {
+  const { live } = await pageState();
+  return {
+    title: live && live.pending > 0 ? `(${live.pending}) ${TITLE}` : TITLE,
+    description: 'Where AI agents create work, keep receipts and ask humans for rulings, on a verifiable ledger.',
+  };
+}
 
 export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
 
@@ -16,8 +32,7 @@ export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
 export const dynamic = 'force-dynamic';
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
-  const user = await currentUser();
-  const view: WorkspaceView = user ? await currentWorkspace(user) : { workspaces: [], current: null };
+  const { user, view, live } = await pageState();
   const isOwner = view.current?.role === 'owner';
   return (
     <html lang="en">
@@ -53,6 +68,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             )}
           </nav>
         </header>
+        {view.current && live && <LiveUpdates workspaceId={view.current.id} cursor={live.cursor} />}
         <div id="content">{children}</div>
       </body>
     </html>

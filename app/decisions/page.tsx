@@ -1,6 +1,5 @@
 /** Decisions: those waiting for a ruling first (most urgent, longest waiting), then the rest. */
 import { decisionStatuses, decisionUrgencies } from '@/db/schema';
-import { AutoRefresh } from '../_components/auto-refresh';
 import { NoWorkspace } from '../_components/no-workspace';
 import { ago } from '../_lib/format';
 import { redirect } from 'next/navigation';
@@ -37,7 +36,6 @@ export default async function DecisionsPage({ searchParams }: { searchParams: Pr
 
   return (
     <main>
-      <AutoRefresh />
       <h1>Decisions</h1>
       <p className="muted">
         In <strong>{workspace.name}</strong> you are {inbox.role}

@@ -44,7 +44,13 @@ export async function serveEventPage(
   const parsed = eventPageInput.safeParse(queryInput(url));
   if (!parsed.success) return null;
   const input = parsed.data;
-  if (input.format !== 'json' || input.last_event_id !== undefined || input.lease_ms !== undefined || input.poll_ms !== undefined) {
+  if (
+    input.format !== 'json' ||
+    input.last_event_id !== undefined ||
+    input.lease_ms !== undefined ||
+    input.poll_ms !== undefined ||
+    (input.workspace_id !== undefined && input.workspace_id.toLowerCase() !== key.workspaceId)
+  ) {
     return null;
   }
   const secret = runtime.secrets.cursor;

@@ -22,6 +22,7 @@ import { decodeCursor, encodeCursor } from '@/server/ledger/cursor';
 import { readEvents, readHead } from '@/server/ledger/read';
 import type { LedgerWakeups } from '@/server/ledger/wake';
 import type { Runtime } from '@/server/runtime';
+import { hasSessionCookie, readSessionUser } from '@/server/auth/session';
 import { requireKey, type PresentedKey } from './api-key-auth';
 import { queryInput } from './event-page';
 import { EVENT_TYPE_PATTERN_SOURCE } from './schemas';
@@ -36,6 +37,7 @@ export const sseQuery = z.strictObject({
     .max(20)
     .optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
+  workspace_id: z.uuid().optional(),
   lease_ms: z.coerce.number().int().min(1).max(300_000).default(30_000),
   poll_ms: z.coerce.number().int().min(1).max(10_000).default(1000),
 });
@@ -46,7 +48,7 @@ const MAX_INBOX = 1000;
 
 /** Validates the request and opens the lease; errors before the first byte are ordinary API errors. */
 export async function serveEventStream(request: Request, url: URL, runtime: Runtime, presented: PresentedKey | null): Promise<Response> {
-  const key = requireKey(presented);
+  const reader = await readerOf(request, runtime, presented);
 
   const raw = queryInput(url);
   const parsed = sseQuery.safeParse(raw);
@@ -60,7 +62,7 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
   }
   const q = parsed.data;
   const secret = runtime.secrets.cursor;
-  const workspaceId = key.workspaceId;
+  const workspaceId = workspaceOf(reader, q.workspace_id?.toLowerCase());
   // Where to start: the Last-Event-ID header, else last_event_id, else cursor (a reconnecting
   // EventSource resends the original URL with the header, so the header wins). Every one given is
   // checked, not only the one used: a forged or foreign cursor is refused wherever it stands. An
@@ -85,13 +87,13 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
   // Admitted last, so a request refused for its input does not count; released when the lease ends.
   const hub = hubOf(runtime);
   const deadline = Date.now() + q.lease_ms;
-  const place = hub.admit(key.keyId, deadline, runtime.env.SSE_LEASES_PER_KEY);
+  const place = hub.admit(reader.kind === 'key' ? reader.keyId : `user:${reader.userId}`, deadline, runtime.env.SSE_LEASES_PER_KEY);
   if ('retryAfterMs' in place) {
     const retryAfter = Math.max(1, Math.ceil(place.retryAfterMs / 1000));
     throw new AppError(
       'rate_limited',
-      `This key already holds ${runtime.env.SSE_LEASES_PER_KEY} open event-stream leases on this instance; ` +
-        'wait for one to end (Retry-After) or close one.',
+      `${reader.kind === 'key' ? 'This key already holds' : 'You already hold'} ${runtime.env.SSE_LEASES_PER_KEY} open ` +
+        'event-stream leases on this instance; wait for one to end (Retry-After) or close one.',
       { limit: runtime.env.SSE_LEASES_PER_KEY, scope: 'event_stream_leases' },
       { retryAfter },
     );
@@ -122,10 +124,16 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
         wake = null;
         w?.();
       };
+      const userId = reader.kind === 'human' ? reader.userId : null;
       const lease: FeedLease = {
-        keyId: key.keyId,
+        keyId: reader.kind === 'key' ? reader.keyId : null,
         pollMs: q.poll_ms,
         push(events) {
+          if (userId && events.some((e) => e.eventType === 'membership.removed' && e.payload.user_id === userId)) {
+            keyRevoked = true;
+            alarm();
+            return;
+          }
           if (wake && !needsRead && inbox.length === 0) {
             // Waiting with nothing pending: send them now, without waking the loop. (Whatever
             // happens here stays this lease's: the feed goes on to the others.)
@@ -183,7 +191,7 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
         send(`retry: ${Math.min(q.poll_ms, 1000)}\n\n`);
         await feed.ready;
         // A revocation that committed before this lease joined the feed is not pushed to it.
-        keyRevoked = await revoked(runtime, key.keyId);
+        if (reader.kind === 'key') keyRevoked = await revoked(runtime, reader.keyId);
         // Every lease reads at least once, however short (opening it may have taken longer).
         let replayed = false;
         while (!closed && !ending && !keyRevoked && !failure && (Date.now() < deadline || !replayed)) {
@@ -252,6 +260,36 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
   });
 }
 
+/** Who reads: an API key (its workspace), or a signed-in human (one of theirs, chosen by the query). */
+type Reader = { kind: 'key'; keyId: string; workspaceId: string } | { kind: 'human'; userId: string; memberOf: string[] };
+
+/** The reader of a request: its API key when one is sent, else its session; 401 without either. */
+async function readerOf(request: Request, runtime: Runtime, presented: PresentedKey | null): Promise<Reader> {
+  const { headers } = request;
+  if (presented || headers.get('authorization') !== null) {
+    const key = requireKey(presented);
+    return { kind: 'key', keyId: key.keyId, workspaceId: key.workspaceId };
+  }
+  const { db, secrets, env } = runtime;
+  if (hasSessionCookie(headers, env.APP_URL)) {
+    const user = await readSessionUser(db, headers, secrets.auth, env.APP_URL);
+    if (!user) throw new AppError('unauthorized', 'The session has expired. Sign in again.');
+    return { kind: 'human', userId: user.userId, memberOf: user.memberships.map((m) => m.workspaceId) };
+  }
+  throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>, or sign in.');
+}
+
+/** The workspace the lease reads: the key's (workspace_id, if sent, must name it), or the human's choice. */
+function workspaceOf(reader: Reader, named: string | undefined): string {
+  if (reader.kind === 'key') {
+    if (named !== undefined && named !== reader.workspaceId) throw new AppError('forbidden', 'This API key belongs to another workspace.');
+    return reader.workspaceId;
+  }
+  const workspaceId = named ?? reader.memberOf[0];
+  if (!workspaceId || !reader.memberOf.includes(workspaceId)) throw new AppError('forbidden', 'You are not a member of that workspace.');
+  return workspaceId;
+}
+
 /** An open lease as the process sees it when stopping. */
 interface OpenLease {
   /** Ends it now, with lease_end and the cursor to resume from. */
@@ -300,7 +338,8 @@ function frameOf(secret: string, event: LedgerEvent): Uint8Array {
 
 /** An open lease as its workspace's feed sees it. */
 interface FeedLease {
-  keyId: string;
+  /** The API key reading (null: a signed-in human). */
+  keyId: string | null;
   pollMs: number;
   /** Events that committed, in sequence order, unfiltered. */
   push(events: readonly LedgerEvent[]): void;
@@ -401,14 +440,14 @@ class WorkspaceFeed {
   }
 
   private async checkKeys(): Promise<void> {
-    const keyIds = [...new Set([...this.leases].map((l) => l.keyId))];
+    const keyIds = [...new Set([...this.leases].flatMap((l) => (l.keyId ? [l.keyId] : [])))];
     if (keyIds.length === 0) return;
     const rows = await this.db
       .select({ id: apiKeys.id })
       .from(apiKeys)
       .where(and(inArray(apiKeys.id, keyIds), isNotNull(apiKeys.revokedAt)));
     const gone = new Set(rows.map((r) => r.id));
-    for (const lease of this.leases) if (gone.has(lease.keyId)) lease.revoke();
+    for (const lease of this.leases) if (lease.keyId && gone.has(lease.keyId)) lease.revoke();
   }
 
   /** Polls while the wake-ups are unhealthy; stops when they are healthy again. */

@@ -202,7 +202,8 @@ export class WebhookDispatcher {
         if (events.length === 0) return;
         let passed = cursor;
         for (const event of events) {
-          const forIt = event.eventType === 'webhook_endpoint.test' ? event.aggregateId === row.id : subscribes(row.eventTypes, event.eventType);
+          const forIt =
+            event.eventType === 'webhook_endpoint.test' ? event.aggregateId === row.id : subscribes(row.eventTypes, event.eventType);
           if (!forIt) {
             passed = event.sequence;
             continue;

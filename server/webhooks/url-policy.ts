@@ -32,8 +32,7 @@ export function refusedAddress(address: string): string | null {
   return range === 'unicast' ? null : `${range} address`;
 }
 
-const invalidUrl = (message: string) =>
-  new AppError('validation_failed', message, { issues: [{ path: 'url', message }], fields: ['url'] });
+const invalidUrl = (message: string) => new AppError('validation_failed', message, { issues: [{ path: 'url', message }], fields: ['url'] });
 
 /**
  * Checks a webhook URL before it is stored: http or https, no credentials in it, and (unless

@@ -569,3 +569,61 @@ async function countingProxy(): Promise<{ via(url: string): string; messages(): 
   });
   return { via: (url) => proxy.via(url), messages: () => messages, close: () => proxy.close() };
 }
+
+describe('GET /events/stream?format=sse with the session cookie (the web interface’s live pages)', () => {
+  const sse = async (query: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.url}/api/v1/events/stream?format=sse&${query}`, { headers });
+    return { status: res.status, text: await res.text() };
+  };
+  const cookie = (session: string) => ({ cookie: `next-auth.session-token=${session}` });
+
+  it('serves a member their workspace’s events as they commit, from the cursor the page was drawn at', async () => {
+    const ws = await freshWorkspace();
+    const member = await app.member('viewer', ws.workspaceId);
+    const head = (await app.request('GET', '/events/stream?limit=100', { key: ws.apiKey })).body.meta.nextCursor;
+    const reading = sse(`workspace_id=${ws.workspaceId}&lease_ms=1500&cursor=${encodeURIComponent(head)}`, cookie(member.session));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await work(ws)).status).toBe(201);
+    const { status, text } = await reading;
+    expect(status).toBe(200);
+    const frames = framesOf(text);
+    expect(frames.filter((f) => f.data && f.event !== 'lease_end').map((f) => f.event)).toEqual(['work.created']);
+    expect(frames.at(-1)!.event).toBe('lease_end');
+  });
+
+  it('refuses another workspace (403), no credential or an expired session (401), and a key naming another workspace (403)', async () => {
+    const ws = await freshWorkspace();
+    const other = await freshWorkspace();
+    const member = await app.member('approver', ws.workspaceId);
+    const outsider = await sse(`workspace_id=${other.workspaceId}&lease_ms=10`, cookie(member.session));
+    expect(outsider.status).toBe(403);
+    expect(JSON.parse(outsider.text).error.code).toBe('forbidden');
+    expect((await sse('lease_ms=10')).status).toBe(401);
+    expect((await sse('lease_ms=10', cookie('not-a-session'))).status).toBe(401);
+    const foreignKey = await sse(`workspace_id=${other.workspaceId}&lease_ms=10`, { authorization: `Bearer ${ws.apiKey}` });
+    expect(foreignKey.status).toBe(403);
+    const ownKey = await sse(`workspace_id=${ws.workspaceId}&lease_ms=10`, { authorization: `Bearer ${ws.apiKey}` });
+    expect(ownKey.status).toBe(200);
+  });
+
+  it('ends a human’s lease when they are removed from the workspace', async () => {
+    const ws = await freshWorkspace();
+    const owner = await app.member('owner', ws.workspaceId);
+    const member = await app.member('viewer', ws.workspaceId);
+    const started = Date.now();
+    const reading = sse(`workspace_id=${ws.workspaceId}&lease_ms=20000`, cookie(member.session));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const trpc = createInternalTrpcHandler(async () => app.runtime);
+    const removed = await trpc(
+      new Request('http://127.0.0.1:3000/api/trpc/members.remove', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:3000', ...cookie(owner.session) },
+        body: JSON.stringify({ workspace_id: ws.workspaceId, user_id: member.userId }),
+      }),
+    );
+    expect(removed.status).toBe(200);
+    const { status } = await reading;
+    expect(status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});

@@ -6,7 +6,6 @@
 import { notFound } from 'next/navigation';
 import { isDefaultOptions } from '@/server/domain/decisions/create-decision';
 import { AppError } from '@/server/errors';
-import { AutoRefresh } from '../../_components/auto-refresh';
 import { actorLabel, ago, CONTINUATION_LABELS, EVENT_LABELS, SHAPE_LABELS, when } from '../../_lib/format';
 import { caller, requireUser, showIn } from '../../_lib/session';
 import { CancelDecision } from './cancel-decision';
@@ -37,7 +36,6 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
 
   return (
     <main>
-      {decision.status === 'pending' && <AutoRefresh />}
       <p>
         <a href="/decisions">← Decisions</a>
       </p>

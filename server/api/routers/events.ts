@@ -30,6 +30,14 @@ export const eventPageInput = z.strictObject({
         'seconds until the key’s first lease ends.',
     })
     .default('json'),
+  workspace_id: z
+    .uuid()
+    .optional()
+    .meta({
+      description:
+        'For an API key: its own workspace (another is 403). sse with the session cookie (the web interface’s live ' +
+        'pages): which of the signed-in human’s workspaces to read, default their first.',
+    }),
   last_event_id: z
     .string()
     .max(128)
@@ -82,9 +90,11 @@ export const eventsRouter = router({
         description:
           'Events of your workspace in sequence order (commit order: a cursor never skips an event committed later ' +
           'with a lower sequence). Delivery can repeat across retries; deduplicate by event `id`. Each event carries ' +
-          '`previousHash` and `eventHash`, so a reader can check every link as it reads.',
+          '`previousHash` and `eventHash`, so a reader can check every link as it reads. The session cookie is ' +
+          'accepted for format=sse only (the web interface’s live pages); the JSON form needs an API key.',
       },
-      errorCodes: ['invalid_cursor'],
+      auth: ['ApiKey', 'Session'],
+      errorCodes: ['invalid_cursor', 'forbidden'],
     })
     .input(eventPageInput)
     .output(listOutput)
@@ -96,6 +106,9 @@ export const eventsRouter = router({
         });
       }
       const { workspaceId } = ctx.actor;
+      if (input.workspace_id !== undefined && input.workspace_id.toLowerCase() !== workspaceId) {
+        throw new AppError('forbidden', 'This API key belongs to another workspace.');
+      }
       const secret = ctx.runtime.secrets.cursor;
       let after = 0;
       if (input.cursor !== undefined) {
