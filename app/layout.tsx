@@ -53,8 +53,10 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
           <nav aria-label="Main">
             {view.current && <a href="/decisions">Decisions</a>}
             {view.current && <a href="/initiatives">Initiatives</a>}
+            {view.current && <a href="/ledger">Ledger</a>}
             {isOwner && <a href="/settings/members">Members</a>}
             {isOwner && <a href="/settings/api-keys">API keys</a>}
+            {isOwner && <a href="/settings/webhooks">Webhooks</a>}
             <a href="/docs/api">API reference</a>
             {user ? (
               <span className="who">

@@ -8,7 +8,7 @@ async function violations(page: Page) {
   return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
 }
 
-test('sign-in, decisions list, decision, members, account, new workspace and API keys pages pass axe (WCAG 2 A/AA), on a desktop and a phone', async ({
+test('sign-in, decisions list, decision, task, ledger, members, account, new workspace, API keys and webhooks pages pass axe (WCAG 2 A/AA), on a desktop and a phone', async ({
   page,
   request,
 }) => {
@@ -26,6 +26,12 @@ test('sign-in, decisions list, decision, members, account, new workspace and API
     },
     { recommended_option_id: 'a' },
   );
+  const work = await request.fetch('/api/v1/work', {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${fixture().apiKey}`, 'Content-Type': 'application/json' },
+    data: JSON.stringify({ title: 'An accessible task' }),
+  });
+  const taskId = (await work.json()).data.taskId as string;
   await page.goto('/signin');
   expect(await violations(page)).toEqual([]);
   await signIn(page, fixture().users.owner);
@@ -37,7 +43,10 @@ test('sign-in, decisions list, decision, members, account, new workspace and API
     for (const path of [
       '/decisions',
       `/decisions/${decision.id}`,
+      `/tasks/${taskId}`,
+      '/ledger',
       '/settings/api-keys',
+      '/settings/webhooks',
       '/settings/members',
       '/settings/account',
       '/workspaces/new',

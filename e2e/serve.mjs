@@ -28,6 +28,9 @@ const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')]
     APP_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'warn',
     SEED_DEMO: 'false',
+    // e2e/webhooks.spec.ts delivers to a receiver on 127.0.0.1, retried quickly.
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_BASE_MS: '200',
   },
 });
 const stop = (signal) => server.kill(signal);

@@ -6,7 +6,7 @@
  * Anyone can check it with no database: npm run ledger:verify -- --bundle <file> [--previous <file>].
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { exportBundle, ledgerBundleSchema } from '@/server/ledger/bundle';
+import { bundleText, exportBundle, ledgerBundleSchema } from '@/server/ledger/bundle';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 
 const cli = {
@@ -41,7 +41,7 @@ await withRuntime(async ({ db }) => {
   // --from N starts the bundle at event N; after an earlier export, right after its head.
   const after = values.from !== undefined ? Number(values.from) - 1 : (previous?.sequence ?? 0);
   const bundle = await exportBundle(db, workspace.id, { after, previous });
-  const text = JSON.stringify(bundle, null, 2) + '\n';
+  const text = bundleText(bundle);
   if (values.out) {
     writeFileSync(values.out, text);
     console.error(

@@ -1,11 +1,13 @@
 /**
  * Work the service does on its own: timing out overdue decisions every few seconds, deleting
- * rate-limit windows and sign-in attempt counters whose windows have ended, and delivering the
+ * rate-limit windows and sign-in attempt counters whose windows have ended and webhook delivery
+ * attempts older than 30 days, and delivering the
  * ledger to webhook endpoints (server/webhooks/dispatcher.ts).
  */
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { pruneAttemptCounters } from './auth/attempt-limits';
 import { attemptLimitsOf } from './auth/sign-in';
+import { pruneDeliveries } from './domain/webhooks/endpoints';
 import { log } from './log';
 import { pruneRateLimitCounters, RATE_LIMIT_WINDOW_MS } from './rate-limits';
 import type { Runtime } from './runtime';
@@ -44,6 +46,7 @@ export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; 
     every('rate-limit prune', opts.pruneMs ?? RATE_LIMIT_WINDOW_MS, async () => {
       await pruneRateLimitCounters(runtime.db);
       await pruneAttemptCounters(runtime.db, attemptLimitsOf(runtime));
+      await pruneDeliveries(runtime.db);
     }),
   ];
   return async () => {

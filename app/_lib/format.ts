@@ -49,3 +49,25 @@ export function actorLabel(type: string, name: string | null): string {
   if (type === 'api_key') return name ? `an agent (key “${name}”)` : 'an agent (a key since deleted)';
   return 'the system';
 }
+
+/** Where the web interface shows what an event recorded; the aggregate's own history otherwise. */
+export function recordedAt(event: { aggregateType: string; aggregateId: string }): string {
+  switch (event.aggregateType) {
+    case 'decision':
+      return `/decisions/${event.aggregateId}`;
+    case 'initiative':
+      return `/initiatives/${event.aggregateId}`;
+    case 'task':
+      return `/tasks/${event.aggregateId}`;
+    default:
+      return `/ledger?aggregate=${event.aggregateId}`;
+  }
+}
+
+/** Where a ledger event is shown on /ledger (its sequence), from a history entry. */
+export function eventLink(sequence: number): string {
+  return `/ledger?at=${sequence}#event-${sequence}`;
+}
+
+/** Who acted, in a word, by actor type (a ledger event's actorType). */
+export const ACTOR_KINDS: Record<string, string> = { human: 'a member', api_key: 'an agent', system: 'the system' };

@@ -99,6 +99,11 @@ export async function exportBundle(
   };
 }
 
+/** The bundle as a file: what npm run ledger:export writes and the web interface downloads. */
+export function bundleText(bundle: LedgerBundle): string {
+  return JSON.stringify(bundle, null, 2) + '\n';
+}
+
 export type BundleBreakReason = ChainBreak['reason'] | 'not_a_bundle' | 'other_workspace' | 'does_not_extend';
 
 export interface BundleReport extends Omit<VerifyReport, 'firstBreak'> {

@@ -1,5 +1,5 @@
 /** Reading a workspace's ledger in sequence order, as LedgerEvent objects. */
-import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import { compiled } from '@/db/compiled';
 import { ledgerEvents, ledgerHeads } from '@/db/schema';
@@ -49,6 +49,28 @@ export async function readEvents(db: Executor, workspaceId: string, opts: ReadOp
     .from(ledgerEvents)
     .where(and(...conditions))
     .orderBy(asc(ledgerEvents.sequence))
+    .limit(opts.limit);
+  return rows.map(toLedgerEvent);
+}
+
+/**
+ * Events newest first, for browsing (the web interface's /ledger): those at or before `atOrBefore`
+ * (all when absent), of one event type and of one aggregate when given.
+ */
+export async function readEventsNewestFirst(
+  db: Executor,
+  workspaceId: string,
+  opts: { atOrBefore?: number; eventType?: string; aggregateId?: string; limit: number },
+): Promise<LedgerEvent[]> {
+  const conditions: SQL[] = [eq(ledgerEvents.workspaceId, workspaceId)];
+  if (opts.atOrBefore !== undefined) conditions.push(lte(ledgerEvents.sequence, opts.atOrBefore));
+  if (opts.eventType) conditions.push(eq(ledgerEvents.eventType, opts.eventType));
+  if (opts.aggregateId) conditions.push(eq(ledgerEvents.aggregateId, opts.aggregateId));
+  const rows = await db
+    .select()
+    .from(ledgerEvents)
+    .where(and(...conditions))
+    .orderBy(desc(ledgerEvents.sequence))
     .limit(opts.limit);
   return rows.map(toLedgerEvent);
 }

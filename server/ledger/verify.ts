@@ -110,11 +110,16 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, pageSiz
     }
     after = page[page.length - 1]!.sequence;
   }
-  const report = verifier.finish(head ?? undefined);
+  return beyondHead(db, workspaceId, verifier.finish(head ?? undefined), end);
+}
+
+/**
+ * Events past the recorded head mean the head was moved back: whatever lies beyond it would
+ * otherwise escape verification. (An append that committed after we read the head is not one: it
+ * moved the head forward too, so the head is read again before judging.)
+ */
+async function beyondHead(db: Executor, workspaceId: string, report: VerifyReport, end: number): Promise<VerifyReport> {
   if (!report.ok) return report;
-  // Events past the recorded head mean the head was moved back: whatever lies beyond it would
-  // otherwise escape verification. (An append that committed after we read the head is not one:
-  // it moved the head forward too, so re-read the head before judging.)
   const [beyond] = await readEvents(db, workspaceId, { after: end, limit: 1 });
   if (beyond) {
     const now = await readHead(db, workspaceId);
@@ -134,3 +139,58 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, pageSiz
   }
   return report;
 }
+
+/** Where a verification done in steps stands between two steps (the web interface's "Verify the chain"). */
+export interface VerifyProgress {
+  /** The last event verified so far (the genesis position before the first step). */
+  position: ChainPosition;
+  checkedEvents: number;
+  /** The head as read by the first step: the chain is judged up to it. Null before the first step. */
+  head: ChainPosition | null;
+}
+
+/**
+ * One step of a verification of a workspace's chain: up to `limit` events after `progress.position`
+ * pushed through ChainVerifier, so that a caller can show progress between steps. The first step
+ * reads the head; the last compares it, as verifyWorkspace does. Returns the report when done
+ * (whole chain checked, or a break found), else the progress to pass to the next step.
+ */
+export async function verifyStep(
+  db: Executor,
+  workspaceId: string,
+  progress: VerifyProgress,
+  limit: number,
+): Promise<{ done: true; report: VerifyReport } | { done: false; progress: VerifyProgress }> {
+  let recorded: ChainPosition;
+  if (progress.head) recorded = progress.head;
+  else {
+    const head = await readHead(db, workspaceId);
+    recorded = head ? { sequence: head.sequence, hash: head.headHash } : GENESIS;
+  }
+  const verifier = new ChainVerifier(progress.position);
+  const end = recorded.sequence;
+  const page =
+    progress.position.sequence < end
+      ? await readEvents(db, workspaceId, { after: progress.position.sequence, limit: Math.min(limit, end - progress.position.sequence) })
+      : [];
+  const total = (report: VerifyReport): VerifyReport => ({
+    ...report,
+    checkedEvents: progress.checkedEvents + report.checkedEvents,
+    head: recorded,
+  });
+  for (const event of page) {
+    if (!verifier.push(event)) return { done: true, report: total(verifier.finish()) };
+  }
+  const last = page.at(-1);
+  if (last && last.sequence < end) {
+    const partial = verifier.finish();
+    return {
+      done: false,
+      progress: { position: partial.lastVerified, checkedEvents: progress.checkedEvents + partial.checkedEvents, head: recorded },
+    };
+  }
+  const report = total(verifier.finish({ sequence: recorded.sequence, headHash: recorded.hash }));
+  return { done: true, report: await beyondHead(db, workspaceId, report, end) };
+}
+
+export { GENESIS };

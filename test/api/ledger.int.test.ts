@@ -3,9 +3,10 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
 import { GENESIS_HASH } from '@/db/schema';
-import { verifyWorkspace } from '@/server/ledger/verify';
+import { GENESIS, verifyStep, verifyWorkspace, type VerifyProgress } from '@/server/ledger/verify';
 import { startTestApp, type TestApp } from '../support/app';
 import { testEngine } from '../support/engine';
+import { internalClient } from '../support/internal';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -213,5 +214,57 @@ describe('the ledger', () => {
   it(`runs on ${testEngine()}`, async () => {
     const res = await app.request('GET', '/health', { key: null });
     expect(res.body).toEqual({ status: 'ok', engine: testEngine() });
+  });
+});
+
+/** Verifies in steps of `limit`, as the web interface does; returns the report and the progress seen. */
+async function verifyInSteps(workspaceId: string, limit: number) {
+  const seen: number[] = [];
+  let progress: VerifyProgress = { position: GENESIS, checkedEvents: 0, head: null };
+  for (;;) {
+    const step = await verifyStep(app.runtime.db, workspaceId, progress, limit);
+    if (step.done) return { report: step.report, seen };
+    progress = step.progress;
+    seen.push(progress.checkedEvents);
+  }
+}
+
+describe('verification in steps (the web interface’s “Verify the chain”)', () => {
+  it('shows progress and ends with the report verifyWorkspace gives, for an intact chain and a tampered one', async () => {
+    const ws = await app.createWorkspace();
+    for (let i = 0; i < 8; i++) await app.request('POST', '/work', { key: ws.apiKey, body: { title: `s${i}` } });
+    const whole = await verifyWorkspace(app.runtime.db, ws.workspaceId);
+    expect(whole.ok).toBe(true);
+    const stepped = await verifyInSteps(ws.workspaceId, 3);
+    expect(stepped.report).toEqual(whole);
+    expect(stepped.seen.length).toBeGreaterThan(2);
+    expect(stepped.seen).toEqual([...stepped.seen].sort((a, b) => a - b));
+
+    const events = await allEvents(ws.apiKey);
+    const victim = events[events.length - 2];
+    await tamper(
+      sql`update ledger_events set actor_id = 'forged' where workspace_id = ${ws.workspaceId} and sequence = ${victim.sequence}`,
+    );
+    const broken = await verifyInSteps(ws.workspaceId, 3);
+    expect(broken.report).toEqual(await verifyWorkspace(app.runtime.db, ws.workspaceId));
+    expect(broken.report.firstBreak).toMatchObject({ sequence: victim.sequence, reason: 'event_hash_mismatch' });
+  });
+
+  it('is for members of the workspace only', async () => {
+    const ws = await app.createWorkspace();
+    const viewer = await app.member('viewer', ws.workspaceId);
+    const outsider = await app.member('viewer');
+    const api = internalClient(app.runtime);
+    const mine = await api.query('ledger.verifyStep', { workspace_id: ws.workspaceId }, { session: viewer.session });
+    expect(mine.status).toBe(200);
+    expect(mine.data).toMatchObject({ done: true, report: { ok: true } });
+    const theirs = await api.query('ledger.verifyStep', { workspace_id: ws.workspaceId }, { session: outsider.session });
+    expect(theirs.status).toBe(403);
+    const browse = await api.query('ledger.browse', { workspace_id: ws.workspaceId, limit: 2 }, { session: viewer.session });
+    expect(browse.data.events.map((e: { sequence: number }) => e.sequence)).toEqual(
+      [...browse.data.events.map((e: { sequence: number }) => e.sequence)].sort((a: number, b: number) => b - a),
+    );
+    expect(browse.data.olderAt).toBe(browse.data.events[1].sequence - 1);
+    expect((await api.query('ledger.browse', { workspace_id: ws.workspaceId }, { session: outsider.session })).status).toBe(403);
   });
 });

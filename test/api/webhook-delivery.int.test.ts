@@ -4,10 +4,15 @@
  * them, signed so that the standardwebhooks package verifies them; failures are retried and
  * listed; redirects are not followed; a receiver that stays down gets the endpoint disabled.
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
 import { asc, eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerEvents } from '@/db/schema';
+import { ledgerEvents, webhookDeliveries } from '@/db/schema';
+import { pruneDeliveries } from '@/server/domain/webhooks/endpoints';
 import { WebhookDispatcher } from '@/server/webhooks/dispatcher';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
 import { receiverPool } from '../support/receiver';
@@ -187,6 +192,25 @@ describe('delivery', () => {
   });
 });
 
+describe('delivery attempts', () => {
+  it('are kept 30 days, then pruned', async () => {
+    const ws = await app.createWorkspace();
+    const r = await receiver();
+    const { id } = await endpoint(ws, r.url, ['work.created']);
+    await createTasks(ws, 2);
+    await expect.poll(async () => (await app.request('GET', `/webhooks/${id}/deliveries`, { key: ws.apiKey })).body.data.length).toBe(2);
+    const [older] = (await app.request('GET', `/webhooks/${id}/deliveries`, { key: ws.apiKey })).body.data.slice(-1);
+    await app.runtime.db
+      .update(webhookDeliveries)
+      .set({ createdAt: new Date(Date.now() - 31 * 86_400_000) })
+      .where(eq(webhookDeliveries.id, older.id));
+    await pruneDeliveries(app.runtime.db);
+    const left = (await app.request('GET', `/webhooks/${id}/deliveries`, { key: ws.apiKey })).body.data;
+    expect(left.map((d: { id: string }) => d.id)).not.toContain(older.id);
+    expect(left).toHaveLength(1);
+  });
+});
+
 describe('a receiver that stays down', () => {
   it('gets its endpoint disabled once the retry window has passed, recorded as webhook_endpoint.disabled; enabling resumes at that event', async () => {
     const shortWindow = await startTestApp({ ...FAST, WEBHOOK_RETRY_FOR_MS: '1000' }, { primaryName: 'short-window' });
@@ -223,6 +247,60 @@ describe('a receiver that stays down', () => {
     } finally {
       await ownDispatcher.stop();
       await shortWindow.close();
+    }
+  });
+});
+
+describe('the README’s receiver', () => {
+  /** The ```js block after `<!-- webhook receiver -->` in the README, as a reader copies it. */
+  function readmeReceiver(): string {
+    const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const match = /<!-- webhook receiver -->\s*```js\n([\s\S]*?)```/.exec(readme);
+    expect(match, 'the README shows a receiver').not.toBeNull();
+    return match![1]!;
+  }
+
+  async function freePort(): Promise<number> {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+
+  it('verifies a real delivery, prints it once, and refuses a forged one', async () => {
+    const ws = await app.createWorkspace();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/`;
+    const created = await app.request('POST', '/webhooks', { key: ws.apiKey, body: { url, event_types: ['work.created'] } });
+    // Run from the repository, so that `standardwebhooks` resolves as it does in a reader's project.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', readmeReceiver()], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { ...process.env, WEBHOOK_SECRET: created.body.data.secret, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    try {
+      await expect
+        .poll(
+          async () =>
+            fetch(url, { method: 'POST', body: '{}' }).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          { timeout: 10_000 },
+        )
+        .toBe(400); // listening, and an unsigned request is refused
+      const work = await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'Heard by the README' } });
+      await expect
+        .poll(() => out, { timeout: 10_000 })
+        .toMatch(new RegExp(`^\\d+ work.created ${work.body.data.taskId} sha256:[0-9a-f]{64}$`, 'm'));
+      const list = (await app.request('GET', `/webhooks/${created.body.data.id}/deliveries`, { key: ws.apiKey })).body.data;
+      expect(list[0]).toMatchObject({ succeeded: true, status_code: 204 });
+      expect(out.trim().split('\n')).toHaveLength(1);
+    } finally {
+      child.kill();
     }
   });
 });

@@ -6,7 +6,7 @@
 import { notFound } from 'next/navigation';
 import { isDefaultOptions } from '@/server/domain/decisions/create-decision';
 import { AppError } from '@/server/errors';
-import { actorLabel, ago, CONTINUATION_LABELS, EVENT_LABELS, SHAPE_LABELS, when } from '../../_lib/format';
+import { actorLabel, ago, CONTINUATION_LABELS, EVENT_LABELS, eventLink, SHAPE_LABELS, when } from '../../_lib/format';
 import { caller, requireUser, showIn } from '../../_lib/session';
 import { CancelDecision } from './cancel-decision';
 import { RulingForm } from './ruling-form';
@@ -214,7 +214,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
                 <dl className="facts">
                   <dt>Event</dt>
                   <dd>
-                    <code>{h.event_type}</code>, number {h.sequence} in this workspace’s ledger
+                    <code>{h.event_type}</code>, <a href={eventLink(h.sequence)}>number {h.sequence} in this workspace’s ledger</a>
                   </dd>
                   <dt>Actor</dt>
                   <dd>

@@ -93,7 +93,9 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
                     <tbody>
                       {m.tasks.map((t) => (
                         <tr key={t.id}>
-                          <td className="prewrap">{t.title}</td>
+                          <td className="prewrap">
+                            <a href={`/tasks/${t.id}`}>{t.title}</a>
+                          </td>
                           <td>
                             <span className="badge">{t.status}</span>
                           </td>

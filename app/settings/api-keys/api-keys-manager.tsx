@@ -1,6 +1,7 @@
 'use client';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
+import { ShownOnce } from '../../_components/shown-once';
 import { messageOf, trpc } from '../../_lib/trpc-client';
 import { copyText } from '../../_lib/use-action';
 
@@ -78,22 +79,16 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
         </button>
       </form>
       {revealed && (
-        <div className="panel" role="region" aria-label="New API key">
-          <p>
-            <strong>Copy the key “{revealed.name}” now.</strong> It will not be shown again.
-          </p>
-          <p className="secret" data-testid="new-key">
-            {revealed.secret}
-          </p>
-          <div className="actions">
-            <button type="button" className="primary" onClick={() => void copy()}>
-              Copy key
-            </button>
-            <button type="button" onClick={() => setRevealed(null)}>
-              I have saved it
-            </button>
-          </div>
-        </div>
+        <ShownOnce
+          label="New API key"
+          value={revealed.secret}
+          testId="new-key"
+          copyLabel="Copy key"
+          onCopy={() => void copy()}
+          onDismiss={() => setRevealed(null)}
+        >
+          <strong>Copy the key “{revealed.name}” now.</strong> It will not be shown again.
+        </ShownOnce>
       )}
       {notice && (
         <p role="status" className="success">

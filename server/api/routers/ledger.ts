@@ -1,8 +1,17 @@
-/** GET /ledger/verify: recompute the workspace's chain and name the first broken link. */
+/**
+ * GET /ledger/verify: recompute the workspace's chain and name the first broken link. And for the
+ * web interface's /ledger page (every member, not published as REST): browsing events newest
+ * first, and the same verification in steps, so the page can show its progress.
+ */
 import { z } from 'zod';
-import { verifyWorkspace } from '@/server/ledger/verify';
-import { apiKeyProcedure, router } from '../trpc';
-import { apiMeta } from '../schemas';
+import { readEventsNewestFirst } from '@/server/ledger/read';
+import { GENESIS, verifyStep, verifyWorkspace } from '@/server/ledger/verify';
+import { actorIn, apiKeyProcedure, humanProcedure, router } from '../trpc';
+import { apiMeta, EVENT_TYPE_PATTERN_SOURCE, id } from '../schemas';
+
+/** Events a verification step checks: a step takes a few hundred milliseconds at most. */
+const VERIFY_STEP_EVENTS = 2000;
+const position = z.strictObject({ sequence: z.int().min(0), hash: z.string().max(100) });
 
 const verifyOutput = z
   .object({
@@ -51,5 +60,40 @@ export const ledgerRouter = router({
         data: report,
         meta: { apiVersion: '1' as const, workspaceId: ctx.actor.workspaceId },
       };
+    }),
+
+  browse: humanProcedure
+    .input(
+      z.strictObject({
+        workspace_id: id(),
+        at: z.int().min(1).optional(),
+        event_type: z.string().regex(new RegExp(EVENT_TYPE_PATTERN_SOURCE)).optional(),
+        aggregate_id: id().optional(),
+        limit: z.int().min(1).max(100).default(50),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      actorIn(ctx.principal, ctx.trace, input.workspace_id, { outsider: 'forbidden' });
+      const rows = await readEventsNewestFirst(ctx.runtime.db, input.workspace_id, {
+        atOrBefore: input.at,
+        eventType: input.event_type,
+        aggregateId: input.aggregate_id,
+        limit: input.limit + 1,
+      });
+      const page = rows.slice(0, input.limit);
+      return { events: page, olderAt: rows.length > input.limit ? page.at(-1)!.sequence - 1 : null };
+    }),
+
+  verifyStep: humanProcedure
+    .input(
+      z.strictObject({
+        workspace_id: id(),
+        progress: z.strictObject({ position, checkedEvents: z.int().min(0), head: position.nullable() }).optional(),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      actorIn(ctx.principal, ctx.trace, input.workspace_id, { outsider: 'forbidden' });
+      const progress = input.progress ?? { position: GENESIS, checkedEvents: 0, head: null };
+      return verifyStep(ctx.runtime.db, input.workspace_id, progress, VERIFY_STEP_EVENTS);
     }),
 });

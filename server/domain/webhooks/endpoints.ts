@@ -8,7 +8,7 @@
  * check resolves the host, and no transaction should wait on DNS.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, desc, eq } from 'drizzle-orm';
+import { and, asc, count, desc, eq, lt } from 'drizzle-orm';
 import type { Executor, Tx } from '@/db';
 import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -329,6 +329,14 @@ export async function listDeliveries(
     attempted_at: r.createdAt.toISOString(),
     next_attempt_at: r.nextAttemptAt?.toISOString() ?? null,
   }));
+}
+
+/** How long delivery attempts are kept. */
+export const DELIVERY_RETENTION_DAYS = 30;
+
+/** Deletes delivery attempts older than DELIVERY_RETENTION_DAYS (the background prune job). */
+export async function pruneDeliveries(db: Executor, now = new Date()): Promise<void> {
+  await db.delete(webhookDeliveries).where(lt(webhookDeliveries.createdAt, new Date(now.getTime() - DELIVERY_RETENTION_DAYS * 86_400_000)));
 }
 
 /** Whether an endpoint subscribing to `patterns` receives an event of `eventType`. */

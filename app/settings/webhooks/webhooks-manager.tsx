@@ -1,0 +1,180 @@
+'use client';
+import { useRouter } from 'next/navigation';
+import { useState, type FormEvent } from 'react';
+import type { DeliveryView, WebhookEndpointView } from '@/server/domain/webhooks/endpoints';
+import { Messages } from '../../_components/messages';
+import { ShownOnce } from '../../_components/shown-once';
+import { when } from '../../_lib/format';
+import { trpc } from '../../_lib/trpc-client';
+import { copyText, useAction } from '../../_lib/use-action';
+
+/** An endpoint as the API shows it, with its latest delivery attempts. */
+type Endpoint = WebhookEndpointView & { recent: DeliveryView[] };
+
+/** "decision.*, run.completed" → ["decision.*", "run.completed"]; empty → every event. */
+function typesOf(text: string): string[] {
+  const types = text
+    .split(/[\s,]+/)
+    .map((t) => t.trim())
+    .filter(Boolean);
+  return types.length > 0 ? types : ['*'];
+}
+
+export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: string; endpoints: Endpoint[] }) {
+  const router = useRouter();
+  const { busy, error, notice, run, setError, setNotice } = useAction();
+  // A secret, shown once: the new endpoint's, or a rotation's.
+  const [revealed, setRevealed] = useState<{ url: string; secret: string } | null>(null);
+
+  const create = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    void run(async () => {
+      const created = await trpc.webhooks.create.mutate({
+        workspace_id: workspaceId,
+        url: String(data.get('url') ?? ''),
+        event_types: typesOf(String(data.get('types') ?? '')),
+        description: String(data.get('description') ?? ''),
+      });
+      setRevealed({ url: created.data.url, secret: created.data.secret });
+      form.reset();
+      router.refresh();
+    });
+  };
+
+  const act = (e: Endpoint, what: 'test' | 'rotate' | 'disable' | 'enable' | 'delete') =>
+    run(async () => {
+      if (what === 'delete' && !window.confirm(`Delete the endpoint ${e.url}? Nothing more is sent to it.`)) return;
+      if (what === 'rotate' && !window.confirm(`Rotate the secret of ${e.url}? The old one keeps signing for 24 hours.`)) return;
+      if (what === 'test') {
+        const sent = await trpc.webhooks.test.mutate({ id: e.id });
+        router.refresh();
+        return `Test event ${sent.data.sequence} recorded; it is delivered to ${e.url} next.`;
+      }
+      if (what === 'rotate') {
+        const rotated = await trpc.webhooks.rotateSecret.mutate({ id: e.id });
+        setRevealed({ url: e.url, secret: rotated.data.secret });
+        router.refresh();
+        return;
+      }
+      if (what === 'delete') {
+        await trpc.webhooks.delete.mutate({ id: e.id });
+        router.refresh();
+        return `Deleted the endpoint ${e.url}.`;
+      }
+      await trpc.webhooks.update.mutate({ id: e.id, enabled: what === 'enable' });
+      router.refresh();
+      return what === 'enable' ? `Enabled ${e.url}: delivery resumes where it stopped.` : `Disabled ${e.url}.`;
+    });
+
+  const copy = async () => {
+    if (!revealed) return;
+    if (await copyText(revealed.secret)) {
+      setRevealed(null);
+      setNotice(`Copied the signing secret of ${revealed.url}. It is not shown again.`);
+    } else setError('Copying failed: select the secret and copy it by hand.');
+  };
+
+  return (
+    <div className="stack">
+      <form className="stack panel" onSubmit={create} aria-label="New endpoint">
+        <label>
+          Endpoint URL
+          <input type="url" name="url" required maxLength={2000} placeholder="https://example.com/hooks/aws" />
+        </label>
+        <label>
+          Event types (comma-separated; prefixes like <code>decision.*</code>; empty for every event)
+          <input type="text" name="types" placeholder="decision.*, run.completed" />
+        </label>
+        <label>
+          Description
+          <input type="text" name="description" maxLength={500} placeholder="e.g. Slack bridge" />
+        </label>
+        <div>
+          <button type="submit" className="primary" disabled={busy}>
+            Add endpoint
+          </button>
+        </div>
+      </form>
+      {revealed && (
+        <ShownOnce
+          label="Signing secret"
+          value={revealed.secret}
+          testId="signing-secret"
+          copyLabel="Copy secret"
+          onCopy={() => void copy()}
+          onDismiss={() => setRevealed(null)}
+        >
+          <strong>Copy the signing secret of {revealed.url} now.</strong> It will not be shown again.
+        </ShownOnce>
+      )}
+      <Messages error={error} notice={notice} />
+      {endpoints.length === 0 && <p className="muted">No endpoints yet.</p>}
+      {endpoints.map((e) => (
+        <section key={e.id} className="panel" aria-label={`Endpoint ${e.url}`}>
+          <h2 className="break">
+            <code>{e.url}</code>{' '}
+            <span className={`badge ${e.status === 'enabled' ? 'status-approved' : 'status-declined'}`}>{e.status}</span>
+          </h2>
+          {e.description && <p>{e.description}</p>}
+          <p className="muted">
+            Events: {e.event_types.map((t) => (t === '*' ? 'every event' : t)).join(', ')}. Delivered up to event{' '}
+            {e.delivery.delivered_sequence}
+            {e.delivery.attempts > 0 &&
+              `; failing, ${e.delivery.attempts} attempts so far${e.delivery.next_attempt_at ? `, next ${when(e.delivery.next_attempt_at)}` : ''}`}
+            .
+          </p>
+          {e.disabled_reason && <p className="error">{e.disabled_reason}</p>}
+          <div className="actions">
+            <button type="button" onClick={() => void act(e, 'test')} disabled={busy}>
+              Send test event
+            </button>
+            <button type="button" onClick={() => void act(e, 'rotate')} disabled={busy}>
+              Rotate secret
+            </button>
+            <button type="button" onClick={() => void act(e, e.status === 'enabled' ? 'disable' : 'enable')} disabled={busy}>
+              {e.status === 'enabled' ? 'Disable' : 'Enable'}
+            </button>
+            <button type="button" onClick={() => void act(e, 'delete')} disabled={busy}>
+              Delete
+            </button>
+          </div>
+          <details open={e.recent.length > 0}>
+            <summary>Recent deliveries</summary>
+            {e.recent.length === 0 ? (
+              <p className="muted">None yet.</p>
+            ) : (
+              <table className="ledger">
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Event</th>
+                    <th scope="col">Attempt</th>
+                    <th scope="col">Answer</th>
+                    <th scope="col">Took</th>
+                    <th scope="col">Next retry</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {e.recent.map((d) => (
+                    <tr key={d.id}>
+                      <td>{when(d.attempted_at)}</td>
+                      <td>
+                        {d.sequence} <code>{d.event_type}</code>
+                      </td>
+                      <td>{d.attempt}</td>
+                      <td>{d.succeeded ? `${d.status_code} delivered` : (d.error ?? `HTTP ${d.status_code}`)}</td>
+                      <td>{d.duration_ms} ms</td>
+                      <td>{d.next_attempt_at ? when(d.next_attempt_at) : '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </details>
+        </section>
+      ))}
+    </div>
+  );
+}

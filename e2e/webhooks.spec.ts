@@ -1,0 +1,50 @@
+/**
+ * Webhooks from the owners' settings page to a receiver: the real server's dispatcher delivers a
+ * test event, signed so that the standardwebhooks package verifies it, and the page lists the attempt.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect, test } from '@playwright/test';
+import { Webhook } from 'standardwebhooks';
+import { fixture, signIn } from './support';
+
+test('an owner adds an endpoint, sends a test event, and sees it delivered and signed', async ({ page }) => {
+  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  try {
+    await signIn(page, fixture().users.owner);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL').fill(url);
+    await page.getByLabel(/Event types/).fill('decision.approved');
+    await page.getByLabel('Description').fill('e2e receiver');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = (await page.getByTestId('signing-secret').textContent())!.trim();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+
+    const endpoint = page.getByRole('region', { name: `Endpoint ${url}` });
+    await endpoint.getByRole('button', { name: 'Send test event' }).click();
+    await expect(page.getByRole('status')).toContainText('Test event');
+    await expect.poll(() => received.length).toBe(1);
+    const event = new Webhook(secret).verify(received[0]!.body, received[0]!.headers as Record<string, string>) as { eventType: string };
+    expect(event.eventType).toBe('webhook_endpoint.test');
+
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return endpoint.getByRole('cell', { name: '204 delivered' }).count();
+      })
+      .toBe(1);
+  } finally {
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
+});
