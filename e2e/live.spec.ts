@@ -3,7 +3,7 @@
  * stream, without a reload; the tab title counts pending decisions.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { fixture, raiseAndAsk, signIn } from './support';
+import { agent, fixture, raiseAndAsk, signIn } from './support';
 
 const TITLE = 'Accountable Work Service';
 
@@ -35,11 +35,10 @@ test('a decision raised through the API appears in an open inbox within a second
   await page.waitForTimeout(500);
 
   const title = `Live ${Date.now()}: renew the certificate?`;
-  const started = Date.now();
-  await raiseAndAsk(request, { title, urgency: 'urgent' });
-  await expect(page.getByRole('link', { name: new RegExp(title.replace(/[?]/g, '\\?')) })).toBeVisible({ timeout: 1_500 });
-  const took = Date.now() - started;
-  test.info().annotations.push({ type: 'appeared after', description: `${took} ms` });
+  const raised = await agent(request, 'POST', '/decisions', { workspace_id: fixture().workspaceId, title, urgency: 'urgent' });
+  expect(raised.status).toBe(201);
+  // Within a second of the agent's answer, with no reload.
+  await expect(page.getByRole('link', { name: new RegExp(title.replace(/[?]/g, '\\?')) })).toBeVisible({ timeout: 1_000 });
   await expect(page).toHaveTitle(`(${before + 1}) ${TITLE}`);
   expect(await stillMarked(page)).toBe(true);
 });

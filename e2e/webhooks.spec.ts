@@ -8,7 +8,7 @@ import { expect, test } from '@playwright/test';
 import { Webhook } from 'standardwebhooks';
 import { fixture, signIn } from './support';
 
-test('an owner adds an endpoint, sends a test event, and sees it delivered and signed', async ({ page }) => {
+test('an owner adds an endpoint, sends a test event, sees it delivered and signed, and changes what it subscribes to', async ({ page }) => {
   const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
   const receiver = http.createServer((req, res) => {
     let body = '';
@@ -44,6 +44,16 @@ test('an owner adds an endpoint, sends a test event, and sees it delivered and s
         return endpoint.getByRole('cell', { name: '204 delivered' }).count();
       })
       .toBe(1);
+
+    // Changed in the page, as PATCH /webhooks/{id} would.
+    await endpoint.getByText('Change', { exact: true }).click();
+    await endpoint
+      .getByRole('form', { name: `Change ${url}` })
+      .getByLabel('Event types')
+      .fill('decision.*, run.completed');
+    await endpoint.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('status')).toContainText(`Saved the endpoint ${url}`);
+    await expect(endpoint).toContainText('Events: decision.*, run.completed');
   } finally {
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }

@@ -43,6 +43,21 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
     });
   };
 
+  const change = (e: Endpoint, event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    void run(async () => {
+      await trpc.webhooks.update.mutate({
+        id: e.id,
+        url: String(data.get('url') ?? ''),
+        event_types: typesOf(String(data.get('types') ?? '')),
+        description: String(data.get('description') ?? ''),
+      });
+      router.refresh();
+      return `Saved the endpoint ${String(data.get('url'))}.`;
+    });
+  };
+
   const act = (e: Endpoint, what: 'test' | 'rotate' | 'disable' | 'enable' | 'delete') =>
     run(async () => {
       if (what === 'delete' && !window.confirm(`Delete the endpoint ${e.url}? Nothing more is sent to it.`)) return;
@@ -140,6 +155,28 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
               Delete
             </button>
           </div>
+          <details>
+            <summary>Change</summary>
+            <form className="stack" onSubmit={(event) => change(e, event)} aria-label={`Change ${e.url}`}>
+              <label>
+                Endpoint URL
+                <input type="url" name="url" required maxLength={2000} defaultValue={e.url} />
+              </label>
+              <label>
+                Event types
+                <input type="text" name="types" defaultValue={e.event_types.join(', ')} />
+              </label>
+              <label>
+                Description
+                <input type="text" name="description" maxLength={500} defaultValue={e.description} />
+              </label>
+              <div>
+                <button type="submit" disabled={busy}>
+                  Save
+                </button>
+              </div>
+            </form>
+          </details>
           <details open={e.recent.length > 0}>
             <summary>Recent deliveries</summary>
             {e.recent.length === 0 ? (
