@@ -165,12 +165,13 @@ describe('delivery', () => {
     expect(list[0]).toMatchObject({ attempt: 2, succeeded: true });
   });
 
-  it('sends a test event to the endpoint asked, whatever it subscribes to', async () => {
+  it('sends a test event to the endpoint asked, whatever it subscribes to, and to no other', async () => {
     const ws = await app.createWorkspace();
     const r = await receiver();
     const { id, secret } = await endpoint(ws, r.url, ['decision.approved']);
+    // Even an endpoint subscribed to every event does not get another endpoint's test.
     const other = await receiver();
-    await endpoint(ws, other.url, ['decision.approved']);
+    await endpoint(ws, other.url, ['*']);
     const res = await app.request('POST', `/webhooks/${id}/test`, { key: ws.apiKey });
     const [got] = await r.waitFor(1);
     const event = new Webhook(secret).verify(got!.body, got!.headers) as { id: string; eventType: string };

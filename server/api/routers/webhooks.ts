@@ -305,7 +305,7 @@ export const webhooksRouter = router({
         summary: 'Send a test delivery',
         description:
           'Records a `webhook_endpoint.test` event, which this endpoint receives whatever its event_types, in sequence ' +
-          'order behind what is already waiting (other endpoints only if they subscribe to it). Answers 202 with the ' +
+          'order behind what is already waiting; no other endpoint receives it. Answers 202 with the ' +
           'event; the attempt shows in GET /webhooks/{id}/deliveries.',
       },
       auth,

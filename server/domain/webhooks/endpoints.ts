@@ -270,8 +270,8 @@ export async function rotateSecret(
 
 /**
  * Asks for a test delivery: appends `webhook_endpoint.test`, which this endpoint receives in
- * sequence order like any event, whatever its event_types (others receive it only if they
- * subscribe to it). Its delivery shows in the endpoint's deliveries.
+ * sequence order like any event, whatever its event_types; no other endpoint receives it. Its
+ * delivery shows in the endpoint's deliveries.
  */
 export async function requestTest(tx: Tx, actor: Actor, input: { id: string }): Promise<{ event_id: string; sequence: number }> {
   const row = await lockedEndpoint(tx, actor, input.id);
