@@ -45,7 +45,17 @@ let inFlight = 0;
 let stopping = false;
 let drained = () => {};
 
-const server = http.createServer((req, res) => {
+// Slow clients (slow-loris) cannot hold connections: headers must arrive within
+// HTTP_HEADERS_TIMEOUT_MS (10 s) and the whole request within HTTP_REQUEST_TIMEOUT_MS (60 s;
+// a response, an event stream's included, is not bound by it); both are checked every second.
+// An idle kept-alive connection closes after 5 s.
+const timeouts = {
+  headersTimeout: Number(process.env.HTTP_HEADERS_TIMEOUT_MS ?? 10_000),
+  requestTimeout: Number(process.env.HTTP_REQUEST_TIMEOUT_MS ?? 60_000),
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000,
+};
+const server = http.createServer(timeouts, (req, res) => {
   inFlight++;
   res.once('close', () => {
     inFlight--;

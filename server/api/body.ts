@@ -5,6 +5,13 @@
  * refused at once, and the count is kept while reading, so a lying or absent Content-Length (a
  * chunked body) cannot get past it.
  */
+/** The client stopped sending before the body's end (it left, or its connection broke). */
+export class BodyCutOff extends Error {
+  constructor(cause: unknown) {
+    super('The request body was cut off before its end.', { cause });
+  }
+}
+
 export async function readBounded(request: Request, limit: number): Promise<Buffer | null> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) return null;
@@ -13,7 +20,9 @@ export async function readBounded(request: Request, limit: number): Promise<Buff
   if (request.body) {
     const reader = request.body.getReader();
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await reader.read().catch((err: unknown) => {
+        throw new BodyCutOff(err);
+      });
       if (done) break;
       size += value.byteLength;
       if (size > limit) {

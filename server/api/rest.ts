@@ -15,7 +15,7 @@ import { AppError, isStoreUnavailable } from '@/server/errors';
 import { describeError as describe, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { presentKey, type PresentedKey } from './api-key-auth';
-import { jsonStructureProblem, readBounded, utf8 } from './body';
+import { BodyCutOff, jsonStructureProblem, readBounded, utf8 } from './body';
 import { serveEventPage } from './event-page';
 import { serveEventStream } from './event-stream';
 import {
@@ -349,6 +349,8 @@ function toAppError(err: unknown, requestId: string): AppError {
         break;
     }
   }
+  // The client left mid-body: not the database's doing (its ECONNRESET is the client's socket).
+  if (cause instanceof BodyCutOff) return new AppError('invalid_json', cause.message);
   if (isStoreUnavailable(cause)) {
     log('warn', 'store unavailable', { requestId, error: describe(cause) });
     return new AppError('service_unavailable', 'The database is unavailable or busy. Retry shortly.');

@@ -19,6 +19,98 @@ type FetchHandler = (request: Request) => Promise<Response>;
 
 /** Bodies up to this size, with a Content-Length, are read whole before the handler runs. */
 const SMALL_BODY_BYTES = 64 * 1024;
+/**
+ * Before an answer that did not need the whole request body (413, 401, 415 …), this much more of
+ * the body is read and dropped, for up to DRAIN_MS, so that the connection closes cleanly; past
+ * either bound it is cut.
+ */
+const DRAIN_BYTES = 8 * 1024 * 1024;
+const DRAIN_MS = 5_000;
+
+/**
+ * The request body as a web stream the transport reads with its bounds. Unlike Readable.toWeb,
+ * cancelling it (the bounded reader stops at the limit) does not destroy the request, and with it
+ * the socket under a response not yet sent: the answer decides what happens to the connection.
+ */
+function bodyStream(req: IncomingMessage): { stream: ReadableStream<Uint8Array>; detach(): void } {
+  // Once cancelled, closed or failed, the stream hears nothing more from the request (the rest of
+  // the body may still come, and is drained by drainUnread).
+  let open = true;
+  let listeners: { data(chunk: Buffer): void; end(): void; error(err: Error): void } | null = null;
+  const stop = () => {
+    open = false;
+    if (!listeners) return;
+    req.off('data', listeners.data);
+    req.off('end', listeners.end);
+    req.off('error', listeners.error);
+  };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        listeners = {
+          data(chunk) {
+            if (!open) return;
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            if ((controller.desiredSize ?? 0) <= 0) req.pause();
+          },
+          end() {
+            if (!open) return;
+            stop();
+            controller.close();
+          },
+          error(err) {
+            if (!open) return;
+            stop();
+            controller.error(err);
+          },
+        };
+        req.on('data', listeners.data);
+        req.on('end', listeners.end);
+        req.on('error', listeners.error);
+      },
+      pull() {
+        if (open) req.resume();
+      },
+      cancel() {
+        stop();
+        req.pause();
+      },
+    },
+    { highWaterMark: 4 },
+  );
+  // The transport may stop reading without cancelling (a declared length over the limit is
+  // refused unread): detaching makes sure nothing of the stream pauses the request any more.
+  return { stream, detach: stop };
+}
+
+/**
+ * Reads and drops the rest of a request body the answer did not need (bounded), so that the
+ * connection can close cleanly after the answer: a socket closed with unread bytes in it is
+ * reset, and a client still sending meets EPIPE instead of its answer. Resolves true once the body
+ * has ended, false when the client left or the rest was too long or too slow (then the connection
+ * is cut).
+ */
+function drainUnread(req: IncomingMessage): Promise<boolean> {
+  return new Promise((resolve) => {
+    let drained = 0;
+    const settle = (ended: boolean) => {
+      clearTimeout(cut);
+      req.off('data', onData);
+      resolve(ended);
+    };
+    const cut = setTimeout(() => settle(false), DRAIN_MS);
+    const onData = (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > DRAIN_BYTES) settle(false);
+    };
+    // A client that resets while we drain is no error of ours.
+    req.on('error', () => settle(false));
+    req.once('close', () => settle(req.complete));
+    req.once('end', () => settle(true));
+    req.on('data', onData);
+    req.resume();
+  });
+}
 
 async function readAll(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -41,6 +133,7 @@ export function toNodeHandler(handle: FetchHandler) {
       else if (value !== undefined) headers.set(name, value);
     }
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    let detachBody: (() => void) | null = null;
     const init: RequestInit & { duplex?: 'half' } = { method: req.method, headers, signal: abort.signal };
     if (hasBody) {
       // A small body of declared length (every agent's JSON request) is read here in one piece: a
@@ -53,7 +146,9 @@ export function toNodeHandler(handle: FetchHandler) {
         if (!bytes) return void res.destroy();
         init.body = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Uint8Array<ArrayBuffer>;
       } else {
-        init.body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
+        const body = bodyStream(req);
+        detachBody = body.detach;
+        init.body = body.stream;
         init.duplex = 'half';
       }
     }
@@ -62,6 +157,13 @@ export function toNodeHandler(handle: FetchHandler) {
 
     res.statusCode = response.status;
     response.headers.forEach((value, name) => res.setHeader(name, value));
+    // Answered before the body was all read: the rest is drained first, then the answer goes out
+    // and this connection closes (it carries no further request).
+    if (hasBody && !req.complete) {
+      res.setHeader('Connection', 'close');
+      detachBody?.();
+      if (!(await drainUnread(req))) return void req.socket.destroy();
+    }
     if (!response.body || req.method === 'HEAD') {
       res.end();
       return;

@@ -107,6 +107,23 @@ describe('bodies', () => {
     });
   });
 
+  it('a body cut off by the client (its connection reset) is a 400 of the request, not a 503 of the database', async () => {
+    await app.expectUnchanged(async () => {
+      let sent = false;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (!sent) {
+            sent = true;
+            controller.enqueue(new TextEncoder().encode('{"title":"cut'));
+          } else controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+        },
+      });
+      const res = await app.request('POST', '/work', { rawBody: stream, headers: { 'content-type': 'application/json' } });
+      expectEnvelope(res, 400, 'invalid_json');
+      expect(res.body.error.message).toBe('The request body was cut off before its end.');
+    });
+  });
+
   it('a body just under the limit is read (and judged by the field rules)', async () => {
     const body = JSON.stringify({ title: 't', description: 'x'.repeat(1024 * 1024 - 100) });
     const res = await app.request('POST', '/work', { rawBody: body, headers: { 'content-type': 'application/json' } });
