@@ -7,7 +7,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import type { ExtractTablesWithRelations, SQL } from 'drizzle-orm';
 import * as schema from './schema';
 
-export type Schema = typeof schema;
+type Schema = typeof schema;
 /** A Drizzle database on either engine. */
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
 /** A transaction on either engine; services receive this. */
@@ -50,7 +50,7 @@ export interface OpenOptions {
   pgliteSnapshot?: Blob;
 }
 
-export const defaultMigrationsFolder = () => path.join(process.cwd(), 'drizzle');
+const defaultMigrationsFolder = () => path.join(process.cwd(), 'drizzle');
 
 // Fixed key for the advisory lock that serialises migrations between instances starting together.
 const MIGRATION_LOCK_KEY = 727_001;
@@ -297,7 +297,7 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
 }
 
 /** Rows of a raw `execute()`: postgres.js returns an array, PGlite an object with `rows`. */
-export function rowsOf<T>(result: unknown): T[] {
+function rowsOf<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[];
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
@@ -306,5 +306,3 @@ export function rowsOf<T>(result: unknown): T[] {
 export async function query<T>(executor: Executor, statement: SQL): Promise<T[]> {
   return rowsOf<T>(await executor.execute(statement));
 }
-
-export { schema };

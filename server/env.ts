@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 const intFromString = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
-export const envSchema = z.object({
+const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** PostgreSQL connection string. Unset: embedded PGlite in PGLITE_DATA_DIR. */
   DATABASE_URL: z.url().optional(),

@@ -14,7 +14,7 @@ import type { Runtime } from './runtime';
 import { WebhookDispatcher } from './webhooks/dispatcher';
 
 /** How often overdue decisions are timed out (reads of a decision also do it for what they show). */
-export const TIMEOUT_SWEEP_MS = 5_000;
+const TIMEOUT_SWEEP_MS = 5_000;
 
 /** Runs `job` every `everyMs`, never overlapping a slow run with the next; returns the stopper. */
 function every(name: string, everyMs: number, job: () => Promise<unknown>): () => void {

@@ -36,7 +36,7 @@ export function onStop(phase: StopPhase, hook: Hook): void {
 }
 
 /** Runs every phase in order, once however often it is called; a failing hook does not stop the others. */
-export function stopService(): Promise<void> {
+function stopService(): Promise<void> {
   const r = registry();
   r.stopping ??= (async () => {
     for (const phase of PHASES) {
@@ -50,7 +50,7 @@ export function stopService(): Promise<void> {
 }
 
 /** Longest a stop may take before the process exits anyway (the launcher's promise is 10 s). */
-export const STOP_DEADLINE_MS = 9_500;
+const STOP_DEADLINE_MS = 9_500;
 
 /**
  * Stops the service and exits on SIGINT or SIGTERM: 0 when everything stopped in time, 1 when a

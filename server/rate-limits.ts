@@ -123,7 +123,7 @@ export function clientAddress(headers: Headers, trustedHops: number): string {
  * host is usually given a whole /64, so counting single addresses would give it 2^64 budgets);
  * anything that is not an address (a proxy wrote something odd) as one shared bucket.
  */
-export function addressBucket(entry: string): string {
+function addressBucket(entry: string): string {
   let address = entry.toLowerCase();
   // IPv4-mapped IPv6 (::ffff:127.0.0.1) is the same client as its IPv4 form.
   address = address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');

@@ -10,7 +10,7 @@ import { instanceSecrets } from '@/db/schema';
 import { env as readEnv, type Env } from './env';
 import { LedgerWakeups, WAKE_CHANNEL } from './ledger/wake';
 
-export interface InstanceSecrets {
+interface InstanceSecrets {
   /** Signs event-stream cursors. */
   cursor: string;
   /** Signs session cookies (AUTH_SECRET when set). */

@@ -15,7 +15,7 @@
 import { useRouter } from 'next/navigation';
 import { useEffect, useRef } from 'react';
 
-export const DECISION_EVENT_TYPES = [
+const DECISION_EVENT_TYPES = [
   'decision.created',
   'decision.attention_requested',
   'decision.approved',

@@ -39,7 +39,7 @@ export interface WorkspaceChoice {
   role: string;
 }
 
-export async function workspacesOf(user: SessionUser): Promise<WorkspaceChoice[]> {
+async function workspacesOf(user: SessionUser): Promise<WorkspaceChoice[]> {
   if (user.memberships.length === 0) return [];
   const runtime = await getRuntime();
   const rows = await runtime.db

@@ -10,9 +10,3 @@ export function messageOf(err: unknown): string {
   if (err instanceof TRPCClientError) return err.message;
   return 'Something went wrong. Check your connection and try again.';
 }
-
-/** The contract's error code of a failed call, when it has one. */
-export function codeOf(err: unknown): string | undefined {
-  if (err instanceof TRPCClientError) return (err.data as { appCode?: string } | undefined)?.appCode;
-  return undefined;
-}

@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { messageOf } from './trpc-client';
 
 /** A problem found in the form before anything was sent; its message is shown as it is. */
-export class FormProblem extends Error {}
+class FormProblem extends Error {}
 
 /** The new password typed twice, or a FormProblem saying they differ. */
 export function samePasswords(form: FormData, name = 'password'): string {

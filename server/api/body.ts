@@ -45,7 +45,7 @@ export function utf8(bytes: Buffer): string | null {
 }
 
 /** How deep a request body may nest, counting the body itself (the receipt reader's limit too). */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** An open object (its member names so far) or array (its current index), while scanning. */
 interface Frame {

@@ -28,7 +28,7 @@ import { queryInput } from './event-page';
 import { EVENT_TYPE_PATTERN_SOURCE } from './schemas';
 
 /** The query of an SSE lease (the JSON form's query plus the lease's own settings). */
-export const sseQuery = z.strictObject({
+const sseQuery = z.strictObject({
   format: z.literal('sse'),
   cursor: z.string().max(128).optional(),
   last_event_id: z.string().max(128).optional(),

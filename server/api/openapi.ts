@@ -44,7 +44,7 @@ function operationsByRoute(): Map<string, OperationInfo> {
 }
 
 /** The codes an operation can answer with: those of its kind plus those its meta declares. */
-export function errorCodesOf(meta: Meta): ErrorCode[] {
+function errorCodesOf(meta: Meta): ErrorCode[] {
   const codes = new Set<ErrorCode>(['validation_failed', 'unknown_field', 'internal_error', 'service_unavailable']);
   if (meta.openapi?.protect !== false) {
     codes.add('unauthorized');

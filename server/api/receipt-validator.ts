@@ -20,7 +20,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   return new Response(JSON.stringify(body), { status, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' } });
 }
 
-export function validatorError(status: number, code: string, message: string, issues: Issue[] = []): Response {
+function validatorError(status: number, code: string, message: string, issues: Issue[] = []): Response {
   return json(status, { ok: false, valid: false, error: { code, message, issues } });
 }
 

@@ -29,7 +29,7 @@ import { appRouter } from './root';
 import type { ApiContext, Meta } from './trpc';
 import { addressedOrigin } from '@/server/http/origin';
 
-export const API_BASE = '/api/v1';
+const API_BASE = '/api/v1';
 
 const STATE = Symbol('requestState');
 
@@ -381,7 +381,7 @@ async function appUrlOf(opts: RestHandlerOptions): Promise<string> {
   }
 }
 
-export function errorBody(requestId: string, error: AppError, appUrl: string) {
+function errorBody(requestId: string, error: AppError, appUrl: string) {
   return {
     error: {
       code: error.code,

@@ -15,7 +15,7 @@ z.config({
  * schema), which would turn `"5"` into 5 and `"false"` into true in JSON bodies. A transform makes
  * the leaf a pipe, which the adapter leaves alone, while the documented input type stays the same.
  */
-export function noCoerce<T extends z.ZodType>(schema: T) {
+function noCoerce<T extends z.ZodType>(schema: T) {
   return schema.transform((value) => value);
 }
 

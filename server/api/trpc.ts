@@ -19,7 +19,7 @@ import type { Runtime } from '@/server/runtime';
 import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
 import { bearerToken, presentKey, requireKey, type PresentedKey } from './api-key-auth';
 
-export interface ResponseInit {
+interface ResponseInit {
   status: number | undefined;
   headers: Record<string, string>;
 }
@@ -53,7 +53,7 @@ export interface ApiContext {
 }
 
 // A type alias (not an interface) so it satisfies tRPC's Record<string, unknown> meta constraint.
-export type OperationMeta = {
+type OperationMeta = {
   /** Success status (default 200). */
   successStatus?: number;
   /** Codes this operation can answer with beyond those every operation of its kind can (auth, body, 500, 503). */
@@ -236,5 +236,3 @@ export const humanProcedure = authenticated.use(({ ctx, next }) => {
   }
   return next({ ctx: { principal: ctx.principal } });
 });
-
-export type AuthedContext = ApiContext & { actor: Actor };

@@ -9,7 +9,7 @@ import { query, type Database } from '@/db';
 import { apiKeys } from '@/db/schema';
 import { countHit, usageOf, type RateLimitUsage } from '@/server/rate-limits';
 
-export const API_KEY_PREFIX = 'awk_';
+const API_KEY_PREFIX = 'awk_';
 const KEY_PATTERN = /^awk_[A-Za-z0-9_-]{43}$/;
 
 export interface GeneratedKey {

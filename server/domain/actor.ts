@@ -5,7 +5,7 @@
 import type { MembershipRole } from '@/db/schema';
 import { digestOf } from '@/server/ledger/canonical';
 
-export type ActorType = 'api_key' | 'human' | 'system';
+type ActorType = 'api_key' | 'human' | 'system';
 
 export interface Trace {
   /** The request that caused the change: every event it appends has this causationId. */

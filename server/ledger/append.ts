@@ -9,7 +9,7 @@ import { query, type Tx } from '@/db';
 import type { Actor } from '@/server/domain/actor';
 import { digestOf, eventCanonicalSegments, type LedgerEvent, type UnsealedEvent } from './canonical';
 
-export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_.-]{0,99}$/;
+const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_.-]{0,99}$/;
 export const CURRENT_SCHEMA_VERSION = 1;
 
 export interface NewEvent {

@@ -104,7 +104,7 @@ export function bundleText(bundle: LedgerBundle): string {
   return JSON.stringify(bundle, null, 2) + '\n';
 }
 
-export type BundleBreakReason = ChainBreak['reason'] | 'not_a_bundle' | 'other_workspace' | 'does_not_extend';
+type BundleBreakReason = ChainBreak['reason'] | 'not_a_bundle' | 'other_workspace' | 'does_not_extend';
 
 export interface BundleReport extends Omit<VerifyReport, 'firstBreak'> {
   firstBreak: (Omit<ChainBreak, 'reason'> & { reason: BundleBreakReason }) | null;

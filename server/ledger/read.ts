@@ -8,7 +8,7 @@ import type { LedgerEvent } from './canonical';
 type EventRow = typeof ledgerEvents.$inferSelect;
 
 /** The row as served and hashed, with the fields in a fixed, readable order. */
-export function toLedgerEvent(row: EventRow): LedgerEvent {
+function toLedgerEvent(row: EventRow): LedgerEvent {
   return {
     id: row.id,
     workspaceId: row.workspaceId,

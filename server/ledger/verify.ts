@@ -9,7 +9,7 @@ import { GENESIS_HASH } from '@/db/schema';
 import { canonicalJson, eventCanonicalText, sha256Hex, type LedgerEvent } from './canonical';
 import { readEvents, readHead } from './read';
 
-export type BreakReason = 'sequence_gap' | 'payload_digest_mismatch' | 'event_hash_mismatch' | 'previous_hash_mismatch' | 'head_mismatch';
+type BreakReason = 'sequence_gap' | 'payload_digest_mismatch' | 'event_hash_mismatch' | 'previous_hash_mismatch' | 'head_mismatch';
 
 export interface ChainBreak {
   sequence: number;
@@ -20,7 +20,7 @@ export interface ChainBreak {
 }
 
 /** A place on a chain: an event's sequence and eventHash (sequence 0 and the genesis hash before the first). */
-export interface ChainPosition {
+interface ChainPosition {
   sequence: number;
   hash: string;
 }

@@ -68,7 +68,7 @@ function sqlState(err: unknown): string | undefined {
  * waits long (lock_timeout) and gives way, retrying from the start, so a writer is never the one
  * aborted.
  */
-export async function rebuildWorkspace(db: Database, workspaceId: string): Promise<RebuildReport> {
+async function rebuildWorkspace(db: Database, workspaceId: string): Promise<RebuildReport> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await rebuildOnce(db, workspaceId);

@@ -50,8 +50,7 @@ import {
 } from '@/server/domain/hierarchy/records';
 import type { AttentionRow, DecisionRow } from '@/server/domain/decisions/view';
 
-export type { RunRow };
-export type ImportedRow = typeof importedReceipts.$inferSelect;
+type ImportedRow = typeof importedReceipts.$inferSelect;
 
 export interface ProjectionState {
   initiatives: Map<string, InitiativeRow>;
@@ -117,7 +116,7 @@ function must<T>(row: T | undefined, event: LedgerEvent): T {
 }
 
 /** Applies one event to the state. Throws on an event type it does not know, so none is silently lost. */
-export function apply(state: ProjectionState, event: LedgerEvent): void {
+function apply(state: ProjectionState, event: LedgerEvent): void {
   const p = event.payload as Payload;
   const at = new Date(event.occurredAtCanonical);
   const meta = { workspaceId: event.workspaceId, version: event.aggregateVersion, at };

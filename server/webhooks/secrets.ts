@@ -12,7 +12,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 /** A new secret: 32 random bytes, base64, after `whsec_` (the form Standard Webhooks libraries take). */
 export function generateSigningSecret(): string {

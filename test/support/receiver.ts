@@ -5,14 +5,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Received {
+interface Received {
   path: string;
   headers: Record<string, string>;
   body: string;
   at: number;
 }
 
-export interface Answer {
+interface Answer {
   status: number;
   /** Milliseconds to wait before answering; Infinity never answers. */
   delayMs?: number;

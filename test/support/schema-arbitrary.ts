@@ -99,7 +99,7 @@ const isFreeForm = (s: JsonSchema) => s.type === 'object' && !s.properties && s.
 const freeKey = fc.string({ minLength: 1, maxLength: 12 }).filter((k) => k !== '__proto__');
 
 /** Any JSON value a client might store in a free-form field, a few levels deep. */
-export const jsonData: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
+const jsonData: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     fc.constant(null),

@@ -65,7 +65,7 @@ const historySchema = z.object({
   event_hash: z.string(),
 });
 
-export const decisionSchema = z
+const decisionSchema = z
   .object({
     id: z.uuid(),
     workspace_id: z.uuid(),

@@ -10,7 +10,7 @@ import { hashPassword, verifyPassword } from '@/server/auth/passwords';
 import { AppError } from '@/server/errors';
 
 /** What every new password must meet (NIST 800-63B: length, not composition rules). */
-export const PASSWORD_MIN = 12;
+const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 1024;
 
 export function checkNewPassword(password: string): void {

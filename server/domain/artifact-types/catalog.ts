@@ -29,9 +29,9 @@ export interface CatalogRead {
   etag: string;
 }
 
-export const CATALOG_TTL_MS = 5 * 60 * 1000;
+const CATALOG_TTL_MS = 5 * 60 * 1000;
 /** How long a reader holding a good (expired) load waits for its refresh before being served it. */
-export const REFRESH_WAIT_MS = 1000;
+const REFRESH_WAIT_MS = 1000;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
@@ -84,7 +84,7 @@ export class ArtifactCatalog {
   }
 }
 
-export async function loadArtifactTypes(db: Database): Promise<ArtifactType[]> {
+async function loadArtifactTypes(db: Database): Promise<ArtifactType[]> {
   const rows = await db.select().from(artifactTypes).orderBy(asc(artifactTypes.sortOrder), asc(artifactTypes.typeCode));
   return rows.map((r) => ({
     type_code: r.typeCode,

@@ -26,7 +26,7 @@ export interface CreateDecisionInput {
   shape_context?: { options?: DecisionOption[] };
 }
 
-export const DEFAULT_OPTIONS: DecisionOption[] = [
+const DEFAULT_OPTIONS: DecisionOption[] = [
   { id: 'approve', label: 'Approve' },
   { id: 'decline', label: 'Decline' },
 ];

@@ -16,7 +16,7 @@ import type { Runtime } from '@/server/runtime';
 const WAITING_COSTS_UNSAID = 'The agent did not say.';
 
 /** The messages an attention request on `decisionId` sends, one per approver or owner. */
-export async function attentionMails(runtime: Runtime, decisionId: string): Promise<Mail[]> {
+async function attentionMails(runtime: Runtime, decisionId: string): Promise<Mail[]> {
   const { db, env } = runtime;
   const [row] = await db
     .select({ decision: decisions, attention: decisionAttention, workspaceName: workspaces.name })

@@ -119,7 +119,7 @@ export function actorNameSql(workspaceId: string, type: SQLWrapper | string, id:
 }
 
 /** The ledger events of the given decisions, oldest first, grouped by decision. */
-export async function historiesOf(db: Executor, workspaceId: string, decisionIds: string[]): Promise<Map<string, HistoryEntry[]>> {
+async function historiesOf(db: Executor, workspaceId: string, decisionIds: string[]): Promise<Map<string, HistoryEntry[]>> {
   const out = new Map<string, HistoryEntry[]>(decisionIds.map((id) => [id, []]));
   if (decisionIds.length === 0) return out;
   const rows = await db

@@ -42,7 +42,7 @@ export interface ReleaseOutcome {
 }
 
 /** Hex SHA-256 of the canonical JSON of the three identifying fields (CONTRACT §4). */
-export function fingerprintHash(input: Pick<ClaimInput, 'source' | 'event_key' | 'initiative_id'>): string {
+function fingerprintHash(input: Pick<ClaimInput, 'source' | 'event_key' | 'initiative_id'>): string {
   return sha256Hex(canonicalJson({ event_key: input.event_key, initiative_id: input.initiative_id ?? null, source: input.source }));
 }
 

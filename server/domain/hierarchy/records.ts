@@ -78,17 +78,6 @@ export interface RowMeta {
   at: Date;
 }
 
-export const initiativeRecord = (r: InitiativeRow): InitiativeRecord => ({
-  id: r.id,
-  title: r.title,
-  summary: r.summary,
-  status: r.status,
-  visibility: r.visibility,
-  model_tier: r.modelTier,
-  execution_policy: r.executionPolicy,
-  is_inbox: r.isInbox,
-});
-
 export const initiativeRow = (p: InitiativeRecord, m: RowMeta): InitiativeRow => ({
   id: p.id,
   workspaceId: m.workspaceId,
@@ -104,18 +93,6 @@ export const initiativeRow = (p: InitiativeRecord, m: RowMeta): InitiativeRow =>
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
-});
-
-export const workstreamRecord = (r: WorkstreamRow): WorkstreamRecord => ({
-  id: r.id,
-  initiative_id: r.initiativeId,
-  position: r.position,
-  name: r.name,
-  goal: r.goal,
-  status: r.status,
-  domain: r.domain,
-  agent_id: r.agentId,
-  depends_on: r.dependsOn,
 });
 
 export const workstreamRow = (p: WorkstreamRecord, m: RowMeta): WorkstreamRow => ({
@@ -134,14 +111,6 @@ export const workstreamRow = (p: WorkstreamRecord, m: RowMeta): WorkstreamRow =>
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
-});
-
-export const milestoneRecord = (r: MilestoneRow): MilestoneRecord => ({
-  id: r.id,
-  workstream_id: r.workstreamId,
-  position: r.position,
-  title: r.title,
-  status: r.status,
 });
 
 export const milestoneRow = (p: MilestoneRecord, m: RowMeta): MilestoneRow => ({
@@ -196,14 +165,6 @@ export const taskRow = (p: TaskRecord, m: RowMeta): TaskRow => ({
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
-});
-
-export const receiptRecord = (r: ReceiptRow): ReceiptRecord => ({
-  id: r.id,
-  task_id: r.taskId,
-  status: 'completed',
-  summary: r.summary,
-  created_at: r.createdAt.toISOString(),
 });
 
 export const receiptRow = (p: ReceiptRecord, m: Omit<RowMeta, 'version'>): ReceiptRow => ({

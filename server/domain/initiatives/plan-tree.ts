@@ -19,7 +19,7 @@ export interface TaskInput {
   depends_on?: string[];
 }
 
-export interface MilestoneInput {
+interface MilestoneInput {
   ref?: string;
   title: string;
   tasks?: TaskInput[];

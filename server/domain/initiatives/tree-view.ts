@@ -8,7 +8,7 @@ import type { Executor } from '@/db';
 import { initiatives, milestones, tasks, workstreams } from '@/db/schema';
 import type { InitiativeRow, MilestoneRow, TaskRow, WorkstreamRow } from '../hierarchy/records';
 
-export interface TaskNode {
+interface TaskNode {
   id: string;
   title: string;
   status: TaskRow['status'];
@@ -19,7 +19,7 @@ export interface TaskNode {
   depends_on: string[];
 }
 
-export interface MilestoneNode {
+interface MilestoneNode {
   id: string;
   title: string;
   status: MilestoneRow['status'];
@@ -27,7 +27,7 @@ export interface MilestoneNode {
   tasks: TaskNode[];
 }
 
-export interface WorkstreamNode {
+interface WorkstreamNode {
   id: string;
   name: string;
   goal: string;

@@ -47,7 +47,7 @@ const node = (level: Level, r: Row, parentId: string | null, extra: Partial<Plan
 const runNode = (r: RunRow): PlanNode => node('run', r, r.taskId, { run: r });
 
 /** The node, the nodes above it and its subtree; 404 when it is not in the workspace. */
-export async function loadSubject(tx: Tx, workspaceId: string, level: Level, id: string): Promise<Subject> {
+async function loadSubject(tx: Tx, workspaceId: string, level: Level, id: string): Promise<Subject> {
   const missing = () => new AppError('not_found', `No ${level} with that id in your workspace.`, { fields: ['id'] });
   const one = async <T>(rows: Promise<T[]>) => (await rows)[0];
   const ancestorsOf = async (milestoneId: string | null, workstreamId: string | null, initiativeId: string): Promise<PlanNode[]> => {

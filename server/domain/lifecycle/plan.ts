@@ -43,7 +43,7 @@ export interface Subject {
   siblingRuns?: PlanNode[];
 }
 
-export interface Redispatch {
+interface Redispatch {
   taskId: string;
   agentId: string | null;
 }
@@ -106,7 +106,7 @@ function taskFollowing(subject: Subject, runTo: string, decision: string | null 
 
 const noop = (message: string): Plan => ({ changes: [], redispatch: [], message });
 
-export function planPause(subject: Subject, pauseId: string): Plan {
+function planPause(subject: Subject, pauseId: string): Plan {
   const { root } = subject;
   if (root.status === 'paused') return noop(`The ${root.level} is already paused; nothing changed.`);
   if (!isActive(root)) fail(`Cannot pause a ${root.status} ${root.level}.`, root);
@@ -122,7 +122,7 @@ function naturalStatus(n: PlanNode): string {
   return n.level === 'run' ? 'running' : n.level === 'task' ? 'todo' : 'active';
 }
 
-export function planResume(subject: Subject): Plan {
+function planResume(subject: Subject): Plan {
   const { root } = subject;
   if (root.status !== 'paused') {
     if (isActive(root)) return noop(`The ${root.level} is not paused; nothing changed.`);
@@ -154,7 +154,7 @@ export function planResume(subject: Subject): Plan {
   return { changes, redispatch: [], message: `Resumed ${name(root)} and what its pause had paused.` };
 }
 
-export function planCancel(subject: Subject): Plan {
+function planCancel(subject: Subject): Plan {
   const { root } = subject;
   if (root.status === 'cancelled') return noop(`The ${root.level} is already cancelled; nothing changed.`);
   if (isDone(root)) fail(`Cannot cancel a ${root.status} ${root.level}.`, root);
@@ -163,7 +163,7 @@ export function planCancel(subject: Subject): Plan {
   return { changes, redispatch: [], message: `Cancelled ${name(root)} and what was open under it.` };
 }
 
-export function planRetry(subject: Subject): Plan {
+function planRetry(subject: Subject): Plan {
   const { root } = subject;
   const stuck = subject.ancestors.find((a) => (a.level === 'task' ? a.status === 'done' || a.pauseId !== null : a.status !== 'active'));
   if (stuck) fail(`Its ${stuck.level} ${stuck.id} is ${stuck.status}.`, root);

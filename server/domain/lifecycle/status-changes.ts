@@ -88,7 +88,7 @@ export async function writeStatusChanges(
   return changes.map((c) => statusEvent(c, now, cause));
 }
 
-export function statusEvent(c: StatusChange, now: Date, cause: Record<string, unknown>): NewEvent {
+function statusEvent(c: StatusChange, now: Date, cause: Record<string, unknown>): NewEvent {
   const payload =
     c.level === 'run'
       ? { ...runRecord(runAfter(c, now)), previous_status: c.from, ...cause }

@@ -7,7 +7,7 @@
 import { taskStatuses, type RunStatus, type TaskStatus } from '@/db/schema';
 import type { ProjectionState } from '@/server/projections/state';
 
-export interface Stage {
+interface Stage {
   workstream_id: string;
   name: string;
   status: string;
@@ -22,11 +22,11 @@ export interface Stage {
   estimate_hours: number;
 }
 
-export type Handoff =
+type Handoff =
   | { kind: 'dependency'; level: 'workstream' | 'task'; from_id: string; to_id: string }
   | { kind: 'decision'; decision_id: string; title: string; status: string; workstream_id: string | null; task_id: string | null };
 
-export interface Evidence {
+interface Evidence {
   receipt_id: string;
   task_id: string;
   summary: string;

@@ -65,11 +65,3 @@ export async function importReceipt(tx: Tx, actor: Actor, document: Record<strin
     event: { id: event!.id, sequence: event!.sequence, eventHash: event!.eventHash },
   };
 }
-
-export async function importedDocument(tx: Tx | import('@/db').Executor, workspaceId: string, receiptId: string) {
-  const [row] = await tx
-    .select({ document: importedReceipts.document })
-    .from(importedReceipts)
-    .where(and(eq(importedReceipts.workspaceId, workspaceId), eq(importedReceipts.receiptId, receiptId)));
-  return row?.document;
-}

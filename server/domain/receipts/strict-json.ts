@@ -10,7 +10,7 @@ export interface StrictJsonLimits {
   maxNodes: number;
 }
 
-export type StrictJsonError =
+type StrictJsonError =
   | { kind: 'syntax'; message: string; offset: number }
   | { kind: 'duplicate_key' | 'forbidden_key'; message: string; path: string }
   | { kind: 'depth' | 'nodes'; message: string; path: string };

@@ -4,7 +4,7 @@
  * rulings), changes the run, lets the task follow, and appends the events in one call.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, inArray, max } from 'drizzle-orm';
+import { and, asc, eq, inArray, max } from 'drizzle-orm';
 import type { Executor, Tx } from '@/db';
 import { initiatives, milestones, runCheckpoints, runs, tasks, workstreams } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
@@ -40,7 +40,7 @@ export interface CheckpointView {
   created_at: string;
 }
 
-export const checkpointView = (c: CheckpointRow): CheckpointView => ({
+const checkpointView = (c: CheckpointRow): CheckpointView => ({
   checkpointId: c.id,
   runId: c.runId,
   position: c.position,
@@ -67,7 +67,7 @@ export function runView(run: RunRow, checkpoints: CheckpointRow[]): RunView {
   };
 }
 
-export async function findRun(db: Executor, workspaceId: string, runId: string): Promise<RunRow | undefined> {
+async function findRun(db: Executor, workspaceId: string, runId: string): Promise<RunRow | undefined> {
   const [run] = await db
     .select()
     .from(runs)
@@ -407,10 +407,4 @@ export async function applyRunAction(
   if (action === 'cancel') events.push(...(await cancelDecisionsOfRuns(tx, actor.workspaceId, [run.id], now)));
   await appendEvents(tx, actor, events, now);
   return { runId: run.id, action, status: move.to, applied: true };
-}
-
-/** The runs of `taskIds`, newest first (used by views). */
-export async function runsOfTasks(db: Executor, taskIds: string[]): Promise<RunRow[]> {
-  if (taskIds.length === 0) return [];
-  return db.select().from(runs).where(inArray(runs.taskId, taskIds)).orderBy(desc(runs.createdAt));
 }

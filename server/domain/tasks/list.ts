@@ -15,7 +15,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Executor } from '@/db';
-import { taskPriorities, taskStatuses, taskTypes, type TaskPriority } from '@/db/schema';
+import type { TaskPriority, taskStatuses, taskTypes } from '@/db/schema';
 
 export type TaskSort = 'priority' | 'updated';
 
@@ -55,7 +55,7 @@ export interface TaskPage {
 }
 
 const RANK_CASE = (column: SQL) => sql`(case ${column} when 'urgent' then 0 when 'high' then 1 when 'medium' then 2 else 3 end)`;
-export const priorityRank = (p: TaskPriority) => ({ urgent: 0, high: 1, medium: 2, low: 3 })[p];
+const priorityRank = (p: TaskPriority) => ({ urgent: 0, high: 1, medium: 2, low: 3 })[p];
 
 /** The filters as SQL over `t` (tasks), `i`, `w`, `m` (its initiative, workstream, milestone). */
 function filterSql(f: TaskFilters): SQL[] {
@@ -224,7 +224,7 @@ function keyOf(r: Row, sort: TaskSort): SortKey {
 }
 
 /** Negative when `a` comes before `b` in the order (ISO times compare as text; uuids as PostgreSQL orders them). */
-export function compare(a: SortKey, b: SortKey): number {
+function compare(a: SortKey, b: SortKey): number {
   if (a.sort === 'priority' && b.sort === 'priority') {
     return a.rank - b.rank || cmp(a.createdAt, b.createdAt) || cmp(a.id, b.id);
   }
@@ -235,4 +235,3 @@ export function compare(a: SortKey, b: SortKey): number {
 const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
 
 export const TASK_SORTS = ['priority', 'updated'] as const;
-export { taskPriorities, taskStatuses, taskTypes };

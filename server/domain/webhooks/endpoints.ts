@@ -20,7 +20,7 @@ import { olderThan, type CreatedKey } from '../paging';
 /** Endpoints one workspace may have. */
 export const MAX_ENDPOINTS_PER_WORKSPACE = 20;
 /** How long the secret replaced by a rotation still signs deliveries (beside the new one). */
-export const ROTATION_GRACE_MS = 24 * 3_600_000;
+const ROTATION_GRACE_MS = 24 * 3_600_000;
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -43,7 +43,7 @@ export interface WebhookEndpointView {
   };
 }
 
-export function endpointView(row: EndpointRow): WebhookEndpointView {
+function endpointView(row: EndpointRow): WebhookEndpointView {
   return {
     id: row.id,
     workspace_id: row.workspaceId,
@@ -332,7 +332,7 @@ export async function listDeliveries(
 }
 
 /** How long delivery attempts are kept. */
-export const DELIVERY_RETENTION_DAYS = 30;
+const DELIVERY_RETENTION_DAYS = 30;
 
 /** Deletes delivery attempts older than DELIVERY_RETENTION_DAYS (the background prune job). */
 export async function pruneDeliveries(db: Executor, now = new Date()): Promise<void> {

@@ -32,7 +32,7 @@ export interface CreatedWorkspace {
  * A workspace name as kept: trimmed, 1 to 100 characters, no control characters. Unique without
  * regard to case (the database enforces it too: workspaces_name_lower_key).
  */
-export function workspaceName(raw: string): string {
+function workspaceName(raw: string): string {
   const name = raw.trim();
   if (name.length < 1 || name.length > WORKSPACE_NAME_MAX) {
     throw new AppError('validation_failed', `A workspace name has 1 to ${WORKSPACE_NAME_MAX} characters.`, {
@@ -48,7 +48,7 @@ export function workspaceName(raw: string): string {
 }
 
 /** The workspace named `name` in any case, if there is one. */
-export async function workspaceNamed(tx: Tx, name: string): Promise<{ id: string; name: string } | undefined> {
+async function workspaceNamed(tx: Tx, name: string): Promise<{ id: string; name: string } | undefined> {
   const [row] = await tx
     .select({ id: workspaces.id, name: workspaces.name })
     .from(workspaces)
@@ -120,6 +120,6 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
   return { workspaceId, name, ownerUserId, ownerCreated: !existing };
 }
 
-export function nameTaken(name: string): AppError {
+function nameTaken(name: string): AppError {
   return new AppError('conflict', `A workspace named "${name}" already exists. Choose another name.`, { field: 'name' });
 }

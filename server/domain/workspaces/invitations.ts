@@ -16,7 +16,7 @@ import { AppError } from '@/server/errors';
 import type { Actor, Trace } from '../actor';
 import { addMember, normalEmail } from './members';
 
-export const INVITATION_TTL_DAYS = 7;
+const INVITATION_TTL_DAYS = 7;
 const TOKEN_PREFIX = 'awi_';
 const TOKEN_PATTERN = /^awi_[A-Za-z0-9_-]{43}$/;
 
@@ -28,7 +28,7 @@ export function generateToken(prefix = TOKEN_PREFIX): { token: string; hash: str
   return { token, hash: hashToken(token) };
 }
 
-export type InvitationState = 'pending' | 'accepted' | 'revoked' | 'expired';
+type InvitationState = 'pending' | 'accepted' | 'revoked' | 'expired';
 
 export interface Invitation {
   id: string;
