@@ -1,23 +1,14 @@
-/** Initiatives with their tree (create in one call, read back), and the operating map. */
+/** The schemas and helpers the procedures of initiativesRouter share. */
 import { z } from 'zod';
-import { eq } from 'drizzle-orm';
-import { initiatives, nodeStatuses, runStatuses, taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
-import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
-import { findInitiative, initiativeView, loadTree, treeView } from '@/server/domain/initiatives/tree-view';
-import { listInitiatives } from '@/server/domain/initiatives/list';
-import { openList, pageMeta, pageOf, pageParams } from '../keyset';
-import { initiativeRow, milestoneRow, taskRow, workstreamRow } from '@/server/domain/hierarchy/records';
-import { operatingMap } from '@/server/domain/operating-map/map';
-import { withReplayed } from '@/server/projections/replay-cache';
+import { nodeStatuses, runStatuses, taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { runMutation } from '../mutation';
-import { actorIn, defaultWorkspace, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
+import { actorIn, defaultWorkspace, type ApiContext, type Principal } from '../../trpc';
 import type { Trace } from '@/server/domain/actor';
-import { apiMeta, id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
+import { apiMeta, id, jsonNumber, text, timestamp } from '../../schemas';
 
 // ---- schemas -------------------------------------------------------------------------------
 
-const noSuchInitiative = () => new AppError('not_found', 'No such initiative in your workspace.');
+export const noSuchInitiative = () => new AppError('not_found', 'No such initiative in your workspace.');
 
 const ref = () =>
   text(1, 100).meta({ description: 'Your name for this node, unique in the request; depends_on refers to siblings by it.' });
@@ -55,7 +46,7 @@ const workstreamInput = z.strictObject({
   milestones: z.array(milestoneInput).max(100).optional(),
 });
 
-const createInput = z
+export const createInput = z
   .strictObject({
     workspace_id: id().optional().meta({ description: 'Optional for an API key (its workspace; another is 403).' }),
     title: text(1, 200),
@@ -76,7 +67,7 @@ const createInput = z
       '`ref`; an unknown ref, a node depending on itself or a cycle is 400 with the path. At most 2000 nodes.',
   });
 
-const initiativeSchema = z
+export const initiativeSchema = z
   .object({
     id: z.uuid(),
     workspace_id: z.uuid(),
@@ -141,7 +132,7 @@ const initiativeMeta = apiMeta.extend({
   notes: z.array(z.string()).optional(),
 });
 
-const createOutput = z
+export const createOutput = z
   .object({
     data: z.object({
       initiative: initiativeSchema,
@@ -151,11 +142,11 @@ const createOutput = z
     meta: initiativeMeta.extend({ duplicate: z.boolean().meta({ description: 'true on an idempotent replay.' }) }),
   })
   .meta({ id: 'CreateInitiativeResponse' });
-type CreateBody = z.infer<typeof createOutput>;
+export type CreateBody = z.infer<typeof createOutput>;
 
-const INCLUDES = ['tree', 'launches'] as const;
+export const INCLUDES = ['tree', 'launches'] as const;
 
-const getInput = z.strictObject({
+export const getInput = z.strictObject({
   initiativeId: id(),
   workspace_id: id().optional().meta({ description: 'Optional for a workspace-bound API key; another workspace’s is 403.' }),
   include: z
@@ -165,7 +156,7 @@ const getInput = z.strictObject({
     .meta({ description: 'Comma-separated: `tree` (workstreams, milestones, tasks, edges, agents, estimates), `launches`.' }),
 });
 
-const getOutput = z
+export const getOutput = z
   .object({
     data: z.object({
       initiative: initiativeSchema,
@@ -223,7 +214,7 @@ const processSchema = z
   })
   .meta({ id: 'Process' });
 
-const mapOutput = z
+export const mapOutput = z
   .object({
     data: z.object({
       processes: z.array(processSchema).meta({ description: 'One per initiative, newest first, at most `limit`.' }),
@@ -244,16 +235,16 @@ const mapOutput = z
 
 // ---- helpers -------------------------------------------------------------------------------
 
-type Caller = ApiContext & { principal: Principal; trace: Trace };
+export type Caller = ApiContext & { principal: Principal; trace: Trace };
 
 /** The workspace a read concerns: the one named (403 if not the caller's), else the caller's default. */
-function readWorkspace(ctx: Caller, named: string | undefined): string {
+export function readWorkspace(ctx: Caller, named: string | undefined): string {
   const workspaceId = named ?? defaultWorkspace(ctx.principal);
   actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden' });
   return workspaceId;
 }
 
-function parseIncludes(raw: string | undefined): Set<(typeof INCLUDES)[number]> {
+export function parseIncludes(raw: string | undefined): Set<(typeof INCLUDES)[number]> {
   const out = new Set<(typeof INCLUDES)[number]>();
   if (raw === undefined || raw.trim() === '') return out;
   for (const part of raw.split(',').map((p) => p.trim())) {
@@ -269,180 +260,3 @@ function parseIncludes(raw: string | undefined): Set<(typeof INCLUDES)[number]> 
 }
 
 // ---- procedures ----------------------------------------------------------------------------
-
-export const initiativesRouter = router({
-  create: memberProcedure
-    .meta({
-      openapi: {
-        method: 'POST',
-        path: '/initiatives',
-        tags: ['initiatives'],
-        summary: 'Create an initiative, optionally with its whole tree',
-        description:
-          'One transaction, one ledger event per created node (initiative.created, workstream.created, ' +
-          'milestone.created, task.created). With an Idempotency-Key, the same key and body replay the original ' +
-          'response (200).',
-        requestHeaders: mutationHeaders,
-      },
-      auth: ['ApiKey', 'Session'],
-      successStatus: 201,
-      otherSuccess: { 200: 'Idempotent replay: the original response, with meta.duplicate true.' },
-      errorCodes: ['forbidden', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
-    })
-    .input(createInput)
-    .output(createOutput)
-    .mutation(({ ctx, input }) => {
-      const { workspace_id: named, ...tree } = input;
-      const workspaceId = named ?? defaultWorkspace(ctx.principal);
-      const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: ['owner', 'approver'] });
-      const replay = (body: CreateBody): CreateBody => ({ ...body, meta: { ...body.meta, duplicate: true } });
-      return runMutation<CreateBody>(ctx, actor, { status: 201, replay, output: createOutput }, async (tx) => {
-        const at = new Date();
-        const plan = await createInitiativeTree(tx, actor, tree, { at });
-        const meta = { workspaceId, version: 1, at };
-        return {
-          data: {
-            initiative: initiativeView(initiativeRow(plan.initiative, meta)),
-            tree: treeView(
-              plan.workstreams.map((w) => workstreamRow(w, meta)),
-              plan.milestones.map((m) => milestoneRow(m, meta)),
-              plan.tasks.map((t) => taskRow(t, meta)),
-            ),
-            refs: plan.refs,
-          },
-          meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const, duplicate: false },
-        };
-      });
-    }),
-
-  list: memberProcedure
-    .meta({
-      openapi: {
-        method: 'GET',
-        path: '/initiatives',
-        tags: ['initiatives'],
-        summary: 'List initiatives',
-        description:
-          'The workspace’s initiatives (the Inbox among them), newest first, each with its tasks counted by status; paged by cursor.',
-      },
-      auth: ['ApiKey', 'Session'],
-      errorCodes: ['forbidden', 'invalid_cursor'],
-    })
-    .input(z.strictObject({ ...pageParams }))
-    .output(
-      z
-        .object({
-          data: z.array(
-            initiativeSchema.extend({
-              task_counts: z
-                .object(Object.fromEntries(taskStatuses.map((s) => [s, z.int()])) as Record<(typeof taskStatuses)[number], z.ZodInt>)
-                .meta({ description: 'The initiative’s tasks by status.' }),
-            }),
-          ),
-          meta: pageMeta,
-        })
-        .meta({ id: 'InitiativePage' }),
-    )
-    .query(async ({ ctx, input }) => {
-      const { workspaceId, scope, after } = openList(ctx, 'initiatives', input);
-      const { db, secrets } = ctx.runtime;
-      const rows = await listInitiatives(db, workspaceId, { after, limit: input.limit + 1 });
-      const { page, meta } = pageOf(rows, (r) => r.initiative, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
-      return { data: page.map((r) => ({ ...initiativeView(r.initiative), task_counts: r.counts })), meta };
-    }),
-
-  get: memberProcedure
-    .meta({
-      openapi: {
-        method: 'GET',
-        path: '/initiatives/{initiativeId}',
-        tags: ['initiatives'],
-        summary: 'Read an initiative, optionally with its tree',
-        description: '`include=tree` adds the tree. `include=launches` lists launches; none are recorded yet, so it is [] with a note.',
-      },
-      auth: ['ApiKey', 'Session'],
-      errorCodes: ['forbidden', 'not_found'],
-    })
-    .input(getInput)
-    .output(getOutput)
-    .query(async ({ ctx, input }) => {
-      const include = parseIncludes(input.include);
-      const { db } = ctx.runtime;
-      let workspaceId: string;
-      if (input.workspace_id !== undefined || ctx.principal.kind === 'api_key') {
-        workspaceId = readWorkspace(ctx, input.workspace_id);
-      } else {
-        // A human without a named workspace: the initiative's own, if they belong to it.
-        const [row] = await db
-          .select({ workspaceId: initiatives.workspaceId })
-          .from(initiatives)
-          .where(eq(initiatives.id, input.initiativeId));
-        if (!row) throw noSuchInitiative();
-        workspaceId = row.workspaceId;
-        actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: noSuchInitiative });
-      }
-      const initiative = await findInitiative(db, workspaceId, input.initiativeId);
-      if (!initiative) throw noSuchInitiative();
-      const notes: string[] = [];
-      if (include.has('launches')) notes.push('launches: launches are not recorded yet; this list is empty.');
-      return {
-        data: {
-          initiative: initiativeView(initiative),
-          ...(include.has('tree') ? { tree: await loadTree(db, workspaceId, initiative.id) } : {}),
-          ...(include.has('launches') ? { launches: [] } : {}),
-        },
-        meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const, ...(notes.length ? { notes } : {}) },
-      };
-    }),
-
-  operatingMap: memberProcedure
-    .meta({
-      openapi: {
-        method: 'GET',
-        path: '/operating-map',
-        tags: ['initiatives'],
-        summary: 'The operating map, rebuilt from the ledger',
-        description:
-          'Processes (one per initiative), their stages, handoffs and evidence, computed from ledger events alone — ' +
-          'never from the projection tables. meta says how much was replayed and up to which ledger head.',
-      },
-      auth: ['ApiKey', 'Session'],
-      errorCodes: ['forbidden'],
-    })
-    .input(
-      z.strictObject({
-        limit: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .max(200)
-          .meta({ description: 'Process aggregates to replay and return, 1 to 200, default 50 (newest first).' })
-          .default(50),
-        workspace_id: id().optional(),
-        initiative_id: id()
-          .optional()
-          .meta({ description: 'Only the process of this initiative (empty when it has none in the workspace).' }),
-      }),
-    )
-    .output(mapOutput)
-    .query(async ({ ctx, input }) => {
-      const workspaceId = readWorkspace(ctx, input.workspace_id);
-      return withReplayed(ctx.runtime.db, workspaceId, (replay) => {
-        const { aggregateIds, ...data } = operatingMap(replay.state, input.limit, input.initiative_id);
-        let events = 0;
-        for (const aggregate of aggregateIds) events += replay.eventsByAggregate.get(aggregate) ?? 0;
-        return {
-          data,
-          meta: {
-            apiVersion: '1' as const,
-            workspaceId,
-            projectionStatus: 'replayed' as const,
-            replayedAggregates: aggregateIds.size,
-            replayedEvents: events,
-            ledgerHead: replay.head,
-            rebuiltAt: new Date().toISOString(),
-          },
-        };
-      });
-    }),
-});

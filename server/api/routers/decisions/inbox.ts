@@ -1,0 +1,30 @@
+/** The human inbox (UI only): pending first by urgency and age, with counts. */
+import { z } from 'zod';
+import { decisionStatuses, decisionUrgencies } from '@/db/schema';
+import { inboxCounts, inboxDecisions } from '@/server/domain/decisions/list';
+import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
+import { decisionViews } from '@/server/domain/decisions/view';
+import { actorIn, defaultWorkspace, humanProcedure } from '../../trpc';
+import { id } from '../../schemas';
+
+export const inboxProcedure = humanProcedure
+  .input(
+    z.strictObject({
+      workspace_id: id().optional(),
+      status: z.array(z.enum(decisionStatuses)).optional(),
+      urgency: z.array(z.enum(decisionUrgencies)).optional(),
+    }),
+  )
+  .query(async ({ ctx, input }) => {
+    const workspaceId = input.workspace_id ?? defaultWorkspace(ctx.principal);
+    const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden' });
+    const { db } = ctx.runtime;
+    await sweepDecisionTimeouts(db, { workspaceId, onCommitted: (id) => ctx.runtime.wakeups.committed(id) });
+    const rows = await inboxDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, limit: 200 });
+    return {
+      workspaceId,
+      role: actor.role!,
+      decisions: await decisionViews(db, workspaceId, rows),
+      counts: await inboxCounts(db, workspaceId),
+    };
+  });

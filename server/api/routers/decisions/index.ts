@@ -1,0 +1,24 @@
+/**
+ * Decisions: raise (agents and humans), poll and list, ask for attention, and the human ruling.
+ * One file per procedure; the schemas and helpers they share are in shared.ts.
+ */
+import { router } from '../../trpc';
+import { createProcedure } from './create';
+import { getProcedure } from './get';
+import { listProcedure } from './list';
+import { requestAttentionProcedure } from './request-attention';
+import { approveProcedure } from './approve';
+import { declineProcedure } from './decline';
+import { cancelProcedure } from './cancel';
+import { inboxProcedure } from './inbox';
+
+export const decisionsRouter = router({
+  create: createProcedure,
+  get: getProcedure,
+  list: listProcedure,
+  requestAttention: requestAttentionProcedure,
+  approve: approveProcedure,
+  decline: declineProcedure,
+  cancel: cancelProcedure,
+  inbox: inboxProcedure,
+});

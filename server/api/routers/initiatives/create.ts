@@ -1,0 +1,52 @@
+/** POST /initiatives: Create an initiative, optionally with its whole tree. */
+import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
+import { initiativeView, treeView } from '@/server/domain/initiatives/tree-view';
+import { initiativeRow, milestoneRow, taskRow, workstreamRow } from '@/server/domain/hierarchy/records';
+import { runMutation } from '../../mutation';
+import { actorIn, defaultWorkspace, memberProcedure } from '../../trpc';
+import { mutationHeaders } from '../../schemas';
+import { createInput, createOutput, CreateBody } from './shared';
+
+export const createProcedure = memberProcedure
+  .meta({
+    openapi: {
+      method: 'POST',
+      path: '/initiatives',
+      tags: ['initiatives'],
+      summary: 'Create an initiative, optionally with its whole tree',
+      description:
+        'One transaction, one ledger event per created node (initiative.created, workstream.created, ' +
+        'milestone.created, task.created). With an Idempotency-Key, the same key and body replay the original ' +
+        'response (200).',
+      requestHeaders: mutationHeaders,
+    },
+    auth: ['ApiKey', 'Session'],
+    successStatus: 201,
+    otherSuccess: { 200: 'Idempotent replay: the original response, with meta.duplicate true.' },
+    errorCodes: ['forbidden', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
+  })
+  .input(createInput)
+  .output(createOutput)
+  .mutation(({ ctx, input }) => {
+    const { workspace_id: named, ...tree } = input;
+    const workspaceId = named ?? defaultWorkspace(ctx.principal);
+    const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: ['owner', 'approver'] });
+    const replay = (body: CreateBody): CreateBody => ({ ...body, meta: { ...body.meta, duplicate: true } });
+    return runMutation<CreateBody>(ctx, actor, { status: 201, replay, output: createOutput }, async (tx) => {
+      const at = new Date();
+      const plan = await createInitiativeTree(tx, actor, tree, { at });
+      const meta = { workspaceId, version: 1, at };
+      return {
+        data: {
+          initiative: initiativeView(initiativeRow(plan.initiative, meta)),
+          tree: treeView(
+            plan.workstreams.map((w) => workstreamRow(w, meta)),
+            plan.milestones.map((m) => milestoneRow(m, meta)),
+            plan.tasks.map((t) => taskRow(t, meta)),
+          ),
+          refs: plan.refs,
+        },
+        meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const, duplicate: false },
+      };
+    });
+  });

@@ -1,0 +1,16 @@
+/**
+ * Initiatives with their tree (create in one call, read back), and the operating map.
+ * One file per procedure; the schemas and helpers they share are in shared.ts.
+ */
+import { router } from '../../trpc';
+import { createProcedure } from './create';
+import { listProcedure } from './list';
+import { getProcedure } from './get';
+import { operatingMapProcedure } from './operating-map';
+
+export const initiativesRouter = router({
+  create: createProcedure,
+  list: listProcedure,
+  get: getProcedure,
+  operatingMap: operatingMapProcedure,
+});
