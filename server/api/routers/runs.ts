@@ -1,6 +1,5 @@
 /** Runs of tasks: start, read, checkpoint, finish, and the control actions of the run state machine. */
 import { z } from 'zod';
-import { eq } from 'drizzle-orm';
 import { runs, runStatuses, tasks } from '@/db/schema';
 import { RUN_ACTION_NAMES } from '@/server/domain/runs/machine';
 import {
@@ -16,9 +15,10 @@ import {
 import { AppError } from '@/server/errors';
 import type { Actor, Trace } from '@/server/domain/actor';
 import { openList, pageMeta, pageOf, pageParams } from '../keyset';
+import { actorFor } from '../locate';
 import { runMutation } from '../mutation';
 import { listRuns } from '@/server/domain/runs/list';
-import { actorIn, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
+import { memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { id, jsonObject, mutationHeaders, text, timestamp } from '../schemas';
 
 const WRITE_ROLES = ['owner'] as const;
@@ -71,11 +71,8 @@ const noSuchRun = () => new AppError('not_found', 'No such run in your workspace
 const noSuchTask = () => new AppError('not_found', 'No task with that id in your workspace.', { fields: ['task_id'] });
 
 /** The run as the caller may act on it: its workspace's actor; 404 for anyone outside it. */
-async function locateRun(ctx: Caller, runId: string, roles?: readonly ('owner' | 'approver' | 'viewer')[]): Promise<Actor> {
-  const [row] = await ctx.runtime.db.select({ workspaceId: runs.workspaceId }).from(runs).where(eq(runs.id, runId));
-  if (!row) throw noSuchRun();
-  return actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: noSuchRun, roles });
-}
+const locateRun = (ctx: Caller, runId: string, roles?: readonly ('owner' | 'approver' | 'viewer')[]): Promise<Actor> =>
+  actorFor(ctx, runs, runId, noSuchRun, roles);
 
 const runPath = z.strictObject({ runId: id() });
 
@@ -155,9 +152,7 @@ export const runsRouter = router({
     .input(z.strictObject({ task_id: id(), agent_id: text(1, 200).optional() }))
     .output(runResponse)
     .mutation(async ({ ctx, input }) => {
-      const [task] = await ctx.runtime.db.select({ workspaceId: tasks.workspaceId }).from(tasks).where(eq(tasks.id, input.task_id));
-      if (!task) throw noSuchTask();
-      const actor = actorIn(ctx.principal, ctx.trace, task.workspaceId, { outsider: noSuchTask, roles: WRITE_ROLES });
+      const actor = await actorFor(ctx, tasks, input.task_id, noSuchTask, WRITE_ROLES);
       return runMutation(ctx, actor, { status: 201, replay: (b) => b, output: runResponse }, async (tx) => ({
         ok: true as const,
         data: await createRun(tx, actor, input),

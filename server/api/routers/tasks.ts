@@ -4,7 +4,7 @@
  * PATCH /tasks/{id} (JSON merge patch of what a task says; If-Match; ETag).
  */
 import { z } from 'zod';
-import { eq, inArray } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import { taskPriorities, tasks, taskStatuses, taskTypes } from '@/db/schema';
 import { taskDetail } from '@/server/domain/tasks/detail';
 import { pageTasks, TASK_SORTS, type SortKey, type TaskFilters } from '@/server/domain/tasks/list';
@@ -14,6 +14,7 @@ import { AppError } from '@/server/errors';
 import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
 import type { Actor, Trace } from '@/server/domain/actor';
 import { listScope } from '../keyset';
+import { actorFor } from '../locate';
 import { runMutation } from '../mutation';
 import { actorIn, defaultWorkspace, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { apiMeta, id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
@@ -83,11 +84,8 @@ type UpdateBody = z.infer<typeof updateOutput>;
 const noSuchTask = () => new AppError('not_found', 'No such task in your workspace.');
 
 /** The task `taskId` as the caller may see it, with the actor acting on it; another workspace's is 404. */
-async function locate(ctx: ApiContext & { principal: Principal; trace: Trace }, taskId: string, roles?: readonly ('owner' | 'approver')[]) {
-  const [row] = await ctx.runtime.db.select({ workspaceId: tasks.workspaceId }).from(tasks).where(eq(tasks.id, taskId));
-  if (!row) throw noSuchTask();
-  return actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: noSuchTask, roles });
-}
+const locate = (ctx: ApiContext & { principal: Principal; trace: Trace }, taskId: string, roles?: readonly ('owner' | 'approver')[]) =>
+  actorFor(ctx, tasks, taskId, noSuchTask, roles);
 
 const etag = (version: number) => `"${version}"`;
 

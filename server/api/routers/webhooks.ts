@@ -4,7 +4,6 @@
  * Delivery itself is server/webhooks/dispatcher.ts.
  */
 import { z } from 'zod';
-import { eq } from 'drizzle-orm';
 import { webhookEndpoints } from '@/db/schema';
 import {
   createEndpoint,
@@ -21,6 +20,7 @@ import { AppError } from '@/server/errors';
 import { checkWebhookUrl } from '@/server/webhooks/url-policy';
 import type { Trace } from '@/server/domain/actor';
 import { listScope, pageMeta, pageOf, pageParams, readCursor } from '../keyset';
+import { actorFor } from '../locate';
 import { runMutation } from '../mutation';
 import { actorIn, defaultWorkspace, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { apiMeta, id, jsonBoolean, text, timestamp } from '../schemas';
@@ -116,14 +116,7 @@ type Caller = ApiContext & { principal: Principal; trace: Trace };
 const noSuchEndpoint = () => new AppError('not_found', 'No such webhook endpoint in your workspace.');
 
 /** The endpoint's workspace as the caller acts in it; 404 for anyone outside it. */
-async function locate(ctx: Caller, endpointId: string) {
-  const [row] = await ctx.runtime.db
-    .select({ workspaceId: webhookEndpoints.workspaceId })
-    .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.id, endpointId));
-  if (!row) throw noSuchEndpoint();
-  return actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: noSuchEndpoint, roles: OWNERS });
-}
+const locate = (ctx: Caller, endpointId: string) => actorFor(ctx, webhookEndpoints, endpointId, noSuchEndpoint, OWNERS);
 
 const meta = (workspaceId: string) => ({ apiVersion: '1' as const, workspaceId });
 
