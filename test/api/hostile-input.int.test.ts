@@ -94,7 +94,7 @@ const real = {
 };
 
 /** The lists paged by a keyset cursor other than the ledger and decisions. */
-const LISTS = ['tasks', 'runs', 'receipts', 'initiatives'] as const;
+const LISTS = ['tasks', 'runs', 'receipts', 'initiatives', 'webhooks'] as const;
 
 async function ok<T = any>(res: Promise<ApiResponse<T>>, status: number): Promise<ApiResponse<T>> {
   const r = await res;
@@ -175,6 +175,8 @@ beforeAll(async () => {
     for (const key of [app.ws.apiKey, other.apiKey]) {
       const hook = await ok(app.request('POST', '/webhooks', { key, body: { url: receiver.url, event_types: ['none.yet'] } }), 201);
       real.webhooks.push(hook.body.data.id);
+      // A second endpoint, so that the list of endpoints has a second page too.
+      await ok(app.request('POST', '/webhooks', { key, body: { url: receiver.url, event_types: ['none.yet'] } }), 201);
       for (let i = 0; i < 2; i++) await ok(app.request('POST', `/webhooks/${hook.body.data.id}/test`, { key }), 202);
     }
     dispatcher.start();
@@ -1104,6 +1106,7 @@ describe('forged cursors', () => {
       'GET /receipts',
       'GET /runs',
       'GET /tasks',
+      'GET /webhooks',
       'GET /webhooks/{id}/deliveries',
     ]);
   });

@@ -328,6 +328,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
       '/receipts',
       '/runs',
       '/tasks',
+      '/webhooks',
       '/webhooks/{id}/deliveries',
     ]);
     for (const { method, path: template, op } of limited) {

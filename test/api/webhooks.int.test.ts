@@ -73,6 +73,23 @@ describe('creating an endpoint', () => {
     expect(row!.deliveredSequence).toBe(events[0]!.sequence);
   });
 
+  it('lists newest first in pages, as every list does', async () => {
+    const ws = await app.createWorkspace();
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push((await create(ws, { description: `n${i}` })).id);
+    const first = await app.request('GET', '/webhooks?limit=2', { key: ws.apiKey });
+    expect(first.body.data.map((e: { id: string }) => e.id)).toEqual([made[2], made[1]]);
+    expect(first.body.meta).toMatchObject({ hasMore: true, limit: 2, workspaceId: ws.workspaceId });
+    const second = await app.request('GET', `/webhooks?limit=2&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`, {
+      key: ws.apiKey,
+    });
+    expect(second.body.data.map((e: { id: string }) => e.id)).toEqual([made[0]]);
+    expect(second.body.meta).toMatchObject({ hasMore: false, nextCursor: null });
+    const foreign = await app.request('GET', `/webhooks?cursor=${encodeURIComponent(first.body.meta.nextCursor)}`);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.code).toBe('invalid_cursor');
+  });
+
   it('subscribes to every event by default and keeps each type once', async () => {
     const ws = await app.createWorkspace();
     expect((await create(ws)).event_types).toEqual(['*']);
@@ -167,6 +184,43 @@ describe('changing an endpoint', () => {
     ]);
     expect(events[1]!.payload).toEqual({ id, url: 'https://93.184.216.34/new?…', event_types: ['run.*'], description: 'runs only' });
     expect(events.map((e) => e.aggregateVersion)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('sends the version as ETag; If-Match of an older version is 412 and changes nothing, the current one applies', async () => {
+    const ws = await app.createWorkspace();
+    const { id } = await create(ws);
+    const read = await app.request('GET', `/webhooks/${id}`, { key: ws.apiKey });
+    expect(read.headers.get('etag')).toBe('"1"');
+    expect(read.body.data.aggregateVersion).toBe(1);
+    const first = await app.request('PATCH', `/webhooks/${id}`, {
+      key: ws.apiKey,
+      headers: { 'if-match': '"1"' },
+      body: { description: 'one' },
+    });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('etag')).toBe('"2"');
+    await app.expectUnchanged(async () => {
+      const stale = await app.request('PATCH', `/webhooks/${id}`, {
+        key: ws.apiKey,
+        headers: { 'if-match': '"1"' },
+        body: { description: 'two' },
+      });
+      expect(stale.status).toBe(412);
+      expect(stale.body.error.code).toBe('precondition_failed');
+      const garbled = await app.request('PATCH', `/webhooks/${id}`, {
+        key: ws.apiKey,
+        headers: { 'if-match': 'v2' },
+        body: { description: 'two' },
+      });
+      expect(garbled.status).toBe(400);
+    });
+    const weak = await app.request('PATCH', `/webhooks/${id}`, {
+      key: ws.apiKey,
+      headers: { 'if-match': 'W/"2"' },
+      body: { description: 'two' },
+    });
+    expect(weak.status).toBe(200);
+    expect(weak.body.data).toMatchObject({ description: 'two', aggregateVersion: 3 });
   });
 
   it('checks a new URL as a new endpoint’s', async () => {

@@ -15,9 +15,10 @@ import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
 import type { Actor, Trace } from '@/server/domain/actor';
 import { listScope } from '../keyset';
 import { actorFor } from '../locate';
+import { etag, ifMatchOf, patchHeaders } from '../versioning';
 import { runMutation } from '../mutation';
 import { actorIn, defaultWorkspace, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
-import { apiMeta, id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
+import { apiMeta, id, jsonNumber, text, timestamp } from '../schemas';
 import { taskSchema } from './task-schemas';
 
 const versionedTask = taskSchema.extend({ aggregateVersion: z.int() }).meta({ id: 'VersionedTask' });
@@ -62,14 +63,6 @@ const patchBody = z.strictObject({
   agent_id: text(1, 200).nullable().optional(),
 });
 
-const patchHeaders = mutationHeaders.extend({
-  'if-match': z
-    .string()
-    .regex(/^(W\/)?"\d{1,9}"$/)
-    .optional()
-    .meta({ description: 'The ETag (aggregateVersion) the change is based on. When the task has moved past it: 412 precondition_failed.' }),
-});
-
 const updateOutput = z
   .object({
     data: z.object({
@@ -86,8 +79,6 @@ const noSuchTask = () => new AppError('not_found', 'No such task in your workspa
 /** The task `taskId` as the caller may see it, with the actor acting on it; another workspace's is 404. */
 const locate = (ctx: ApiContext & { principal: Principal; trace: Trace }, taskId: string, roles?: readonly ('owner' | 'approver')[]) =>
   actorFor(ctx, tasks, taskId, noSuchTask, roles);
-
-const etag = (version: number) => `"${version}"`;
 
 function encodeKey(asOf: number, key: SortKey): string[] {
   return key.sort === 'priority' ? [String(asOf), String(key.rank), key.createdAt, key.id] : [String(asOf), key.updatedAt, key.id];
@@ -270,16 +261,7 @@ export const tasksRouter = router({
     .output(updateOutput)
     .mutation(async ({ ctx, input }) => {
       const actor: Actor = await locate(ctx, input.id, ['owner', 'approver']);
-      const header = ctx.headers.get('if-match');
-      let ifMatch: number | undefined;
-      if (header !== null) {
-        const m = /^(?:W\/)?"(\d{1,9})"$/.exec(header.trim());
-        if (!m)
-          throw new AppError('validation_failed', 'If-Match must be an ETag of this API: "<aggregateVersion>".', {
-            issues: [{ path: 'headers.if-match', message: 'a quoted version, e.g. "3"' }],
-          });
-        ifMatch = Number(m[1]);
-      }
+      const ifMatch = ifMatchOf(ctx.headers);
       const { id: taskId, ...patch } = input;
       const body = await runMutation<UpdateBody>(ctx, actor, { status: 200, replay: (b) => b, output: updateOutput }, async (tx) => {
         const updated = await updateTask(tx, actor, { id: taskId, patch, ifMatch });

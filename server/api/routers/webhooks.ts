@@ -19,11 +19,12 @@ import {
 import { AppError } from '@/server/errors';
 import { checkWebhookUrl } from '@/server/webhooks/url-policy';
 import type { Trace } from '@/server/domain/actor';
-import { listScope, pageMeta, pageOf, pageParams, readCursor } from '../keyset';
+import { listScope, openList, pageMeta, pageOf, pageParams, readCursor } from '../keyset';
+import { etag, ifMatchOf, patchHeaders } from '../versioning';
 import { actorFor } from '../locate';
 import { runMutation } from '../mutation';
 import { actorIn, defaultWorkspace, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
-import { apiMeta, id, jsonBoolean, text, timestamp } from '../schemas';
+import { id, jsonBoolean, text, timestamp } from '../schemas';
 
 /** Humans manage webhooks as owners; any API key of the workspace may. */
 const OWNERS = ['owner'] as const;
@@ -59,6 +60,7 @@ const endpointSchema = z
     event_types: z.array(z.string()),
     status: z.enum(['enabled', 'disabled']),
     disabled_reason: z.string().nullable().meta({ description: 'Why it is disabled (retries exhausted, or a member disabled it).' }),
+    aggregateVersion: z.int().meta({ description: 'The endpoint’s version in the ledger (+1 per event of it), also sent as the ETag.' }),
     created_at: timestamp(),
     updated_at: timestamp(),
     delivery: z
@@ -118,8 +120,6 @@ const noSuchEndpoint = () => new AppError('not_found', 'No such webhook endpoint
 /** The endpoint's workspace as the caller acts in it; 404 for anyone outside it. */
 const locate = (ctx: Caller, endpointId: string) => actorFor(ctx, webhookEndpoints, endpointId, noSuchEndpoint, OWNERS);
 
-const meta = (workspaceId: string) => ({ apiVersion: '1' as const, workspaceId });
-
 const common = { tags: ['webhooks'] };
 const auth: ('ApiKey' | 'Session')[] = ['ApiKey', 'Session'];
 
@@ -172,16 +172,25 @@ export const webhooksRouter = router({
 
   list: memberProcedure
     .meta({
-      openapi: { ...common, method: 'GET', path: '/webhooks', summary: 'List webhook endpoints', description: 'Oldest first.' },
+      openapi: {
+        ...common,
+        method: 'GET',
+        path: '/webhooks',
+        summary: 'List webhook endpoints',
+        description: 'Newest first, paged by cursor.',
+      },
       auth,
-      errorCodes: ['forbidden'],
+      errorCodes: ['forbidden', 'invalid_cursor'],
     })
-    .input(z.strictObject({ workspace_id: id().optional() }))
-    .output(z.object({ data: z.array(endpointSchema), meta: apiMeta }).meta({ id: 'WebhookEndpointList' }))
+    .input(z.strictObject({ ...pageParams }))
+    .output(z.object({ data: z.array(endpointSchema), meta: pageMeta }).meta({ id: 'WebhookEndpointList' }))
     .query(async ({ ctx, input }) => {
-      const workspaceId = input.workspace_id ?? defaultWorkspace(ctx.principal);
+      const { workspaceId, scope, after } = openList(ctx, 'webhooks', input);
       actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: OWNERS });
-      return { data: await listEndpoints(ctx.runtime.db, workspaceId), meta: meta(workspaceId) };
+      const { db, secrets } = ctx.runtime;
+      const rows = await listEndpoints(db, workspaceId, { after, limit: input.limit + 1 });
+      const { page, meta } = pageOf(rows, (r) => r.key, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
+      return { data: page.map(({ key: _key, ...view }) => view), meta };
     }),
 
   get: memberProcedure
@@ -189,12 +198,15 @@ export const webhooksRouter = router({
       openapi: { ...common, method: 'GET', path: '/webhooks/{id}', summary: 'Read a webhook endpoint' },
       auth,
       errorCodes: ['not_found', 'forbidden'],
+      successHeaders: { ETag: 'The endpoint’s aggregateVersion, quoted: send it back as If-Match on PATCH.' },
     })
     .input(endpointPath)
     .output(endpointResponse)
     .query(async ({ ctx, input }) => {
       const actor = await locate(ctx, input.id);
-      return { ok: true as const, data: await getEndpoint(ctx.runtime.db, actor.workspaceId, input.id) };
+      const endpoint = await getEndpoint(ctx.runtime.db, actor.workspaceId, input.id);
+      ctx.res.headers.ETag = etag(endpoint.aggregateVersion);
+      return { ok: true as const, data: endpoint };
     }),
 
   update: memberProcedure
@@ -207,10 +219,14 @@ export const webhooksRouter = router({
         description:
           'Changes the fields given. `enabled: false` stops deliveries (events keep collecting behind the cursor); ' +
           '`enabled: true` resumes a disabled endpoint at the event it stopped at, with a fresh retry window. Each ' +
-          'change is a ledger event (webhook_endpoint.updated, .enabled, .disabled).',
+          'change is a ledger event (webhook_endpoint.updated, .enabled, .disabled); a patch that changes nothing is ' +
+          '200 and writes nothing. With `If-Match: "<aggregateVersion>"`, an endpoint that has moved past that version is ' +
+          '412 precondition_failed and nothing changes. The response’s ETag is the new version.',
+        requestHeaders: patchHeaders,
       },
       auth,
-      errorCodes: ['not_found', 'forbidden'],
+      errorCodes: ['not_found', 'forbidden', 'precondition_failed', 'invalid_idempotency_key'],
+      successHeaders: { ETag: 'The endpoint’s aggregateVersion after the change, quoted.' },
     })
     .input(
       z.strictObject({
@@ -224,8 +240,9 @@ export const webhooksRouter = router({
     .output(endpointResponse)
     .mutation(async ({ ctx, input }) => {
       const actor = await locate(ctx, input.id);
+      const ifMatch = ifMatchOf(ctx.headers);
       const checked = input.url === undefined ? undefined : await checkWebhookUrl(input.url, ctx.runtime.env.WEBHOOKS_ALLOW_PRIVATE);
-      return runMutation(ctx, actor, { status: 200, output: endpointResponse }, async (tx) => ({
+      const body = await runMutation(ctx, actor, { status: 200, output: endpointResponse }, async (tx) => ({
         ok: true as const,
         data: await updateEndpoint(tx, actor, {
           id: input.id,
@@ -233,8 +250,11 @@ export const webhooksRouter = router({
           eventTypes: input.event_types,
           description: input.description,
           enabled: input.enabled,
+          ifMatch,
         }),
       }));
+      ctx.res.headers.ETag = etag(body.data.aggregateVersion);
+      return body;
     }),
 
   delete: memberProcedure

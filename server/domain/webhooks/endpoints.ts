@@ -8,7 +8,7 @@
  * check resolves the host, and no transaction should wait on DNS.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, desc, eq, lt } from 'drizzle-orm';
+import { and, count, desc, eq, lt } from 'drizzle-orm';
 import type { Executor, Tx } from '@/db';
 import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
 import { AppError } from '@/server/errors';
@@ -32,6 +32,7 @@ export interface WebhookEndpointView {
   event_types: string[];
   status: 'enabled' | 'disabled';
   disabled_reason: string | null;
+  aggregateVersion: number;
   created_at: string;
   updated_at: string;
   delivery: {
@@ -52,6 +53,7 @@ function endpointView(row: EndpointRow): WebhookEndpointView {
     event_types: row.eventTypes,
     status: row.status,
     disabled_reason: row.disabledReason,
+    aggregateVersion: row.version,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     delivery: {
@@ -147,14 +149,19 @@ export async function getEndpoint(db: Executor, workspaceId: string, id: string)
   return endpointView(row);
 }
 
-/** Every endpoint of the workspace, oldest first (there are at most MAX_ENDPOINTS_PER_WORKSPACE). */
-export async function listEndpoints(db: Executor, workspaceId: string): Promise<WebhookEndpointView[]> {
+/** The workspace's endpoints, newest first, after `after` (keyset paging, as every list). */
+export async function listEndpoints(
+  db: Executor,
+  workspaceId: string,
+  q: { after?: CreatedKey; limit: number },
+): Promise<(WebhookEndpointView & { key: CreatedKey })[]> {
   const rows = await db
     .select()
     .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.workspaceId, workspaceId))
-    .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
-  return rows.map(endpointView);
+    .where(and(eq(webhookEndpoints.workspaceId, workspaceId), olderThan(webhookEndpoints.createdAt, webhookEndpoints.id, q.after)))
+    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+    .limit(q.limit);
+  return rows.map((r) => ({ ...endpointView(r), key: { createdAt: r.createdAt, id: r.id } }));
 }
 
 export interface UpdateEndpointInput {
@@ -168,11 +175,18 @@ export interface UpdateEndpointInput {
    * enables it again, retrying the event it stopped at now, with a fresh retry window.
    */
   enabled?: boolean;
+  /** If-Match: the version the change is based on (412 when the endpoint has moved past it). */
+  ifMatch?: number;
 }
 
 /** Changes what was given; a change that changes nothing appends nothing. */
 export async function updateEndpoint(tx: Tx, actor: Actor, input: UpdateEndpointInput): Promise<WebhookEndpointView> {
   const row = await lockedEndpoint(tx, actor, input.id);
+  if (input.ifMatch !== undefined && input.ifMatch !== row.version) {
+    throw new AppError('precondition_failed', `The endpoint is at version ${row.version}, not ${input.ifMatch}: read it again.`, {
+      version: row.version,
+    });
+  }
   const changes: Partial<EndpointRow> = {};
   const changed: Record<string, unknown> = {};
   if (input.url !== undefined && input.url !== row.url) {
