@@ -67,12 +67,11 @@ interface WriteRow {
 
 const log = (...args: unknown[]) => console.error('[bench]', ...args);
 
-/** npm run build when there is no build, or the sources changed since (next build, then the API bundle). */
+/** npm run build when there is no build, or the sources changed since. */
 function buildIfStale(): void {
   const buildId = path.join(ROOT, '.next', 'BUILD_ID');
-  const bundle = path.join(ROOT, '.next', 'api', 'node-api.mjs');
-  if (existsSync(buildId) && existsSync(bundle)) {
-    const newer = spawnSync('find', ['app', 'server', 'db', 'drizzle', '-newer', buildId, '-print', '-quit'], {
+  if (existsSync(buildId)) {
+    const newer = spawnSync('find', ['app', 'server', 'db', 'drizzle', 'instrumentation.ts', '-newer', buildId, '-print', '-quit'], {
       cwd: ROOT,
       encoding: 'utf8',
     });

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { agent, fixture, raiseAndAsk, signIn } from './support';
+import { APP_ORIGIN, agent, fixture, raiseAndAsk, signIn } from './support';
 
 test('approve: an agent asks over REST, a human approves in the browser, the agent’s poll sees it', async ({ page, request }) => {
   const { decision, attention } = await raiseAndAsk(
@@ -7,7 +7,7 @@ test('approve: an agent asks over REST, a human approves in the browser, the age
     { title: 'Publish the pricing page?', description: 'Copy and prices were reviewed by finance.', urgency: 'critical' },
     { recommended_option_id: 'approve', recommendation_note: 'All checks passed.', impact_if_delayed: 'Launch slips a day.' },
   );
-  expect(attention.resolve_url).toBe(`http://127.0.0.1:3100/decisions/${decision.id}`);
+  expect(attention.resolve_url).toBe(`${APP_ORIGIN}/decisions/${decision.id}`);
   expect(attention.poll_after_ms).toBe(5000);
 
   await signIn(page, fixture().users.approver);
@@ -88,7 +88,7 @@ test('a viewer reads but cannot rule, in the page or through the API', async ({ 
   await expect(page.getByRole('button', { name: 'Approve' })).toHaveCount(0);
   await expect(page.getByText('Your role can read it only')).toBeVisible();
   const attempt = await page.request.post(`/api/v1/decisions/${decision.id}/approve`, {
-    headers: { 'Content-Type': 'application/json', Origin: 'http://127.0.0.1:3100' },
+    headers: { 'Content-Type': 'application/json', Origin: APP_ORIGIN },
     data: '{}',
   });
   expect(attempt.status()).toBe(403);

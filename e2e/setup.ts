@@ -30,6 +30,8 @@ const fixture = await runtime.db.transaction(async (tx) => {
   await addMember(tx, actor, { email: 'approver@e2e.test', displayName: 'Avery Approver', passwordHash: hash, role: 'approver' });
   await addMember(tx, actor, { email: 'viewer@e2e.test', displayName: 'Vic Viewer', passwordHash: hash, role: 'viewer' });
   const key = await createApiKey(tx, actor, { name: 'e2e agent' });
+  // e2e/transport.spec.ts uses up this one's rate-limit window, so that no other test meets a 429.
+  const limited = await createApiKey(tx, actor, { name: 'e2e limited' });
   const elsewhere = await createWorkspace(tx, trace, {
     name: 'elsewhere',
     owner: { email: 'stranger@e2e.test', displayName: 'Sam Stranger', passwordHash: hash },
@@ -38,6 +40,7 @@ const fixture = await runtime.db.transaction(async (tx) => {
     workspaceId: main.workspaceId,
     otherWorkspaceId: elsewhere.workspaceId,
     apiKey: key.secret,
+    limitedKey: limited.secret,
     password,
     users: { owner: 'owner@e2e.test', approver: 'approver@e2e.test', viewer: 'viewer@e2e.test', stranger: 'stranger@e2e.test' },
   };

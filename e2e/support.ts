@@ -3,10 +3,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, type APIRequestContext, type Page } from '@playwright/test';
 
+/** The address the e2e server answers on (e2e/serve.mjs, E2E_PORT). */
+export const APP_ORIGIN = `http://127.0.0.1:${process.env.E2E_PORT ?? '3100'}`;
+
 export interface Fixture {
   workspaceId: string;
   otherWorkspaceId: string;
   apiKey: string;
+  /** A key of the same workspace whose rate-limit window e2e/transport.spec.ts uses up. */
+  limitedKey: string;
   password: string;
   users: { owner: string; approver: string; viewer: string; stranger: string };
 }

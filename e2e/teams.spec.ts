@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
-import { agent, fixture, signIn } from './support';
+import { APP_ORIGIN, agent, fixture, signIn } from './support';
 
 const PASSWORD = 'a long new password 42';
 
@@ -44,7 +44,7 @@ test('an owner invites an approver, who joins from the link, rules, and is out a
   await page.getByLabel('Role', { exact: true }).selectOption('approver');
   await page.getByRole('button', { name: 'Invite' }).click();
   const link = (await page.getByTestId('invitation-link').textContent())!.trim();
-  expect(link).toMatch(/^http:\/\/127\.0\.0\.1:3100\/invite\/awi_[A-Za-z0-9_-]{43}$/);
+  expect(link).toMatch(new RegExp(`^${APP_ORIGIN}/invite/awi_[A-Za-z0-9_-]{43}$`));
   await page.getByRole('button', { name: 'I have sent it' }).click();
   await expect(page.getByTestId('invitation-link')).toHaveCount(0);
   await expect(page.getByRole('row', { name: new RegExp(email) })).toContainText('approver');

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type APIRequestContext } from '@playwright/test';
-import { fixture, signIn } from './support';
+import { APP_ORIGIN, fixture, signIn } from './support';
 
 const auth = () => ({ Authorization: `Bearer ${fixture().apiKey}` });
 
@@ -78,7 +78,7 @@ test('the workspace switch takes a form only from the app’s own pages, and onl
   const crossSite = await page.request.post('/workspaces/switch', { form, headers: { Origin: 'https://evil.example' }, maxRedirects: 0 });
   expect(crossSite.status()).toBe(403);
   expect(crossSite.headers()['set-cookie'] ?? '').not.toContain('aws-workspace');
-  const own = await page.request.post('/workspaces/switch', { form, headers: { Origin: 'http://127.0.0.1:3100' }, maxRedirects: 0 });
+  const own = await page.request.post('/workspaces/switch', { form, headers: { Origin: APP_ORIGIN }, maxRedirects: 0 });
   expect(own.status()).toBe(303);
   expect(own.headers()['set-cookie']).toContain(`aws-workspace=${fixture().workspaceId}`);
   // Not a member of the other workspace: redirected, no cookie.
@@ -87,5 +87,5 @@ test('the workspace switch takes a form only from the app’s own pages, and onl
   expect(foreign.headers()['set-cookie'] ?? '').not.toContain('aws-workspace');
   // An outside return address is not followed.
   const away = await page.request.get(`/workspaces/switch?to=${fixture().workspaceId}&return=//evil.example/x`, { maxRedirects: 0 });
-  expect(new URL(away.headers().location!).origin).toBe('http://127.0.0.1:3100');
+  expect(new URL(away.headers().location!).origin).toBe(APP_ORIGIN);
 });

@@ -1,8 +1,9 @@
 // The service's HTTP server: one node:http server in one process, in front of two handlers.
 //
-// - /api/v1 goes straight to the REST transport (server/http/node-api.ts, bundled into
-//   .next/api/node-api.mjs by scripts/build-api.mjs): Next.js's request pipeline costs more than
-//   the whole API request behind it (README, Performance).
+// - /api/v1 goes straight to the REST transport's node:http handler (server/http/node-api.ts):
+//   Next.js's request pipeline costs more than the whole API request behind it (README,
+//   Performance). The handler comes from the server Next has built and loaded (instrumentation.ts
+//   hands it over), so there is one copy of server/ in the process.
 // - Everything else (pages, /api/auth, /api/trpc) goes to the built Next.js app.
 //
 // It also records who connected. Next keeps an X-Forwarded-For that a client sends and only adds
@@ -12,31 +13,28 @@
 // the address that connected (server/rate-limits.ts).
 //
 // Usage: node scripts/serve.mjs (HOST and PORT choose where to listen, default 127.0.0.1:3000).
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import next from 'next';
 
 const root = path.resolve(import.meta.dirname, '..');
-const bundle = path.join(root, '.next', 'api', 'node-api.mjs');
-if (!existsSync(bundle)) {
-  console.error(`${path.relative(root, bundle)} is missing: run npm run build (next build, then the API bundle).`);
-  process.exit(1);
-}
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? '3000');
 const app = next({ dev: false, dir: root, hostname: host, port });
 const handleNext = app.getRequestHandler();
-// Next's prepare() starts instrumentation.ts: the database is opened, migrated and seeded there.
+// Next's prepare() starts instrumentation.ts: the database is opened, migrated and seeded there,
+// and the server's hooks (the /api/v1 handler, stopping) are handed over here.
+const hooks = new Promise((resolve) => {
+  globalThis[Symbol.for('aws.serve-hooks')] = resolve;
+});
 await app.prepare();
-const { handleApiRequest, endEventStreams, onStop, boot } = await import(bundle);
+const { handleApiRequest, endEventStreams, onStop, boot } = await hooks;
 // Next runs instrumentation.ts (server/boot.ts) without waiting for it; the banner waits, and a
 // start that failed (a database that cannot be opened) says why in one line.
 await boot().catch((err) => {
   console.error(`Cannot start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });
-warnIfStale(bundle, ['server', 'db']);
 
 const isApi = (url) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?');
 
@@ -109,15 +107,3 @@ const appUrl = process.env.APP_URL || `http://${host}:${port}`;
 server.listen(port, host, () => {
   console.log(`\n  Ready: open ${appUrl}  (listening on ${host}:${port}; Ctrl-C stops it)\n`);
 });
-
-/** The bundle is built from server/ and db/ by npm run build; serving an older one is a trap. */
-function warnIfStale(file, dirs) {
-  const newest = (p) => {
-    const st = statSync(p);
-    return st.isDirectory() ? Math.max(st.mtimeMs, ...readdirSync(p).map((n) => newest(path.join(p, n)))) : st.mtimeMs;
-  };
-  const builtAt = statSync(file).mtimeMs;
-  if (dirs.some((d) => newest(path.join(root, d)) > builtAt)) {
-    console.error(`  Warning: ${path.relative(root, file)} is older than the sources in ${dirs.join(', ')}: run npm run build.`);
-  }
-}

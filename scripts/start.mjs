@@ -20,14 +20,10 @@ function newestMtime(p) {
 
 const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : 0;
 const changedAt = Math.max(...sources.map((s) => newestMtime(path.join(root, s))));
-const apiBundle = path.join(root, '.next', 'api', 'node-api.mjs');
-if (builtAt < changedAt || !existsSync(apiBundle)) {
+if (builtAt < changedAt) {
   console.log(builtAt ? 'Sources changed since the last build: building…' : 'First start: building the app (about a minute)…');
   const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
-  // The /api/v1 handler scripts/serve.mjs serves without Next in front.
-  const api = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-api.mjs')], { cwd: root, stdio: 'inherit' });
-  if (api.status !== 0) process.exit(api.status ?? 1);
 }
 
 const host = process.env.HOST ?? '127.0.0.1';

@@ -14,8 +14,8 @@ type GlobalWithBoot = typeof globalThis & { [booted]?: Promise<Runtime> };
 
 /**
  * Starts the service once per process, however often it is called: Next.js calls it through
- * instrumentation.ts without waiting for it, and scripts/serve.mjs (through the API bundle, a
- * second copy of this module) waits for it before it says the service is ready.
+ * instrumentation.ts without waiting for it, and scripts/serve.mjs (handed it by instrumentation.ts)
+ * waits for it before it says the service is ready.
  */
 export function boot(): Promise<Runtime> {
   const g = globalThis as GlobalWithBoot;

@@ -7,8 +7,8 @@
  * 2. `resources`: background jobs, then the database (server/boot.ts). PGlite must close its
  *    files cleanly, and nothing may still be writing when it does.
  *
- * The hooks live on globalThis: Next.js's module graph (where boot runs) and the API bundle
- * scripts/serve.mjs loads each have their own copy of this module, and must share one list.
+ * The hooks live on globalThis: Next.js may load this module in more than one of its chunks
+ * (instrumentation, route handlers), and every copy must share one list.
  */
 import { log } from './log';
 

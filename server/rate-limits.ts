@@ -11,6 +11,7 @@
  * left in it, rounded up. Fixed windows (like GitHub's) let a client spend its budget twice across
  * a window boundary; in exchange one counter row answers every question, in one statement.
  */
+import type { HeaderReader } from '@/server/http/exchange';
 import { isIP } from 'node:net';
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Executor } from '@/db';
@@ -109,7 +110,7 @@ export async function pruneRateLimitCounters(db: Executor, now = new Date()): Pr
  * proxies in front (TRUSTED_PROXY_HOPS), the address is that many entries further left: what the
  * outermost trusted proxy saw. Anything further left was written by the client and is ignored.
  */
-export function clientAddress(headers: Headers, trustedHops: number): string {
+export function clientAddress(headers: HeaderReader, trustedHops: number): string {
   const chain = (headers.get('x-forwarded-for') ?? '')
     .split(',')
     .map((s) => s.trim())

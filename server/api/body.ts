@@ -1,39 +1,4 @@
-/** Reading a request body with a byte limit enforced while reading. */
-
-/**
- * The body's bytes, or null when it is larger than `limit`: a declared Content-Length over it is
- * refused at once, and the count is kept while reading, so a lying or absent Content-Length (a
- * chunked body) cannot get past it.
- */
-/** The client stopped sending before the body's end (it left, or its connection broke). */
-export class BodyCutOff extends Error {
-  constructor(cause: unknown) {
-    super('The request body was cut off before its end.', { cause });
-  }
-}
-
-export async function readBounded(request: Request, limit: number): Promise<Buffer | null> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) return null;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read().catch((err: unknown) => {
-        throw new BodyCutOff(err);
-      });
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => undefined);
-        return null;
-      }
-      chunks.push(value);
-    }
-  }
-  return Buffer.concat(chunks);
-}
+/** Reading JSON text strictly: UTF-8, and no ambiguous or over-deep structure. */
 
 /** UTF-8 text of `bytes`, or null when they are not valid UTF-8. */
 export function utf8(bytes: Buffer): string | null {

@@ -2,46 +2,32 @@
  * GET /events/stream in its JSON form, served straight from ledger text for a plainly valid request.
  *
  * The events.list procedure (routers/events.ts) defines this operation: its input, its output and
- * its errors. Served through the adapter, a page of 100 events is parsed from the database into
+ * its errors. Served through the procedure, a page of 100 events is parsed from the database into
  * objects, checked against the output schema and serialised again, which made a page ~9 ms where
  * the read itself is ~2 ms (bench/, issue 7). Pollers page the ledger all the time, so the
  * transport serves a request that has nothing to refuse (a valid key, a query the procedure's own
  * schema accepts, a cursor this service issued, no trace headers to check) from `readEventsJson`,
- * with the same body the procedure returns. Anything else goes on to the adapter, so every error
+ * with the same body the procedure returns. Anything else goes on to the procedure, so every error
  * still comes from the procedure itself. test/api/events.int.test.ts holds the two paths to the
  * same pages.
  */
 import { decodeCursor, encodeCursor } from '@/server/ledger/cursor';
 import { readEventsJson } from '@/server/ledger/read';
 import type { Runtime } from '@/server/runtime';
+import type { Answer, ApiRequest } from '@/server/http/exchange';
 import type { PresentedKey } from './api-key-auth';
+import { queryInput } from './operations';
 import { eventPageInput } from './routers/events';
 
-/**
- * Query parameters, as the adapter hands them to the procedure: repeated ones as arrays (which a
- * scalar schema then refuses, rather than one of the values being picked silently), `type` always one.
- * The SSE form of the same operation reads its query with this too.
- */
-export function queryInput(url: URL): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(key);
-    out[key] = values.length === 1 && key !== 'type' ? values[0] : values;
-  }
-  return out;
-}
+/** Parameters of the events query given as lists however often they are repeated. */
+export const EVENT_LIST_PARAMS: ReadonlySet<string> = new Set(['type']);
 
-/** The page as the procedure would answer it, or null when the request must go to the adapter. */
-export async function serveEventPage(
-  request: Request,
-  url: URL,
-  runtime: Runtime,
-  presented: PresentedKey | null,
-): Promise<Response | null> {
+/** The page as the procedure would answer it, or null when the request must go to the procedure. */
+export async function serveEventPage(request: ApiRequest, runtime: Runtime, presented: PresentedKey | null): Promise<Answer | null> {
   const key = presented?.key;
   if (!key) return null;
-  if (request.headers.has('x-correlation-id') || request.headers.has('x-context-manifest-digest')) return null;
-  const parsed = eventPageInput.safeParse(queryInput(url));
+  if (request.headers.get('x-correlation-id') !== null || request.headers.get('x-context-manifest-digest') !== null) return null;
+  const parsed = eventPageInput.safeParse(queryInput(request.url, EVENT_LIST_PARAMS));
   if (!parsed.success) return null;
   const input = parsed.data;
   if (
@@ -72,8 +58,9 @@ export async function serveEventPage(
     hasMore,
     limit: input.limit,
   };
-  return new Response(`{"data":[${page.map((e) => e.json).join(',')}],"meta":${JSON.stringify(meta)}}`, {
+  return {
     status: 200,
     headers: { 'Content-Type': 'application/json' },
-  });
+    body: `{"data":[${page.map((e) => e.json).join(',')}],"meta":${JSON.stringify(meta)}}`,
+  };
 }

@@ -24,7 +24,9 @@ import type { LedgerWakeups } from '@/server/ledger/wake';
 import type { Runtime } from '@/server/runtime';
 import { hasSessionCookie, readSessionUser } from '@/server/auth/session';
 import { requireKey, type PresentedKey } from './api-key-auth';
-import { queryInput } from './event-page';
+import { EVENT_LIST_PARAMS } from './event-page';
+import { queryInput } from './operations';
+import type { Answer, ApiRequest } from '@/server/http/exchange';
 import { EVENT_TYPE_PATTERN_SOURCE } from './schemas';
 
 /** The query of an SSE lease (the JSON form's query plus the lease's own settings). */
@@ -47,10 +49,10 @@ const BATCH = 100;
 const MAX_INBOX = 1000;
 
 /** Validates the request and opens the lease; errors before the first byte are ordinary API errors. */
-export async function serveEventStream(request: Request, url: URL, runtime: Runtime, presented: PresentedKey | null): Promise<Response> {
+export async function serveEventStream(request: ApiRequest, runtime: Runtime, presented: PresentedKey | null): Promise<Answer> {
   const reader = await readerOf(request, runtime, presented);
 
-  const raw = queryInput(url);
+  const raw = queryInput(request.url, EVENT_LIST_PARAMS);
   const parsed = sseQuery.safeParse(raw);
   if (!parsed.success) {
     const unknown = parsed.error.issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys : []));
@@ -249,7 +251,7 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
     },
   });
 
-  return new Response(stream, {
+  return {
     status: 200,
     headers: {
       ...(presented?.headers ?? {}),
@@ -257,14 +259,15 @@ export async function serveEventStream(request: Request, url: URL, runtime: Runt
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
     },
-  });
+    stream,
+  };
 }
 
 /** Who reads: an API key (its workspace), or a signed-in human (one of theirs, chosen by the query). */
 type Reader = { kind: 'key'; keyId: string; workspaceId: string } | { kind: 'human'; userId: string; memberOf: string[] };
 
 /** The reader of a request: its API key when one is sent, else its session; 401 without either. */
-async function readerOf(request: Request, runtime: Runtime, presented: PresentedKey | null): Promise<Reader> {
+async function readerOf(request: ApiRequest, runtime: Runtime, presented: PresentedKey | null): Promise<Reader> {
   const { headers } = request;
   if (presented || headers.get('authorization') !== null) {
     const key = requireKey(presented);

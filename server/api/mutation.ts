@@ -17,10 +17,41 @@ export interface MutationOptions<T> {
    */
   replay?: (stored: T) => T;
   /**
-   * The operation's output schema. The body is checked against it before commit, so a response
-   * the API could not send never leaves its writes (or a stored replay) behind.
+   * The operation's output schema (given to `.output()` through checkedInTransaction). The body is
+   * checked against it before commit, so a response the API could not send never leaves its writes
+   * (or a stored replay) behind, and is what the operation answers.
    */
   output: { parse(body: unknown): unknown };
+}
+
+/** Bodies runMutation has checked against their operation's output schema, inside the transaction. */
+const checkedBodies = new WeakSet<object>();
+const PATCHED = Symbol('checkedInTransaction');
+
+interface Parser {
+  parse(value: unknown, params?: unknown): unknown;
+  parseAsync(value: unknown, params?: unknown): Promise<unknown>;
+  [PATCHED]?: true;
+}
+
+/**
+ * The output schema of a procedure whose body runMutation checks before commit (so that a body the
+ * API could not send never leaves its writes behind). tRPC checks a procedure's output again once
+ * it returns; with this, a body runMutation has already checked passes through as it is, and
+ * anything else (a replayed response) is checked as usual: every output is checked once.
+ *
+ * tRPC takes the schema's parse function when `.output()` is called, so the schema's own parse is
+ * wrapped (the object stays the same: the OpenAPI document and its component ids see no change).
+ */
+export function checkedInTransaction<S extends Parser>(schema: S): S {
+  if (schema[PATCHED]) return schema;
+  const parse = schema.parse.bind(schema);
+  const parseAsync = schema.parseAsync.bind(schema);
+  const seen = (value: unknown) => typeof value === 'object' && value !== null && checkedBodies.has(value);
+  schema.parse = (value, params) => (seen(value) ? value : parse(value, params));
+  schema.parseAsync = async (value, params) => (seen(value) ? value : parseAsync(value, params));
+  schema[PATCHED] = true;
+  return schema;
 }
 
 export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: MutationOptions<T>, work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -28,8 +59,8 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
   const key = actor.trace.idempotencyKey;
   const replay = opts.replay;
   const checked = async (tx: Tx) => {
-    const body = await work(tx);
-    opts.output.parse(body);
+    const body = opts.output.parse(await work(tx)) as T;
+    if (typeof body === 'object' && body !== null) checkedBodies.add(body);
     return body;
   };
   if (!key || !replay) {

@@ -8,6 +8,7 @@ import { sessionCookieName } from '@/server/auth/session';
 import { errorTable, type ErrorCode } from '@/server/errors';
 import { appRouter } from './root';
 import { errorBodySchema } from './schemas';
+import { operations } from './operations';
 import type { Meta } from './trpc';
 
 type Json = Record<string, unknown>;
@@ -26,22 +27,6 @@ const rateLimitHeaders: Json = {
   'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
   'X-RateLimit-Reset': { description: 'When the current window ends (Unix epoch seconds).', schema: { type: 'integer' } },
 };
-
-interface OperationInfo {
-  meta: Meta;
-  type: string;
-}
-
-function operationsByRoute(): Map<string, OperationInfo> {
-  const out = new Map<string, OperationInfo>();
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: Meta; type: string } }>;
-  for (const procedure of Object.values(procedures)) {
-    const meta = procedure._def.meta;
-    if (!meta?.openapi) continue;
-    out.set(`${meta.openapi.method.toLowerCase()} ${meta.openapi.path}`, { meta, type: procedure._def.type });
-  }
-  return out;
-}
 
 /** The codes an operation can answer with: those of its kind plus those its meta declares. */
 function errorCodesOf(meta: Meta): ErrorCode[] {
@@ -93,11 +78,11 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
     defs: { Error: errorBodySchema },
   });
 
-  const operations = operationsByRoute();
+  const byRoute = new Map(operations.map((o) => [`${o.method.toLowerCase()} ${o.path}`, o]));
   const paths = (doc.paths ?? {}) as Record<string, Record<string, Json>>;
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(item)) {
-      const info = operations.get(`${method} ${path}`);
+      const info = byRoute.get(`${method} ${path}`);
       if (!info) throw new Error(`OpenAPI operation ${method} ${path} has no procedure`);
       operation.responses = responsesFor(info.meta, operation.responses as Record<string, Json>);
       // Which credentials an operation accepts (the generator lists every scheme on every one).

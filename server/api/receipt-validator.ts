@@ -13,14 +13,15 @@ import { AppError } from '@/server/errors';
 import { log } from '@/server/log';
 import { clientAddress, hit, isExceeded, rateLimitedError, rateLimitHeaders, type RateLimitUsage } from '@/server/rate-limits';
 import { requireKey, type PresentedKey } from './api-key-auth';
-import { readBounded, utf8 } from './body';
+import { utf8 } from './body';
+import type { Answer, ApiRequest } from '@/server/http/exchange';
 import type { Runtime } from '@/server/runtime';
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' } });
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Answer {
+  return { status, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
 }
 
-function validatorError(status: number, code: string, message: string, issues: Issue[] = []): Response {
+function validatorError(status: number, code: string, message: string, issues: Issue[] = []): Answer {
   return json(status, { ok: false, valid: false, error: { code, message, issues } });
 }
 
@@ -34,7 +35,7 @@ export type ValidatorAllowance = { ok: true; headers: Record<string, string> } |
  * Fails closed: when the counter cannot be written, for any reason, the answer is 503, never an
  * unlimited pass.
  */
-export async function allowValidatorRequest(request: Request, runtimeOf: () => Promise<Runtime>): Promise<ValidatorAllowance> {
+export async function allowValidatorRequest(request: ApiRequest, runtimeOf: () => Promise<Runtime>): Promise<ValidatorAllowance> {
   const now = new Date();
   let usage: RateLimitUsage;
   try {
@@ -53,7 +54,7 @@ export async function allowValidatorRequest(request: Request, runtimeOf: () => P
 }
 
 /** An AppError (429, 503) in the validator's own shape, with its Retry-After. */
-export function validatorErrorFrom(error: AppError): Response {
+export function validatorErrorFrom(error: AppError): Answer {
   return json(
     error.status,
     { ok: false, valid: false, error: { code: error.code, message: error.message, issues: [], retryAfter: error.retryAfter } },
@@ -62,16 +63,16 @@ export function validatorErrorFrom(error: AppError): Response {
 }
 
 /** POST …/validate once the request is allowed; `headers` (the rate-limit state) go on every answer. */
-export async function serveReceiptValidation(request: Request, headers: Record<string, string>): Promise<Response> {
-  const response = await validate(request);
-  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
-  return response;
+export async function serveReceiptValidation(request: ApiRequest, headers: Record<string, string>): Promise<Answer> {
+  const answer = await validate(request);
+  Object.assign(answer.headers, headers);
+  return answer;
 }
 
-async function validate(request: Request): Promise<Response> {
+async function validate(request: ApiRequest): Promise<Answer> {
   const limit = LIMITS.max_bytes;
   const tooLarge = () => validatorError(413, 'input.too_large', `The document is larger than ${limit} bytes.`);
-  const bytes = await readBounded(request, limit);
+  const bytes = await request.body(limit);
   if (!bytes) return tooLarge();
   const text = utf8(bytes);
   if (text === null) return validatorError(400, 'input.invalid_json', 'The document is not valid UTF-8.');
@@ -87,16 +88,16 @@ async function validate(request: Request): Promise<Response> {
  * keys), 400 validation_failed (limits or schema, issues as JSON pointers), 409 receipt_conflict.
  */
 export async function serveReceiptImport(
-  request: Request,
+  request: ApiRequest,
   requestId: string,
   runtime: Runtime,
   presented: PresentedKey | null,
-): Promise<Response> {
+): Promise<Answer> {
   const key = requireKey(presented);
 
   const limit = LIMITS.max_bytes;
   const tooLarge = () => new AppError('payload_too_large', `A receipt document is at most ${limit} bytes.`, { limitBytes: limit });
-  const bytes = await readBounded(request, limit);
+  const bytes = await request.body(limit);
   if (!bytes) throw tooLarge();
   const text = utf8(bytes);
   if (text === null) throw new AppError('invalid_json', 'The body is not valid UTF-8.');

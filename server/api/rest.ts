@@ -1,23 +1,26 @@
 /**
- * The REST transport for /api/v1: trpc-to-openapi's handler wrapped with what the contract needs
- * and the adapter does not do. Before a procedure runs: a request id, the body limit enforced
- * while reading, the media type, strict JSON objects. After: X-Request-Id on every response and
- * every error rewritten into the contract's envelope through the one error table.
+ * The REST transport for /api/v1: each request found in the operations table (read once from the
+ * procedures' OpenAPI meta, server/api/operations.ts) and run as its tRPC procedure, with what
+ * the contract asks around it. Before a procedure runs: a request id, the API key resolved and
+ * counted, the body read once with its limit enforced while reading, the media type, strict JSON
+ * objects. After: X-Request-Id and the security headers on every answer, and every error in the
+ * contract's envelope, mapped once from the one error table (server/errors.ts).
  *
- * The node-http handler is created once and given a Request-backed shim, like the adapter's own
- * fetch handler does, because that handler reads the whole body without a limit and, outside
- * production, regenerates the OpenAPI document on every request.
+ * It works on a small view of the request (server/http/exchange.ts) that node:http gives directly
+ * in production (server/http/node-api.ts); nothing is converted to fetch objects on the way.
  */
 import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
-import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { AppError, isStoreUnavailable } from '@/server/errors';
+import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
 import { describeError as describe, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
-import { presentKey, type PresentedKey } from './api-key-auth';
-import { BodyCutOff, jsonStructureProblem, readBounded, utf8 } from './body';
+import { presentKey } from './api-key-auth';
+import { jsonStructureProblem, utf8 } from './body';
+import { createApiContext } from './context';
 import { serveEventPage } from './event-page';
 import { serveEventStream } from './event-stream';
+import { findOperation, queryInput } from './operations';
 import {
   allowValidatorRequest,
   PUBLIC_VALIDATOR_ROUTES,
@@ -26,144 +29,86 @@ import {
   validatorErrorFrom,
 } from './receipt-validator';
 import { appRouter } from './root';
-import type { ApiContext, Meta } from './trpc';
-import { addressedOrigin } from '@/server/http/origin';
+import { createCallerFactory } from './trpc';
 
 const API_BASE = '/api/v1';
 
-const STATE = Symbol('requestState');
-
-interface RequestState {
-  requestId: string;
-  runtime: Runtime;
-  body: unknown;
-  path: string;
-  origin: string;
-  /** The API key presented and counted by the transport (undefined: not resolved there). */
-  presented: PresentedKey | null;
-  error?: TRPCError;
-}
-
-type ShimRequest = Request & { [STATE]: RequestState };
-
-const nodeHandler = createOpenApiNodeHttpHandler({
-  router: appRouter,
-  createContext: ({ req, res }: { req: ShimRequest; res: unknown }): ApiContext => {
-    void res;
-    const state = req[STATE];
-    return {
-      runtime: state.runtime,
-      transport: 'rest',
-      requestId: state.requestId,
-      method: req.method,
-      path: state.path,
-      origin: state.origin,
-      headers: req.headers,
-      body: state.body,
-      presentedKey: state.presented,
-      res: { status: undefined, headers: {} },
-    };
-  },
-  responseMeta: ({ ctx, errors }: { ctx?: ApiContext; errors: unknown[] }) =>
-    errors.length === 0 && ctx ? { status: ctx.res.status ?? 200, headers: ctx.res.headers } : {},
-  onError: ({ error, req }: { error: TRPCError; req: ShimRequest }) => {
-    req[STATE].error = error;
-  },
-} as never) as unknown as (req: ShimRequest, res: ShimResponse) => Promise<void>;
-
-interface ShimResponse {
-  statusCode: number;
-  setHeader(key: string, value: string | string[]): void;
-  end(body?: string): void;
-}
-
+/** Methods whose request carries a body (a DELETE's is read and checked, and takes no input). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Path parameters by route. The adapter merges them over the body, so a body field named like one
- * (`{"id": …}` on /decisions/{id}/attention) would be silently dropped; it is refused instead.
+ * On every API answer: it is data, never a page, so nothing in it may load, run or be framed, even
+ * if a browser is tricked into rendering it (OWASP REST Security Cheat Sheet, security headers).
  */
-const pathParamsByRoute = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>)
-  .map((p) => p._def.meta?.openapi)
-  .filter((o): o is NonNullable<typeof o> => Boolean(o))
-  .map((o) => ({
-    method: o.method,
-    pattern: new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-    params: [...o.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
-  }))
-  .filter((r) => r.params.length > 0);
-
-/** Public operations (no credential): a key sent to them is neither resolved nor counted. */
-const publicRoutes = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>)
-  .map((p) => p._def.meta?.openapi)
-  .filter((o): o is NonNullable<typeof o> => Boolean(o) && o!.protect === false)
-  .map((o) => ({ method: o.method, pattern: new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`, 'i') }));
-
-function isPublicRoute(method: string, route: string): boolean {
-  const m = method === 'HEAD' ? 'GET' : method;
-  return publicRoutes.some((r) => r.method === m && r.pattern.test(route));
-}
-
-function pathParamsIn(method: string, routePath: string, body: Record<string, unknown>): string[] {
-  const route = pathParamsByRoute.find((r) => r.method === method && r.pattern.test(routePath));
-  return route ? route.params.filter((p) => Object.hasOwn(body, p)) : [];
-}
+const SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
 
 export interface RestHandlerOptions {
   /** The runtime to serve from (the process runtime in the app; a test database in tests). */
   runtime: () => Promise<Runtime>;
 }
 
+const createCaller = createCallerFactory(appRouter);
+type Callable = (input: unknown) => Promise<unknown>;
+
+/** True when `headers` has `name` in any letter case. */
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  const lower = name.toLowerCase();
+  for (const key in headers) if (key.toLowerCase() === lower) return true;
+  return false;
+}
+
 /** Builds the handler for every /api/v1 request. */
 export function createRestHandler(opts: RestHandlerOptions) {
-  return async function handle(request: Request): Promise<Response> {
+  return async function handle(request: ApiRequest): Promise<Answer> {
     const requestId = randomUUID();
     const started = performance.now();
-    // Headers decided before the response is (the rate limit's), for success and error alike.
+    // Headers decided before the answer is (the rate limit's), for success and error alike.
     const extraHeaders: Record<string, string> = {};
-    let response: Response;
+    let answer: Answer;
     try {
-      response = await dispatch(request, requestId, opts, extraHeaders);
+      answer = await dispatch(request, requestId, opts, extraHeaders);
     } catch (err) {
-      response = errorResponse(requestId, toAppError(err, requestId), await appUrlOf(opts));
+      answer = errorAnswer(requestId, toAppError(err, requestId), await appUrlOf(opts));
     }
-    for (const [name, value] of Object.entries(extraHeaders)) if (!response.headers.has(name)) response.headers.set(name, value);
-    response.headers.set('X-Request-Id', requestId);
-    // An API answer is data, never a page: nothing in it may load, run or be framed, even if a
-    // browser is tricked into rendering it (OWASP REST Security Cheat Sheet, security headers).
-    response.headers.set('X-Content-Type-Options', 'nosniff');
-    response.headers.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
-    response.headers.set('X-Frame-Options', 'DENY');
-    response.headers.set('Referrer-Policy', 'no-referrer');
-    if (!response.headers.has('Cache-Control')) response.headers.set('Cache-Control', 'no-store');
-    log(response.status >= 500 ? 'warn' : 'debug', 'request', {
+    const headers = answer.headers;
+    for (const name in extraHeaders) if (!hasHeader(headers, name)) headers[name] = extraHeaders[name]!;
+    Object.assign(headers, SECURITY_HEADERS);
+    headers['X-Request-Id'] = requestId;
+    if (!hasHeader(headers, 'Cache-Control')) headers['Cache-Control'] = 'no-store';
+    log(answer.status >= 500 ? 'warn' : 'debug', 'request', {
       requestId,
       method: request.method,
-      path: new URL(request.url).pathname,
-      status: response.status,
+      path: request.url.pathname,
+      status: answer.status,
       ms: Math.round(performance.now() - started),
     });
-    return response;
+    return answer;
   };
 }
 
 async function dispatch(
-  request: Request,
+  request: ApiRequest,
   requestId: string,
   opts: RestHandlerOptions,
   extraHeaders: Record<string, string>,
-): Promise<Response> {
-  const url = new URL(request.url);
+): Promise<Answer> {
+  const { url, method } = request;
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
     throw new AppError('not_found', 'No such route.');
   }
-  // Routes match without regard to case (as the adapter matches them).
-  const route = url.pathname.slice(API_BASE.length).replace(/\/+$/, '').toLowerCase();
+  const routePath = url.pathname.slice(API_BASE.length);
+  // Routes match without regard to case (as trpc-to-openapi matched them).
+  const route = routePath.replace(/\/+$/, '').toLowerCase();
   // The public validator is limited per client address before anything else is read.
   if (PUBLIC_VALIDATOR_ROUTES.has(route)) {
     const allowance = await allowValidatorRequest(request, opts.runtime);
     // POST …/validate reads its own body (byte limit, strict JSON) and answers in its own shape.
-    if (request.method === 'POST' && route === '/agent-work-receipts/validate') {
+    if (method === 'POST' && route === '/agent-work-receipts/validate') {
       return allowance.ok ? serveReceiptValidation(request, allowance.headers) : validatorErrorFrom(allowance.error);
     }
     if (!allowance.ok) throw allowance.error;
@@ -174,97 +119,60 @@ async function dispatch(
   if (url.searchParams.has('__proto__')) {
     throw new AppError('unknown_field', 'Unknown query parameter: __proto__.', { fields: ['__proto__'] });
   }
+  const match = findOperation(method, routePath);
   const runtime = await opts.runtime();
   // A presented API key is resolved and counted once, before the body is read, on every route
   // that is not public (unknown routes too); its 401, if any, comes where a credential is needed.
-  const presented = isPublicRoute(request.method, route) ? null : await presentKey(runtime, request.headers.get('authorization'));
+  const presented = match?.operation.isPublic ? null : await presentKey(runtime, request.headers.get('authorization'));
   if (presented) Object.assign(extraHeaders, presented.headers);
-  if (request.method === 'POST' && route === '/agent-work-receipts/import') {
+  if (method === 'POST' && route === '/agent-work-receipts/import') {
     // It reads its own body, so the rule below (operations with a body take no query) is applied here.
     if (url.search.length > 1) throw queryOnBodyOperation(url);
     return serveReceiptImport(request, requestId, runtime, presented);
   }
-  if (request.method === 'GET' && route === '/events/stream') {
-    // The SSE form of the event stream is a long response of its own, outside the JSON adapter.
-    if (url.searchParams.get('format') === 'sse') return serveEventStream(request, url, runtime, presented);
+  if (method === 'GET' && route === '/events/stream') {
+    // The SSE form of the event stream is a long answer of its own, outside the procedures.
+    if (url.searchParams.get('format') === 'sse') return serveEventStream(request, runtime, presented);
     // A plainly valid page is served from ledger text; anything else goes to the procedure.
-    const page = await serveEventPage(request, url, runtime, presented);
+    const page = await serveEventPage(request, runtime, presented);
     if (page) return page;
   }
-  const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
+  if (!match) throw new AppError('not_found', 'No route for this method and path.');
+  const { operation, params } = match;
+
+  const body = BODY_METHODS.has(method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
   // Operations with a body define no query parameters; like unknown body fields, they are refused.
   if (body !== undefined && url.search.length > 1) throw queryOnBodyOperation(url);
-  if (body !== undefined) {
-    const clashes = pathParamsIn(request.method, url.pathname.slice(API_BASE.length), body);
+  let input: Record<string, unknown> | undefined;
+  if (operation.noInput) input = undefined;
+  else if (body !== undefined && method !== 'DELETE') {
+    // A body field named like a path parameter would be silently replaced by it: refused instead.
+    const clashes = operation.params.filter((p) => Object.hasOwn(body, p));
     if (clashes.length > 0) {
       throw new AppError('unknown_field', `${clashes.join(', ')} comes from the path, not the body.`, { fields: clashes });
     }
+    input = { ...body, ...params };
+  } else {
+    input = { ...queryInput(url, operation.arrayParams), ...params };
   }
-  // HEAD is GET without the body (the adapter would otherwise answer 204 to any HEAD).
-  const method = request.method === 'HEAD' ? 'GET' : request.method;
 
-  const state: RequestState = {
+  const ctx = createApiContext(runtime, {
+    transport: 'rest',
     requestId,
-    runtime,
+    method,
+    url,
+    headers: request.headers,
     body,
-    path: url.pathname,
-    origin: addressedOrigin(request.headers, url, runtime.env.TRUSTED_PROXY_HOPS),
-    presented,
-  };
-  // The adapter collects the query into a plain object by `if (!parsed[key]) parsed[key] = []`, so
-  // a parameter named like an Object.prototype member (`?constructor=x`) found the inherited
-  // function there and failed (a 500) instead of reaching the schema as an unknown field. Given the
-  // query already collected, without a prototype, it takes it as is.
-  const query = Object.create(null) as Record<string, string[]>;
-  url.searchParams.forEach((value, key) => (query[key] ??= []).push(value));
-  const routeUrl = new URL(url.pathname.slice(API_BASE.length) + url.search, url.origin).toString();
-  const shim = new Proxy(request, {
-    get(target, prop) {
-      if (prop === STATE) return state;
-      if (prop === 'url') return routeUrl;
-      if (prop === 'method') return method;
-      if (prop === 'body') return body;
-      if (prop === 'query') return query;
-      // The adapter checks the media type; the body was read and checked above, so a body-less
-      // POST (an empty body means {}) must not be refused for lacking a Content-Type.
-      if (prop === 'headers' && body !== undefined) return withJsonContentType(target.headers);
-      const value = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  }) as ShimRequest;
-
-  const adapterResponse = await new Promise<Response>((resolve, reject) => {
-    const headers = new Headers();
-    const res: ShimResponse = {
-      statusCode: 200,
-      setHeader(key, value) {
-        if (typeof value === 'string') headers.set(key, value);
-        else for (const v of value) headers.append(key, v);
-      },
-      end(text) {
-        // 204 and 304 carry no body (Response refuses one).
-        const bodyless = res.statusCode === 204 || res.statusCode === 304;
-        resolve(new Response(bodyless ? null : text, { status: res.statusCode, headers }));
-      },
-    };
-    nodeHandler(shim, res).catch(reject);
+    presentedKey: presented,
   });
-
-  if (request.method === 'HEAD') {
-    if (adapterResponse.status < 400) return new Response(null, { status: adapterResponse.status, headers: adapterResponse.headers });
-    // The error's status and headers (Retry-After, WWW-Authenticate), without its body.
-    const error = errorResponse(
-      requestId,
-      toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId),
-      runtime.env.APP_URL,
-    );
-    return new Response(null, { status: error.status, headers: error.headers });
-  }
-  // Not modified: the validators and caching headers, no body.
-  if (adapterResponse.status === 304) return new Response(null, { status: 304, headers: adapterResponse.headers });
-  if (adapterResponse.status < 400) return adapterResponse;
-  const appError = toAppError(state.error ?? new TRPCError({ code: 'INTERNAL_SERVER_ERROR' }), requestId);
-  return errorResponse(requestId, appError, runtime.env.APP_URL);
+  const caller = createCaller(ctx) as unknown as Record<string, Record<string, Callable>>;
+  const [group, name] = operation.procedure.split('.') as [string, string];
+  const data = await caller[group]![name]!(input);
+  const status = ctx.res.status ?? 200;
+  const headers = { ...ctx.res.headers, 'Content-Type': 'application/json' };
+  // Not modified and no content: the headers, no body.
+  if (status === 204 || status === 304) return { status, headers };
+  return { status, headers, body: JSON.stringify(data) };
 }
 
 function queryOnBodyOperation(url: URL): AppError {
@@ -272,18 +180,12 @@ function queryOnBodyOperation(url: URL): AppError {
   return new AppError('unknown_field', `This operation takes no query parameters: ${fields.join(', ')}.`, { fields });
 }
 
-function withJsonContentType(headers: Headers): Headers {
-  const copy = new Headers(headers);
-  copy.set('content-type', 'application/json');
-  return copy;
-}
-
 /**
  * Reads the body, refusing more than `limit` bytes while reading (a lying or absent
  * Content-Length cannot get past it), and parses it as a UTF-8 JSON object.
  */
-async function readJsonBody(request: Request, limit: number): Promise<Record<string, unknown>> {
-  const bytes = await readBounded(request, limit);
+async function readJsonBody(request: ApiRequest, limit: number): Promise<Record<string, unknown>> {
+  const bytes = await request.body(limit);
   if (!bytes) throw tooLarge(limit);
   if (bytes.length === 0) return {};
 
@@ -326,7 +228,11 @@ interface ZodLikeIssue {
   keys?: string[];
 }
 
-/** Maps whatever was thrown to the contract's error. Unexpected errors are logged, never shown. */
+/**
+ * Maps whatever was thrown to the contract's error, once: a procedure's AppError reaches here as
+ * the cause of the TRPCError tRPC wraps it in, and an input the procedure's schema refused as a
+ * BAD_REQUEST with the schema's issues. Unexpected errors are logged, never shown.
+ */
 function toAppError(err: unknown, requestId: string): AppError {
   const cause = err instanceof TRPCError ? (err.cause ?? err) : err;
   if (cause instanceof AppError) return cause;
@@ -334,20 +240,6 @@ function toAppError(err: unknown, requestId: string): AppError {
   const issues = (cause as { issues?: unknown }).issues;
   if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && Array.isArray(issues)) {
     return fromValidationIssues(issues as ZodLikeIssue[]);
-  }
-  if (err instanceof TRPCError) {
-    switch (err.code) {
-      case 'NOT_FOUND':
-        return new AppError('not_found', 'No route for this method and path.');
-      case 'PARSE_ERROR':
-        return new AppError('invalid_json');
-      case 'UNSUPPORTED_MEDIA_TYPE':
-        return new AppError('unsupported_media_type');
-      case 'PAYLOAD_TOO_LARGE':
-        return new AppError('payload_too_large');
-      default:
-        break;
-    }
   }
   // The client left mid-body: not the database's doing (its ECONNRESET is the client's socket).
   if (cause instanceof BodyCutOff) return new AppError('invalid_json', cause.message);
@@ -395,11 +287,12 @@ function errorBody(requestId: string, error: AppError, appUrl: string) {
   };
 }
 
-function errorResponse(requestId: string, error: AppError, appUrl: string): Response {
+/** The contract's error envelope, with Retry-After and WWW-Authenticate where they belong. */
+function errorAnswer(requestId: string, error: AppError, appUrl: string): Answer {
   const body = errorBody(requestId, error, appUrl);
-  const headers = new Headers({ ...error.extras.headers, 'Content-Type': 'application/json' });
+  const headers: Record<string, string> = { ...error.extras.headers };
   // 429 and 503 always; any other error worth retrying (409 idempotency_in_progress) too.
-  if (body.error.retryAfter > 0) headers.set('Retry-After', String(body.error.retryAfter));
-  if (error.status === 401) headers.set('WWW-Authenticate', 'Bearer realm="api"');
-  return new Response(JSON.stringify(body), { status: error.status, headers });
+  if (body.error.retryAfter > 0) headers['Retry-After'] = String(body.error.retryAfter);
+  if (error.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="api"';
+  return jsonAnswer(error.status, body, headers);
 }

@@ -10,24 +10,16 @@ z.config({
   customError: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined),
 });
 
-/**
- * trpc-to-openapi coerces number and boolean fields of every input (it sets `coerce` on the
- * schema), which would turn `"5"` into 5 and `"false"` into true in JSON bodies. A transform makes
- * the leaf a pipe, which the adapter leaves alone, while the documented input type stays the same.
- */
-function noCoerce<T extends z.ZodType>(schema: T) {
-  return schema.transform((value) => value);
-}
-
 /** A JSON number (never a string), finite, with optional bounds. */
 export function jsonNumber(opts: { min?: number; max?: number; int?: boolean } = {}) {
   let s = opts.int ? z.int() : z.number();
   if (opts.min !== undefined) s = s.min(opts.min);
   if (opts.max !== undefined) s = s.max(opts.max);
-  return noCoerce(s);
+  return s;
 }
 
-export const jsonBoolean = () => noCoerce(z.boolean());
+/** A JSON boolean (never a string: the REST transport coerces only query parameters' declared types). */
+export const jsonBoolean = () => z.boolean();
 
 /**
  * A JSON object whose members are the client's own (a checkpoint's `state`), handed on as it came.

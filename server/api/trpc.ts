@@ -15,42 +15,11 @@ import type { MembershipRole } from '@/db/schema';
 import { hasSessionCookie, readSessionUser, type SessionUser } from '@/server/auth/session';
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor, type Trace } from '@/server/domain/actor';
 import { AppError, type ErrorCode } from '@/server/errors';
-import type { Runtime } from '@/server/runtime';
 import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
-import { bearerToken, presentKey, requireKey, type PresentedKey } from './api-key-auth';
+import { bearerToken, presentKey, requireKey } from './api-key-auth';
+import type { ApiContext } from './context';
 
-interface ResponseInit {
-  status: number | undefined;
-  headers: Record<string, string>;
-}
-
-export interface ApiContext {
-  /**
-   * The origin the request was addressed to, as the browser saw it (server/http/origin.ts), for
-   * same-origin checks of cookie-authenticated writes.
-   */
-  origin: string;
-  runtime: Runtime;
-  /**
-   * `rest`: /api/v1 (agents and humans; body limits, envelope, idempotency). `internal`: /api/trpc,
-   * the web interface's own endpoint, for session cookies only.
-   */
-  transport: 'rest' | 'internal';
-  requestId: string;
-  method: string;
-  /** The request path (e.g. /api/v1/work), without query. */
-  path: string;
-  headers: Headers;
-  /** The parsed JSON body (an object) of a POST, exactly as sent; undefined for GET. */
-  body: unknown;
-  /**
-   * The bearer key as the REST transport resolved and counted it (null: none presented);
-   * undefined where the transport did not (the internal endpoint refuses keys).
-   */
-  presentedKey?: PresentedKey | null;
-  /** Status and headers the procedure wants on its success response. */
-  res: ResponseInit;
-}
+export type { ApiContext } from './context';
 
 // A type alias (not an interface) so it satisfies tRPC's Record<string, unknown> meta constraint.
 type OperationMeta = {
@@ -102,11 +71,13 @@ const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
 };
 
 /**
- * Domain errors become tRPC errors of the matching HTTP status (tRPC would call any other throw a
- * 500), keeping the AppError as the cause: the REST transport and the error formatter read it there.
+ * For the interface's endpoint, domain errors become tRPC errors of the matching HTTP status (tRPC
+ * would call any other throw a 500), keeping the AppError as the cause: the error formatter reads it there.
  */
-export const publicProcedure = t.procedure.use(async ({ next }) => {
+export const publicProcedure = t.procedure.use(async ({ ctx, next }) => {
   const result = await next();
+  // REST reads the AppError from the cause of whatever tRPC throws (server/api/rest.ts, toAppError).
+  if (ctx.transport === 'rest') return result;
   if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && result.error.cause instanceof AppError) {
     const cause = result.error.cause;
     const code = TRPC_CODE_BY_STATUS[cause.status] ?? 'INTERNAL_SERVER_ERROR';

@@ -3,6 +3,7 @@
  * names the version a change is based on (weak or strong), and a resource that has moved past it is
  * 412 precondition_failed (the service compares; this reads the header).
  */
+import type { HeaderReader } from '@/server/http/exchange';
 import { z } from 'zod';
 import { AppError } from '@/server/errors';
 import { mutationHeaders } from './schemas';
@@ -21,7 +22,7 @@ export const patchHeaders = mutationHeaders.extend({
 });
 
 /** The version If-Match names, or undefined without one; 400 for a value that is no ETag of this API. */
-export function ifMatchOf(headers: Headers): number | undefined {
+export function ifMatchOf(headers: HeaderReader): number | undefined {
   const header = headers.get('if-match');
   if (header === null) return undefined;
   const m = /^(?:W\/)?"(\d{1,9})"$/.exec(header.trim());

@@ -2,6 +2,7 @@
  * Human sessions: next-auth's JWT session cookie, read here without Next.js so the REST transport,
  * the tRPC endpoint and server components all resolve the same signed-in user the same way.
  */
+import type { HeaderReader } from '@/server/http/exchange';
 import { and, eq, sql } from 'drizzle-orm';
 import { decode, encode } from 'next-auth/jwt';
 import type { Database } from '@/db';
@@ -39,7 +40,7 @@ function cookieValue(header: string | null, name: string): string | null {
 }
 
 /** True when the request carries a session cookie at all (valid or not). */
-export function hasSessionCookie(headers: Headers, appUrl: string): boolean {
+export function hasSessionCookie(headers: HeaderReader, appUrl: string): boolean {
   return cookieValue(headers.get('cookie'), sessionCookieName(appUrl)) !== null;
 }
 
@@ -47,7 +48,7 @@ export function hasSessionCookie(headers: Headers, appUrl: string): boolean {
  * The signed-in user of a request, with their memberships as they are now (a role changed or a
  * user removed takes effect at once), or null without a valid, unexpired session.
  */
-export async function readSessionUser(db: Database, headers: Headers, secret: string, appUrl: string): Promise<SessionUser | null> {
+export async function readSessionUser(db: Database, headers: HeaderReader, secret: string, appUrl: string): Promise<SessionUser | null> {
   const token = cookieValue(headers.get('cookie'), sessionCookieName(appUrl));
   if (!token) return null;
   let claims: Awaited<ReturnType<typeof decode>>;

@@ -10,6 +10,7 @@
  * server/rate-limits.ts). Without trusted proxies those headers are the client's own words and are
  * ignored.
  */
+import type { HeaderReader } from './exchange';
 
 /** host[:port] as RFC 9110 allows it in Host: a name or IPv4 address, or an IPv6 literal in brackets. */
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -26,7 +27,7 @@ function forwardedEntry(value: string | null, hops: number): string | null {
 }
 
 /** `scheme://host[:port]` the request was addressed to, or null when the request does not say. */
-export function requestOrigin(headers: Headers, trustedProxyHops: number): string | null {
+export function requestOrigin(headers: HeaderReader, trustedProxyHops: number): string | null {
   let host = headers.get('host');
   let proto = 'http';
   if (trustedProxyHops > 0) {
@@ -42,6 +43,6 @@ export function requestOrigin(headers: Headers, trustedProxyHops: number): strin
  * The request's origin for a context: its Host (or trusted forwarded host), else the URL it was
  * handed with (an in-process caller's Request carries no Host header).
  */
-export function addressedOrigin(headers: Headers, url: URL, trustedProxyHops: number): string {
+export function addressedOrigin(headers: HeaderReader, url: URL, trustedProxyHops: number): string {
   return requestOrigin(headers, trustedProxyHops) ?? url.origin;
 }

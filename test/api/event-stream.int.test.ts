@@ -16,21 +16,17 @@ import { parseEnv } from '@/server/env';
 import { WAKE_CHANNEL } from '@/server/ledger/wake';
 import { createRuntime } from '@/server/runtime';
 import { createInternalTrpcHandler } from '@/server/api/internal';
-import { createRestHandler } from '@/server/api/rest';
 import { startBackgroundJobs } from '@/server/jobs';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
 import { testEngine } from '../support/engine';
 import { startDbProxy } from '../support/db-proxy';
-import { serveOverHttp, type HttpServer } from '../support/http';
+import { serveApi } from '../support/http';
 
 let app: TestApp;
-let server: HttpServer;
 beforeAll(async () => {
   app = await startTestApp({ SSE_KEEPALIVE_MS: '100' });
-  server = await serveOverHttp(app.handler);
 });
 afterAll(async () => {
-  await server?.close();
   await app?.close();
 });
 
@@ -77,7 +73,7 @@ async function freshWorkspace(): Promise<TestWorkspace> {
 
 /** Opens a lease over HTTP and reads it to its end. */
 async function lease(ws: TestWorkspace, query: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${server.url}/api/v1/events/stream?format=sse&${query}`, {
+  const res = await fetch(`${app.url}/api/v1/events/stream?format=sse&${query}`, {
     headers: { authorization: `Bearer ${ws.apiKey}`, ...headers },
   });
   return { res, text: await res.text() };
@@ -270,7 +266,7 @@ describe('GET /events/stream?format=sse', () => {
 
   it('is served for the path in any case, as every other route is matched', async () => {
     const ws = await freshWorkspace();
-    const res = await app.handler(
+    const res = await app.fetch(
       new Request('http://127.0.0.1:3000/api/v1/Events/Stream?format=sse&lease_ms=200', {
         headers: { authorization: `Bearer ${ws.apiKey}` },
       }),
@@ -282,12 +278,11 @@ describe('GET /events/stream?format=sse', () => {
 
   it('idle leases cost no database query at all; a commit wakes every one of them', async () => {
     const counted = await countingApp();
-    const http = await serveOverHttp(counted.app.handler);
     const ws = counted.app.ws;
     const leases: OpenLease[] = [];
     try {
       // poll_ms=20: a lease that polled would run ~50 queries a second.
-      for (let i = 0; i < 20; i++) leases.push(openLease(http.url, ws.apiKey, 'lease_ms=15000&poll_ms=20'));
+      for (let i = 0; i < 20; i++) leases.push(openLease(counted.app.url, ws.apiKey, 'lease_ms=15000&poll_ms=20'));
       // Each has replayed and sent a keepalive (SSE_KEEPALIVE_MS=100): it is idle.
       await until(() => leases.every((l) => l.text().includes(': keepalive')), 5000);
       const before = counted.queries();
@@ -316,7 +311,6 @@ describe('GET /events/stream?format=sse', () => {
       expect(counted.queries() - afterWake).toBe(0);
     } finally {
       for (const l of leases) l.abort();
-      await http.close();
       await counted.close();
     }
   });
@@ -330,7 +324,7 @@ describe('GET /events/stream?format=sse', () => {
     let drops = 0;
     let source: EventSource | null = null;
     const open = (lastEventId?: string) => {
-      const url = `${server.url}/api/v1/events/stream?format=sse&lease_ms=150&poll_ms=20&type=work.created${
+      const url = `${app.url}/api/v1/events/stream?format=sse&lease_ms=150&poll_ms=20&type=work.created${
         lastEventId ? `&last_event_id=${encodeURIComponent(lastEventId)}` : ''
       }`;
       source = new EventSource(url, {
@@ -453,13 +447,13 @@ if (testEngine() === 'postgres') {
 
     it('a commit by another instance wakes this one’s lease', async () => {
       const other = await createRuntime(parseEnv({ NODE_ENV: 'test', DATABASE_URL: app.runtime.databaseUrl!, SEED_DEMO: 'false' }));
-      const otherHandler = createRestHandler({ runtime: async () => other });
+      const otherServer = await serveApi(other);
       try {
         const ws = await freshWorkspace();
         const started = Date.now();
         const reading = lease(ws, 'lease_ms=2500&poll_ms=10000&type=work.created');
         await new Promise((r) => setTimeout(r, 300));
-        const res = await otherHandler(
+        const res = await otherServer.fetch(
           new Request('http://127.0.0.1:3000/api/v1/work', {
             method: 'POST',
             headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' },
@@ -471,6 +465,7 @@ if (testEngine() === 'postgres') {
         expect(framesOf(text).filter((f) => f.event === 'work.created')).toHaveLength(1);
         expect(Date.now() - started).toBeLessThan(4000);
       } finally {
+        await otherServer.close();
         await other.close();
       }
     });
@@ -572,7 +567,7 @@ async function countingProxy(): Promise<{ via(url: string): string; messages(): 
 
 describe('GET /events/stream?format=sse with the session cookie (the web interface’s live pages)', () => {
   const sse = async (query: string, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.url}/api/v1/events/stream?format=sse&${query}`, { headers });
+    const res = await fetch(`${app.url}/api/v1/events/stream?format=sse&${query}`, { headers });
     return { status: res.status, text: await res.text() };
   };
   const cookie = (session: string) => ({ cookie: `next-auth.session-token=${session}` });

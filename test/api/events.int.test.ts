@@ -121,7 +121,7 @@ describe('JSON pages served from ledger text (server/api/event-page.ts)', () => 
   const raw = async (q: string, throughProcedure: boolean) => {
     const headers: Record<string, string> = { authorization: `Bearer ${ws.apiKey}` };
     if (throughProcedure) headers['x-correlation-id'] = '0b0b7a1e-8f0d-4a43-9a55-6d0e4c1f7a01';
-    const res = await app.handler(new Request(`http://127.0.0.1:3000/api/v1/events/stream${q}`, { headers }));
+    const res = await app.fetch(new Request(`http://127.0.0.1:3000/api/v1/events/stream${q}`, { headers }));
     return { status: res.status, text: await res.text() };
   };
 
@@ -187,7 +187,7 @@ describe('JSON pages served from ledger text (server/api/event-page.ts)', () => 
             (r) => r.statement,
           );
         const read = (headers: Record<string, string>) =>
-          single.handler(
+          single.fetch(
             new Request('http://127.0.0.1:3000/api/v1/events/stream?limit=5', {
               headers: { authorization: `Bearer ${single.ws.apiKey}`, ...headers },
             }),

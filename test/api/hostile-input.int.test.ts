@@ -24,7 +24,6 @@ import { WebhookDispatcher } from '@/server/webhooks/dispatcher';
 import { startReceiver } from '../support/receiver';
 import { startTestApp, type ApiResponse, type RequestOptions, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
 import { launchTree } from '../support/fixtures';
-import { serveOverHttp, type HttpServer } from '../support/http';
 import { brokenValue, keywordsIn, SUPPORTED_KEYWORDS, validValue, type JsonSchema, type SchemaContext } from '../support/schema-arbitrary';
 
 // ---- the document ---------------------------------------------------------------------------
@@ -833,17 +832,9 @@ describe('JSON bombs', () => {
 // ---- transport: headers, encodings ---------------------------------------------------------------
 
 describe('hostile transport', () => {
-  let server: HttpServer;
-  beforeAll(async () => {
-    server = await serveOverHttp(app.handler);
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
-
   /** Writes `head` (and `body`) to a raw socket and reads the answer to the end. */
   function raw(head: Buffer, body: Buffer = Buffer.alloc(0)): Promise<{ status: number; head: string; body: string }> {
-    const { port } = new URL(server.url);
+    const { port } = new URL(app.url);
     return new Promise((resolve, reject) => {
       // Written, not ended: a half-closed socket may be closed by the server before it answers.
       // Connection: close makes the server close it once it has.
@@ -985,7 +976,7 @@ describe('hostile transport', () => {
     // Valid UTF-8 split inside a character ("é") across two chunks is read whole: not refused.
     const text = Buffer.from('{"title":"héllo wörld"}');
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(`${server.url}/api/v1/work`, {
+      const req = http.request(`${app.url}/api/v1/work`, {
         method: 'POST',
         headers: { authorization: `Bearer ${app.ws.apiKey}`, 'content-type': 'application/json' },
       });

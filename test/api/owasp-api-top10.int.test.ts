@@ -348,7 +348,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
     // Event-stream leases: SSE_LEASES_PER_KEY (2 here) open at once per key; the next is 429 with
     // the seconds until the key's first lease ends; another key is unaffected; closing one frees a place.
     const open = (key: string, leaseMs: number, signal?: AbortSignal) =>
-      app.handler(
+      app.fetch(
         new Request(`http://127.0.0.1:3000/api/v1/events/stream?format=sse&lease_ms=${leaseMs}`, {
           headers: { authorization: `Bearer ${key}` },
           signal,
@@ -509,7 +509,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
       }
     });
     // A cross-origin preflight gets no grant: browsers on other sites cannot call the API with a user's cookie.
-    const preflight = await app.handler(
+    const preflight = await app.fetch(
       new Request('http://127.0.0.1:3000/api/v1/work', {
         method: 'OPTIONS',
         headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
@@ -544,7 +544,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
     }
     // Old or unversioned paths are not served.
     for (const path of ['/api/v0/work', '/api/work', '/api/v2/work']) {
-      const res = await app.handler(new Request(`http://127.0.0.1:3000${path}`, { headers: { authorization: `Bearer ${app.ws.apiKey}` } }));
+      const res = await app.fetch(new Request(`http://127.0.0.1:3000${path}`, { headers: { authorization: `Bearer ${app.ws.apiKey}` } }));
       expect(res.status, path).toBe(404);
       await res.text();
     }

@@ -88,7 +88,7 @@ describe('API rate limit (per key)', () => {
     const imported = await app.request('POST', '/agent-work-receipts/import', { key: ws.apiKey, body: sampleReceipt() });
     expect(imported.status).toBe(201);
     expect(imported.headers.get('x-ratelimit-remaining')).toBe(String(LIMIT - 1));
-    const sse = await app.handler(
+    const sse = await app.fetch(
       new Request('http://127.0.0.1:3000/api/v1/events/stream?format=sse&lease_ms=1', {
         headers: { authorization: `Bearer ${ws.apiKey}` },
       }),
@@ -109,7 +109,7 @@ describe('API rate limit (per key)', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('x-ratelimit-remaining')).toBe(String(LIMIT - 1));
-    const nowhere = await app.handler(
+    const nowhere = await app.fetch(
       new Request('http://127.0.0.1:3000/api/v1/no-such-route', { headers: { authorization: `Bearer ${ws.apiKey}` } }),
     );
     expect(nowhere.status).toBe(404);
@@ -122,7 +122,7 @@ describe('API rate limit (per key)', () => {
       LIMIT,
       window,
     );
-    const head = await app.handler(
+    const head = await app.fetch(
       new Request('http://127.0.0.1:3000/api/v1/events/stream', { method: 'HEAD', headers: { authorization: `Bearer ${ws.apiKey}` } }),
     );
     expect(head.status).toBe(429);
@@ -186,7 +186,7 @@ describe('public validator rate limit (per client address)', () => {
     // The path's case does not open another budget.
     for (const path of ['/Agent-Work-Receipts/SCHEMA', '/AGENT-WORK-RECEIPTS/validate/']) {
       // (Outside the document's spelling, so sent without the suite's contract check.)
-      const res = await app.handler(new Request(`http://127.0.0.1:3000/api/v1${path}`, { headers: { 'x-forwarded-for': a } }));
+      const res = await app.fetch(new Request(`http://127.0.0.1:3000/api/v1${path}`, { headers: { 'x-forwarded-for': a } }));
       expect(res.status).toBe(429);
       expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
     }

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
 import { revokeApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace } from '@/server/domain/actor';
+import { createRestHandler } from '@/server/api/rest';
 import { errorCodes, errorTable } from '@/server/errors';
+import { fetchApiHandler } from '@/server/http/fetch-api';
 import { startTestApp, type TestApp } from '../support/app';
 import { startDbProxy } from '../support/db-proxy';
 import { testEngine } from '../support/engine';
@@ -108,6 +110,10 @@ describe('bodies', () => {
   });
 
   it('a body cut off by the client (its connection reset) is a 400 of the request, not a 503 of the database', async () => {
+    // Over a socket nobody is left to read this answer (test/api/node-adapter.int.test.ts sends one
+    // and checks the server goes on): the transport is given a body that fails mid-read, as the
+    // socket's does, through the dev route's view of a Request.
+    const handle = fetchApiHandler(createRestHandler({ runtime: async () => app.runtime }));
     await app.expectUnchanged(async () => {
       let sent = false;
       const stream = new ReadableStream<Uint8Array>({
@@ -118,9 +124,17 @@ describe('bodies', () => {
           } else controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
         },
       });
-      const res = await app.request('POST', '/work', { rawBody: stream, headers: { 'content-type': 'application/json' } });
-      expectEnvelope(res, 400, 'invalid_json');
-      expect(res.body.error.message).toBe('The request body was cut off before its end.');
+      const res = await handle(
+        new Request('http://127.0.0.1:3000/api/v1/work', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${app.ws.apiKey}`, 'content-type': 'application/json' },
+          body: stream,
+          duplex: 'half',
+        } as RequestInit),
+      );
+      const body = (await res.json()) as any;
+      expectEnvelope({ status: res.status, headers: res.headers, body }, 400, 'invalid_json');
+      expect(body.error.message).toBe('The request body was cut off before its end.');
     });
   });
 
@@ -298,10 +312,13 @@ if (testEngine() === 'postgres') {
       const single = await startTestApp({ DB_POOL_MAX: '1' }, { via: proxy.via });
       origin = single.runtime.wakeups.origin;
       try {
-        // Warm: the statements are prepared, the key's last-used time written.
-        expect(
-          (await single.request('POST', '/work', { body: { title: 'warm' }, headers: { 'idempotency-key': randomUUID() } })).status,
-        ).toBe(201);
+        // Warm: the statements are prepared (a replay's too), the key's last-used time written.
+        const warmKey = randomUUID();
+        for (const status of [201, 200]) {
+          expect((await single.request('POST', '/work', { body: { title: 'warm' }, headers: { 'idempotency-key': warmKey } })).status).toBe(
+            status,
+          );
+        }
         await new Promise((r) => setTimeout(r, 100));
         counting = true;
         const res = await single.request('POST', '/work', { body: { title: 'counted' }, headers: { 'idempotency-key': randomUUID() } });
@@ -309,7 +326,7 @@ if (testEngine() === 'postgres') {
         expect(res.status).toBe(201);
         expect(roundTrips).toBe(3);
         // A replay: auth, then the claim (refused) with the statements behind it, ROLLBACK, and the
-        // stored response read.
+        // stored response read (prepared by the warm-up's replay).
         counting = true;
         roundTrips = 0;
         const key = randomUUID();

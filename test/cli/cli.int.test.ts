@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { query } from '@/db';
-import { createRestHandler } from '@/server/api/rest';
+import { callApi, serveApi } from '../support/http';
 import { verifyPassword } from '@/server/auth/passwords';
 import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
 import { createWork } from '@/server/domain/work/create-work';
@@ -57,8 +57,7 @@ async function tool(script: string, ...args: string[]): Promise<{ code: number; 
 }
 
 async function status(rt: Runtime, key: string): Promise<number> {
-  const handler = createRestHandler({ runtime: async () => rt });
-  const res = await handler(new Request('http://127.0.0.1/api/v1/events/stream', { headers: { authorization: `Bearer ${key}` } }));
+  const res = await callApi(rt, new Request('http://127.0.0.1/api/v1/events/stream', { headers: { authorization: `Bearer ${key}` } }));
   return res.status;
 }
 
@@ -120,9 +119,10 @@ describe('npm run key:create / key:revoke', () => {
       const key = /awk_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0];
       expect(key).toBeDefined();
       // The "server": this process's runtime, which LISTENs; the tool is another process.
-      const handler = createRestHandler({ runtime: async () => pgRuntime! });
+      const api = await serveApi(pgRuntime!);
+      onTestFinished(() => api.close());
       const opened = Date.now();
-      const res = await handler(
+      const res = await api.fetch(
         new Request('http://127.0.0.1/api/v1/events/stream?format=sse&lease_ms=30000&poll_ms=10000', {
           headers: { authorization: `Bearer ${key}` },
         }),
@@ -198,10 +198,9 @@ describe('npm run workspace:create', () => {
     const workspaceId = /workspace\s+([0-9a-f-]{36})/.exec(made.stdout)?.[1];
     expect(password && key && workspaceId, made.stdout).toBeTruthy();
     await withHere(async (rt) => {
-      const handler = createRestHandler({ runtime: async () => rt });
-      const res = await handler(new Request('http://127.0.0.1/api/v1/workspace', { headers: { authorization: `Bearer ${key}` } }));
+      const res = await callApi(rt, new Request('http://127.0.0.1/api/v1/workspace', { headers: { authorization: `Bearer ${key}` } }));
       expect(res.status).toBe(200);
-      expect(((await res.json()) as any).data).toMatchObject({ id: workspaceId, name: 'Acme', api_key: { name: 'workspace:create key' } });
+      expect(res.json().data).toMatchObject({ id: workspaceId, name: 'Acme', api_key: { name: 'workspace:create key' } });
       const [owner] = await query<{ password_hash: string; display_name: string; role: string }>(
         rt.db,
         sql`select u.password_hash, u.display_name, m.role from users u join memberships m on m.user_id = u.id
@@ -365,11 +364,11 @@ describe('npm run ledger:verify', () => {
     // The same facts under the same names as the API's report, plus what was checked.
     const printed = JSON.parse(ok.stdout.slice(0, ok.stdout.lastIndexOf('\nOK:')));
     const served = await withHere(async (rt) => {
-      const handler = createRestHandler({ runtime: async () => rt });
-      const res = await handler(
+      const res = await callApi(
+        rt,
         new Request('http://127.0.0.1/api/v1/ledger/verify', { headers: { authorization: `Bearer ${demo.apiKey}` } }),
       );
-      return (await res.json()).data;
+      return res.json().data;
     });
     expect(Object.keys(printed).sort()).toEqual([...Object.keys(served), 'seconds', 'workspace', 'workspaceId'].sort());
     expect({ ...printed, seconds: undefined, workspace: undefined, workspaceId: undefined }).toEqual({

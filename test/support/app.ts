@@ -1,7 +1,7 @@
 /**
  * An integration-test instance of the API: a fresh database on the run's engine, the real REST
- * transport (server/api/rest.ts) called in-process with real Request objects, and helpers to make
- * workspaces and keys and to count what a request wrote.
+ * transport served over HTTP on 127.0.0.1 through the production node:http handler (http.ts), and
+ * helpers to make workspaces and keys and to count what a request wrote.
  */
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
@@ -10,12 +10,12 @@ import { query } from '@/db';
 import { memberships, type MembershipRole } from '@/db/schema';
 import { encodeSession } from '@/server/auth/session';
 import { addMember } from '@/server/domain/workspaces/members';
-import { createRestHandler } from '@/server/api/rest';
 import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
 import { checkAgainstDocument } from './contract';
 import { createTestRuntime, type RuntimeOptions, type TestRuntime } from './engine';
+import { serveApi } from './http';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -53,8 +53,10 @@ export interface TestMember {
 
 export interface TestApp {
   runtime: TestRuntime;
-  /** The REST handler itself (for serving it over real HTTP, see http.ts). */
-  handler: (request: Request) => Promise<Response>;
+  /** Where the API is served (http://127.0.0.1:<port>; its paths start with /api/v1). */
+  url: string;
+  /** Sends a Request to the served API (its path and query; the origin is ignored). */
+  fetch(request: Request): Promise<Response>;
   /** The default workspace of this app. */
   ws: TestWorkspace;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
@@ -75,7 +77,7 @@ export interface TestAppOptions extends RuntimeOptions {
 
 export async function startTestApp(envOverrides: Record<string, string> = {}, opts: TestAppOptions = {}): Promise<TestApp> {
   const runtime = await createTestRuntime(envOverrides, opts);
-  const handler = createRestHandler({ runtime: async () => runtime });
+  const server = await serveApi(runtime);
 
   const makeWorkspace = async (name = `ws-${randomUUID().slice(0, 8)}`): Promise<TestWorkspace> =>
     runtime.db.transaction(async (tx) => {
@@ -106,7 +108,8 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
 
   const app: TestApp = {
     runtime,
-    handler,
+    url: server.url,
+    fetch: (request) => server.fetch(request),
     ws,
     createWorkspace: makeWorkspace,
     member,
@@ -121,15 +124,13 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
         const key = opts.key === undefined ? ws.apiKey : opts.key;
         if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
       }
-      let body: BodyInit | undefined;
-      if (opts.rawBody !== undefined) body = opts.rawBody as BodyInit;
+      let body: string | Uint8Array | ReadableStream<Uint8Array> | undefined;
+      if (opts.rawBody !== undefined) body = opts.rawBody;
       else if (opts.body !== undefined) {
         body = JSON.stringify(opts.body);
         if (!headers.has('content-type')) headers.set('content-type', 'application/json');
       }
-      const init: RequestInit & { duplex?: 'half' } = { method, headers, body };
-      if (body instanceof ReadableStream) init.duplex = 'half';
-      const response = await handler(new Request(`http://127.0.0.1:3000/api/v1${path}`, init));
+      const response = await server.send(method, `/api/v1${path}`, headers, body);
       const text = await response.text();
       let parsed: unknown = undefined;
       try {
@@ -171,7 +172,10 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
       await action();
       expect(await app.counts()).toEqual(before);
     },
-    close: () => runtime.close(),
+    async close() {
+      await server.close();
+      await runtime.close();
+    },
   };
   return app;
 }

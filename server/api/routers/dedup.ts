@@ -1,7 +1,7 @@
 /** Duplicate-trigger claims: the first claimant of a fingerprint wins until expiry or release. */
 import { z } from 'zod';
 import { claimFingerprint, DEFAULT_TTL_SECONDS, releaseFingerprint } from '@/server/domain/dedup/claims';
-import { runMutation } from '../mutation';
+import { checkedInTransaction, runMutation } from '../mutation';
 import { actorIn, defaultWorkspace, memberProcedure, router } from '../trpc';
 import { id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
 
@@ -69,7 +69,7 @@ export const dedupRouter = router({
         run_id: id().optional().meta({ description: 'The run asserting the claim; generated when omitted.' }),
       }),
     )
-    .output(claimOutput)
+    .output(checkedInTransaction(claimOutput))
     .mutation(({ ctx, input }) => {
       const actor = actorIn(ctx.principal, ctx.trace, defaultWorkspace(ctx.principal), { outsider: 'forbidden', roles: ['owner'] });
       return runMutation(ctx, actor, { status: 200, output: claimOutput }, async (tx) => ({
@@ -96,7 +96,7 @@ export const dedupRouter = router({
       errorCodes: ['forbidden', 'invalid_idempotency_key'],
     })
     .input(z.strictObject({ ...fingerprintFields, run_id: id().meta({ description: 'The run that holds the claim.' }) }))
-    .output(releaseOutput)
+    .output(checkedInTransaction(releaseOutput))
     .mutation(({ ctx, input }) => {
       const actor = actorIn(ctx.principal, ctx.trace, defaultWorkspace(ctx.principal), { outsider: 'forbidden', roles: ['owner'] });
       return runMutation(ctx, actor, { status: 200, output: releaseOutput }, async (tx) => ({

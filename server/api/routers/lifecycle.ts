@@ -6,7 +6,7 @@ import { applyLifecycle } from '@/server/domain/lifecycle/lifecycle';
 import { LIFECYCLE_ACTIONS } from '@/server/domain/lifecycle/plan';
 import { LEVELS, type Level } from '@/server/domain/lifecycle/status-changes';
 import { AppError } from '@/server/errors';
-import { runMutation } from '../mutation';
+import { checkedInTransaction, runMutation } from '../mutation';
 import { actorIn, memberProcedure, router } from '../trpc';
 import { id, jsonBoolean, mutationHeaders, text } from '../schemas';
 
@@ -71,7 +71,7 @@ export const lifecycleRouter = router({
       errorCodes: ['not_found', 'forbidden', 'lifecycle_action_failed', 'invalid_idempotency_key'],
     })
     .input(lifecycleInput)
-    .output(lifecycleOutput)
+    .output(checkedInTransaction(lifecycleOutput))
     .mutation(async ({ ctx, input }) => {
       const table = TABLE[input.level as Level];
       const [row] = await ctx.runtime.db.select({ workspaceId: table.workspaceId }).from(table).where(eq(table.id, input.id));

@@ -16,7 +16,7 @@ import { AppError } from '@/server/errors';
 import type { Actor, Trace } from '@/server/domain/actor';
 import { openList, pageMeta, pageOf, pageParams } from '../keyset';
 import { actorFor } from '../locate';
-import { runMutation } from '../mutation';
+import { checkedInTransaction, runMutation } from '../mutation';
 import { listRuns } from '@/server/domain/runs/list';
 import { memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { id, jsonObject, mutationHeaders, text, timestamp } from '../schemas';
@@ -150,7 +150,7 @@ export const runsRouter = router({
       ],
     })
     .input(z.strictObject({ task_id: id(), agent_id: text(1, 200).optional() }))
-    .output(runResponse)
+    .output(checkedInTransaction(runResponse))
     .mutation(async ({ ctx, input }) => {
       const actor = await actorFor(ctx, tasks, input.task_id, noSuchTask, WRITE_ROLES);
       return runMutation(ctx, actor, { status: 201, replay: (b) => b, output: runResponse }, async (tx) => ({
@@ -211,7 +211,7 @@ export const runsRouter = router({
           .optional(),
       }),
     )
-    .output(checkpointResponse)
+    .output(checkedInTransaction(checkpointResponse))
     .mutation(async ({ ctx, input }) => {
       const { runId, ...body } = input;
       const actor = await locateRun(ctx, runId, WRITE_ROLES);
@@ -237,7 +237,7 @@ export const runsRouter = router({
       errorCodes: ['not_found', 'forbidden', 'invalid_state_transition', 'invalid_idempotency_key'],
     })
     .input(runPath.extend({ outcome: z.enum(['completed', 'failed']), summary: text(0, 4000).optional() }))
-    .output(runResponse)
+    .output(checkedInTransaction(runResponse))
     .mutation(async ({ ctx, input }) => {
       const { runId, ...body } = input;
       const actor = await locateRun(ctx, runId, WRITE_ROLES);
@@ -273,7 +273,7 @@ export const runsRouter = router({
         checkpointId: id().optional().meta({ description: 'rollback only: the checkpoint to go back to (required there).' }),
       }),
     )
-    .output(actionResponse)
+    .output(checkedInTransaction(actionResponse))
     .mutation(async ({ ctx, input }) => {
       const { runId, action, ...body } = input;
       const actor = await locateRun(ctx, runId, WRITE_ROLES);

@@ -16,7 +16,7 @@ import type { Actor, Trace } from '@/server/domain/actor';
 import { listScope } from '../keyset';
 import { actorFor } from '../locate';
 import { etag, ifMatchOf, patchHeaders } from '../versioning';
-import { runMutation } from '../mutation';
+import { checkedInTransaction, runMutation } from '../mutation';
 import { actorIn, defaultWorkspace, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { apiMeta, id, jsonNumber, text, timestamp } from '../schemas';
 import { taskSchema } from './task-schemas';
@@ -258,7 +258,7 @@ export const tasksRouter = router({
       successHeaders: { ETag: 'The task’s aggregateVersion after the change, quoted.' },
     })
     .input(patchBody)
-    .output(updateOutput)
+    .output(checkedInTransaction(updateOutput))
     .mutation(async ({ ctx, input }) => {
       const actor: Actor = await locate(ctx, input.id, ['owner', 'approver']);
       const ifMatch = ifMatchOf(ctx.headers);

@@ -22,7 +22,7 @@ import type { Trace } from '@/server/domain/actor';
 import { listScope, openList, pageMeta, pageOf, pageParams, readCursor } from '../keyset';
 import { etag, ifMatchOf, patchHeaders } from '../versioning';
 import { actorFor } from '../locate';
-import { runMutation } from '../mutation';
+import { checkedInTransaction, runMutation } from '../mutation';
 import { actorIn, defaultWorkspace, memberProcedure, router, type ApiContext, type Principal } from '../trpc';
 import { id, jsonBoolean, text, timestamp } from '../schemas';
 
@@ -153,7 +153,7 @@ export const webhooksRouter = router({
         description: description.default(''),
       }),
     )
-    .output(createdResponse)
+    .output(checkedInTransaction(createdResponse))
     .mutation(async ({ ctx, input }) => {
       const workspaceId = input.workspace_id ?? defaultWorkspace(ctx.principal);
       const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: OWNERS });
@@ -237,7 +237,7 @@ export const webhooksRouter = router({
         enabled: jsonBoolean().optional(),
       }),
     )
-    .output(endpointResponse)
+    .output(checkedInTransaction(endpointResponse))
     .mutation(async ({ ctx, input }) => {
       const actor = await locate(ctx, input.id);
       const ifMatch = ifMatchOf(ctx.headers);
@@ -271,7 +271,11 @@ export const webhooksRouter = router({
     })
     .input(endpointPath)
     .output(
-      z.object({ ok: z.literal(true), data: z.object({ id: z.uuid(), deleted: z.literal(true) }) }).meta({ id: 'WebhookEndpointDeleted' }),
+      checkedInTransaction(
+        z
+          .object({ ok: z.literal(true), data: z.object({ id: z.uuid(), deleted: z.literal(true) }) })
+          .meta({ id: 'WebhookEndpointDeleted' }),
+      ),
     )
     .mutation(async ({ ctx, input }) => {
       const actor = await locate(ctx, input.id);
@@ -297,7 +301,7 @@ export const webhooksRouter = router({
       errorCodes: ['not_found', 'forbidden'],
     })
     .input(endpointPath)
-    .output(rotatedResponse)
+    .output(checkedInTransaction(rotatedResponse))
     .mutation(async ({ ctx, input }) => {
       const actor = await locate(ctx, input.id);
       return runMutation(ctx, actor, { status: 200, output: rotatedResponse }, async (tx) => {
@@ -327,7 +331,9 @@ export const webhooksRouter = router({
     })
     .input(endpointPath)
     .output(
-      z.object({ ok: z.literal(true), data: z.object({ event_id: z.uuid(), sequence: z.int() }) }).meta({ id: 'WebhookTestRequested' }),
+      checkedInTransaction(
+        z.object({ ok: z.literal(true), data: z.object({ event_id: z.uuid(), sequence: z.int() }) }).meta({ id: 'WebhookTestRequested' }),
+      ),
     )
     .mutation(async ({ ctx, input }) => {
       const actor = await locate(ctx, input.id);

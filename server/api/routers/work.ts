@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { taskPriorities } from '@/db/schema';
 import { createWork, type CreatedWork } from '@/server/domain/work/create-work';
-import { runMutation } from '../mutation';
+import { checkedInTransaction, runMutation } from '../mutation';
 import { apiKeyProcedure, router } from '../trpc';
 import { taskSchema } from './task-schemas';
 import { apiMeta, id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
@@ -92,7 +92,7 @@ export const workRouter = router({
       errorCodes: ['not_found', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
     })
     .input(createWorkInput)
-    .output(createWorkOutput)
+    .output(checkedInTransaction(createWorkOutput))
     .mutation(({ ctx, input }) =>
       runMutation(ctx, ctx.actor, { status: 201, replay: markDuplicate, output: createWorkOutput }, async (tx) =>
         presentCreatedWork(ctx.actor.workspaceId, await createWork(tx, ctx.actor, input)),

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { RULING_ROLES, ruleOnDecision } from '@/server/domain/decisions/rule';
 import { loadDecisionView } from '@/server/domain/decisions/view';
-import { runMutation } from '../../mutation';
+import { checkedInTransaction, runMutation } from '../../mutation';
 import { humanProcedure } from '../../trpc';
 import { text } from '../../schemas';
 import { decisionBody, rulingFields, locate, settleTimeout } from './shared';
@@ -23,7 +23,7 @@ export const approveProcedure = humanProcedure
     errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending'],
   })
   .input(z.strictObject({ ...rulingFields, option_ids: z.array(text(1, 120)).max(20).optional() }))
-  .output(decisionBody)
+  .output(checkedInTransaction(decisionBody))
   .mutation(async ({ ctx, input }) => {
     const { actor, row } = await locate(ctx, input.id, RULING_ROLES);
     await settleTimeout(ctx, row);

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ruleOnDecision } from '@/server/domain/decisions/rule';
 import { loadDecisionView } from '@/server/domain/decisions/view';
-import { runMutation } from '../../mutation';
+import { checkedInTransaction, runMutation } from '../../mutation';
 import { humanProcedure } from '../../trpc';
 import { decisionBody, rulingFields, locate, settleTimeout } from './shared';
 
@@ -22,7 +22,7 @@ export const cancelProcedure = humanProcedure
     errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending'],
   })
   .input(z.strictObject(rulingFields))
-  .output(decisionBody)
+  .output(checkedInTransaction(decisionBody))
   .mutation(async ({ ctx, input }) => {
     const { actor, row } = await locate(ctx, input.id, ['owner']);
     await settleTimeout(ctx, row);

@@ -1,7 +1,7 @@
 /** POST /decisions: Raise a decision for a human ruling. */
 import { createDecision } from '@/server/domain/decisions/create-decision';
 import { RULING_ROLES } from '@/server/domain/decisions/rule';
-import { runMutation } from '../../mutation';
+import { checkedInTransaction, runMutation } from '../../mutation';
 import { actorIn, memberProcedure } from '../../trpc';
 import { mutationHeaders } from '../../schemas';
 import { decisionBody, DecisionBody, createInput } from './shared';
@@ -25,7 +25,7 @@ export const createProcedure = memberProcedure
     errorCodes: ['forbidden', 'not_found', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
   })
   .input(createInput)
-  .output(decisionBody)
+  .output(checkedInTransaction(decisionBody))
   .mutation(({ ctx, input }) => {
     const { workspace_id: workspaceId, ...rest } = input;
     const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: RULING_ROLES });

@@ -2,7 +2,7 @@
 import { notifyApprovers } from '@/server/domain/decisions/notify-approvers';
 import { POLL_AFTER_MS, requestAttention } from '@/server/domain/decisions/request-attention';
 import { RULING_ROLES } from '@/server/domain/decisions/rule';
-import { runMutation } from '../../mutation';
+import { checkedInTransaction, runMutation } from '../../mutation';
 import { memberProcedure } from '../../trpc';
 import { mutationHeaders } from '../../schemas';
 import { attentionInput, attentionOutput, locate, settleTimeout } from './shared';
@@ -25,7 +25,7 @@ export const requestAttentionProcedure = memberProcedure
     errorCodes: ['not_found', 'forbidden', 'decision_not_pending', 'invalid_idempotency_key'],
   })
   .input(attentionInput)
-  .output(attentionOutput)
+  .output(checkedInTransaction(attentionOutput))
   .mutation(async ({ ctx, input }) => {
     const { id: decisionId, ...fields } = input;
     const { actor, row } = await locate(ctx, decisionId, RULING_ROLES);

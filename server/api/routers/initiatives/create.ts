@@ -2,7 +2,7 @@
 import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
 import { initiativeView, treeView } from '@/server/domain/initiatives/tree-view';
 import { initiativeRow, milestoneRow, taskRow, workstreamRow } from '@/server/domain/hierarchy/records';
-import { runMutation } from '../../mutation';
+import { checkedInTransaction, runMutation } from '../../mutation';
 import { actorIn, defaultWorkspace, memberProcedure } from '../../trpc';
 import { mutationHeaders } from '../../schemas';
 import { createInput, createOutput, CreateBody } from './shared';
@@ -26,7 +26,7 @@ export const createProcedure = memberProcedure
     errorCodes: ['forbidden', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
   })
   .input(createInput)
-  .output(createOutput)
+  .output(checkedInTransaction(createOutput))
   .mutation(({ ctx, input }) => {
     const { workspace_id: named, ...tree } = input;
     const workspaceId = named ?? defaultWorkspace(ctx.principal);

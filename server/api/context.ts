@@ -1,0 +1,63 @@
+/**
+ * The context every procedure runs in, built in one place for each way a request comes in: REST
+ * (/api/v1, server/api/rest.ts), the interface's own tRPC endpoint (/api/trpc) and server
+ * components' callers (server/api/internal.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Runtime } from '@/server/runtime';
+import type { HeaderReader } from '@/server/http/exchange';
+import { addressedOrigin } from '@/server/http/origin';
+import type { PresentedKey } from './api-key-auth';
+
+export interface ApiContext {
+  /**
+   * The origin the request was addressed to, as the browser saw it (server/http/origin.ts), for
+   * same-origin checks of cookie-authenticated writes.
+   */
+  origin: string;
+  runtime: Runtime;
+  /**
+   * `rest`: /api/v1 (agents and humans; body limits, envelope, idempotency). `internal`: /api/trpc,
+   * the web interface's own endpoint, for session cookies only.
+   */
+  transport: 'rest' | 'internal';
+  requestId: string;
+  method: string;
+  /** The request path (e.g. /api/v1/work), without query. */
+  path: string;
+  headers: HeaderReader;
+  /** The parsed JSON body (an object) of a POST, exactly as sent; undefined for GET. */
+  body: unknown;
+  /**
+   * The bearer key as the REST transport resolved and counted it (null: none presented);
+   * undefined where the transport did not (the internal endpoint refuses keys).
+   */
+  presentedKey?: PresentedKey | null;
+  /** Status and headers the procedure wants on its success response. */
+  res: { status: number | undefined; headers: Record<string, string> };
+}
+
+export interface ContextInit {
+  transport: ApiContext['transport'];
+  method: string;
+  url: URL;
+  headers: HeaderReader;
+  requestId?: string;
+  body?: unknown;
+  presentedKey?: PresentedKey | null;
+}
+
+export function createApiContext(runtime: Runtime, init: ContextInit): ApiContext {
+  return {
+    runtime,
+    transport: init.transport,
+    requestId: init.requestId ?? randomUUID(),
+    method: init.method,
+    path: init.url.pathname,
+    origin: addressedOrigin(init.headers, init.url, runtime.env.TRUSTED_PROXY_HOPS),
+    headers: init.headers,
+    body: init.body,
+    presentedKey: init.presentedKey,
+    res: { status: undefined, headers: {} },
+  };
+}

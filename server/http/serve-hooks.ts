@@ -1,0 +1,17 @@
+/**
+ * What scripts/serve.mjs takes from the server once Next has loaded it (instrumentation.ts hands
+ * it over on globalThis under Symbol.for('aws.serve-hooks')).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Runtime } from '@/server/runtime';
+import type { StopPhase } from '@/server/lifecycle';
+
+export interface ServerHooks {
+  /** Serves one /api/v1 request (server/http/node-api.ts). */
+  handleApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Ends open event-stream leases with lease_end (stopping). */
+  endEventStreams(): Promise<number>;
+  onStop(phase: StopPhase, hook: () => Promise<void>): void;
+  /** Settles once the database is open and the service has started. */
+  boot(): Promise<Runtime>;
+}
