@@ -72,11 +72,31 @@ async function freshWorkspace(): Promise<TestWorkspace> {
 }
 
 /** Opens a lease over HTTP and reads it to its end. */
-async function lease(ws: TestWorkspace, query: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${app.url}/api/v1/events/stream?format=sse&${query}`, {
-    headers: { authorization: `Bearer ${ws.apiKey}`, ...headers },
-  });
-  return { res, text: await res.text() };
+/**
+ * Opens a lease and reads it to its end. `idle` settles once the lease has replayed and waits (its
+ * first keepalive, SSE_KEEPALIVE_MS=100 here): a commit after that reaches it only by a wake-up or
+ * a poll, which is what the tests below tell apart.
+ */
+function lease(ws: TestWorkspace, query: string, headers: Record<string, string> = {}) {
+  let markIdle!: () => void;
+  const idle = new Promise<void>((resolve) => (markIdle = resolve));
+  const done = (async () => {
+    const res = await fetch(`${app.url}/api/v1/events/stream?format=sse&${query}`, {
+      headers: { authorization: `Bearer ${ws.apiKey}`, ...headers },
+    });
+    let text = '';
+    if (res.body) {
+      const decoder = new TextDecoder();
+      const reader = res.body.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        text += decoder.decode(read.value, { stream: true });
+        if (text.includes(': keepalive')) markIdle();
+      }
+    }
+    markIdle();
+    return { res, text };
+  })();
+  return Object.assign(done, { idle });
 }
 
 describe('GET /events/stream?format=sse', () => {
@@ -182,7 +202,7 @@ describe('GET /events/stream?format=sse', () => {
     const ws = await freshWorkspace();
     const started = Date.now();
     const reading = lease(ws, 'lease_ms=3000&poll_ms=10000&type=work.created');
-    await new Promise((r) => setTimeout(r, 200));
+    await reading.idle;
     const written = Date.now();
     await work(ws, 'wake me');
     const { text } = await reading;
@@ -201,7 +221,7 @@ describe('GET /events/stream?format=sse', () => {
     });
     const started = Date.now();
     const reading = lease({ ...ws, apiKey: key.secret }, 'lease_ms=20000&poll_ms=50');
-    await new Promise((r) => setTimeout(r, 300));
+    await reading.idle;
     await app.runtime.db.transaction(async (tx) => {
       const actor = systemActor(ws);
       await revokeApiKey(tx, actor, { keyId: key.id });
@@ -220,7 +240,7 @@ describe('GET /events/stream?format=sse', () => {
     const key = await app.runtime.db.transaction((tx) => createApiKey(tx, systemActor(ws), { name: 'to revoke in the UI' }));
     const started = Date.now();
     const reading = lease({ ...ws, apiKey: key.secret }, 'lease_ms=20000&poll_ms=10000');
-    await new Promise((r) => setTimeout(r, 300));
+    await reading.idle;
     const revokedAt = Date.now();
     const res = await trpc(
       new Request('http://127.0.0.1:3000/api/trpc/apiKeys.revoke', {
@@ -250,9 +270,10 @@ describe('GET /events/stream?format=sse', () => {
     expect(raised.status).toBe(201);
     const started = Date.now();
     const reading = lease(ws, 'lease_ms=6000&poll_ms=10000&type=decision.expired');
+    // The lease waits before the sweep can time the decision out, so only a wake-up can bring it.
+    await reading.idle;
     const stop = startBackgroundJobs(app.runtime, { sweepMs: 100 });
     try {
-      await new Promise((r) => setTimeout(r, 200));
       const { text } = await reading;
       const expired = framesOf(text).filter((f) => f.event === 'decision.expired');
       expect(expired).toHaveLength(1);
@@ -375,7 +396,7 @@ if (testEngine() === 'postgres') {
       const wakeups = app.runtime.wakeups;
       expect(wakeups.healthy).toBe(true);
       const reading = lease(ws, 'lease_ms=2500&poll_ms=50&type=api_key.created');
-      await new Promise((r) => setTimeout(r, 300));
+      await reading.idle;
       wakeups.setListening(false);
       try {
         expect(wakeups.healthy).toBe(false);
@@ -411,7 +432,7 @@ if (testEngine() === 'postgres') {
 
         // Listening again: another instance's commit (here: an unsignalled append, then its NOTIFY) wakes a lease.
         const reading = lease(ws, 'lease_ms=2500&poll_ms=10000&type=api_key.created');
-        await new Promise((r) => setTimeout(r, 300));
+        await reading.idle;
         await app.runtime.db.transaction((tx) => createApiKey(tx, systemActor(ws), { name: 'after the drop' }));
         const notified = Date.now();
         await admin`select pg_notify(${WAKE_CHANNEL}, ${ws.workspaceId})`;
@@ -436,7 +457,8 @@ if (testEngine() === 'postgres') {
         // The NOTIFY went out (another listener heard it, naming this instance) ...
         await until(() => heard.some((p) => p.startsWith(ws.workspaceId)), 5000);
         expect(heard.filter((p) => p.startsWith(ws.workspaceId))).toEqual([`${ws.workspaceId} ${app.runtime.wakeups.origin}`]);
-        // ... and came back to this instance's LISTEN too, where it woke nothing.
+        // ... and came back to this instance's LISTEN too, where it woke nothing (nothing to wait
+        // for: a wake that should not happen is watched for, for as long as the NOTIFY takes to return).
         await new Promise((r) => setTimeout(r, 500));
         expect(wakes).toBe(1);
       } finally {
@@ -452,7 +474,7 @@ if (testEngine() === 'postgres') {
         const ws = await freshWorkspace();
         const started = Date.now();
         const reading = lease(ws, 'lease_ms=2500&poll_ms=10000&type=work.created');
-        await new Promise((r) => setTimeout(r, 300));
+        await reading.idle;
         const res = await otherServer.fetch(
           new Request('http://127.0.0.1:3000/api/v1/work', {
             method: 'POST',

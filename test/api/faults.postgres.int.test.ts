@@ -17,6 +17,15 @@ import { startDbProxy, type DbProxy } from '../support/db-proxy';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `condition` every 20 ms until it holds; fails after `timeoutMs`. */
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
 describe('PostgreSQL stopping under load', () => {
   let proxy: DbProxy;
   let app: TestApp;
@@ -60,14 +69,17 @@ describe('PostgreSQL stopping under load', () => {
       }
     };
     const workers = Array.from({ length: 6 }, worker);
-    await sleep(700);
+    // Each phase lasts until it has shown what it is for, however slow the machine.
+    const seen = (title: string, status: number, n: number) => () =>
+      outcomes.filter((o) => o.title === title && o.status === status).length >= n;
+    await until(seen('under load up', 201, 6), 20_000);
     phase = 'down';
     await proxy.down();
-    await sleep(700);
+    await until(seen('under load down', 503, 3), 20_000);
     phase = 'back';
     await proxy.up();
     const upAt = performance.now();
-    await sleep(1200);
+    await until(seen('under load back', 201, 6), 20_000);
     phase = 'stop';
     await Promise.all(workers);
 
@@ -124,25 +136,29 @@ describe('PostgreSQL stopping under load', () => {
 });
 
 describe('timeouts', () => {
+  /** Another session holds what `statement` takes for `ms`; `holding` settles once it has it. */
   const holdFor = (url: string, ms: number, statement: (tx: postgres.TransactionSql) => Promise<unknown>) => {
     const holder = postgres(url, { max: 1, onnotice: () => undefined });
+    let taken!: () => void;
+    const holding = new Promise<void>((resolve) => (taken = resolve));
     const held = holder.begin(async (tx) => {
       await statement(tx);
+      taken();
       await sleep(ms);
     });
-    return { held: held.finally(() => holder.end({ timeout: 5 })) };
+    return { holding, held: held.finally(() => holder.end({ timeout: 5 })) };
   };
 
   it('a lock held past lock_timeout is 503 with Retry-After, and the write leaves nothing', async () => {
     const app = await startTestApp({ DB_LOCK_TIMEOUT_MS: '300', DB_STATEMENT_TIMEOUT_MS: '30000' });
     try {
       // Another session holds the workspace's ledger head: the append waits, then gives up.
-      const { held } = holdFor(
+      const { holding, held } = holdFor(
         app.runtime.databaseUrl!,
         1500,
         (tx) => tx`select 1 from ledger_heads where workspace_id = ${app.ws.workspaceId} for update`,
       );
-      await sleep(200);
+      await holding;
       await app.expectUnchanged(async () => {
         const res = await app.request('POST', '/work', {
           body: { title: 'Waits for the head' },
@@ -164,8 +180,8 @@ describe('timeouts', () => {
     const app = await startTestApp({ DB_LOCK_TIMEOUT_MS: '20000', DB_STATEMENT_TIMEOUT_MS: '400' });
     try {
       expect((await app.request('GET', '/events/stream?limit=5')).status).toBe(200);
-      const { held } = holdFor(app.runtime.databaseUrl!, 1500, (tx) => tx`lock table ledger_events in access exclusive mode`);
-      await sleep(200);
+      const { holding, held } = holdFor(app.runtime.databaseUrl!, 1500, (tx) => tx`lock table ledger_events in access exclusive mode`);
+      await holding;
       const res = await app.request('GET', '/events/stream?limit=5');
       expect(res.status).toBe(503);
       expect(res.body.error.code).toBe('service_unavailable');
