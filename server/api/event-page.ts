@@ -11,7 +11,7 @@
  * still comes from the procedure itself. test/api/events.int.test.ts holds the two paths to the
  * same pages.
  */
-import { decodeCursor, encodeCursor } from '@/server/ledger/cursor';
+import { readEventPage } from '@/server/ledger/page';
 import { readEventsJson } from '@/server/ledger/read';
 import type { Runtime } from '@/server/runtime';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
@@ -39,28 +39,13 @@ export async function serveEventPage(request: ApiRequest, runtime: Runtime, pres
   ) {
     return null;
   }
-  const secret = runtime.secrets.cursor;
-  let after = 0;
-  if (input.cursor !== undefined) {
-    const position = decodeCursor(secret, key.workspaceId, input.cursor);
-    if (!position) return null;
-    after = position.sequence;
-  }
-  // One extra row tells whether another page exists.
-  const events = await readEventsJson(runtime.db, key.workspaceId, { after, limit: input.limit + 1, types: input.type });
-  const hasMore = events.length > input.limit;
-  const page = hasMore ? events.slice(0, input.limit) : events;
-  const last = page.length > 0 ? page[page.length - 1]!.sequence : after;
-  const meta = {
-    apiVersion: '1',
-    workspaceId: key.workspaceId,
-    nextCursor: encodeCursor(secret, key.workspaceId, last),
-    hasMore,
-    limit: input.limit,
-  };
+  const page = await readEventPage(runtime.secrets.cursor, key.workspaceId, input, (after, limit) =>
+    readEventsJson(runtime.db, key.workspaceId, { after, limit, types: input.type }),
+  );
+  if (!page) return null;
   return {
     status: 200,
     headers: { 'Content-Type': 'application/json' },
-    body: `{"data":[${page.map((e) => e.json).join(',')}],"meta":${JSON.stringify(meta)}}`,
+    body: `{"data":[${page.data.map((e) => e.json).join(',')}],"meta":${JSON.stringify(page.meta)}}`,
   };
 }

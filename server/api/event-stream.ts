@@ -27,19 +27,11 @@ import { requireKey, type PresentedKey } from './api-key-auth';
 import { EVENT_LIST_PARAMS } from './event-page';
 import { queryInput } from './operations';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
-import { EVENT_TYPE_PATTERN_SOURCE } from './schemas';
+import { eventPageInput } from './routers/events';
 
-/** The query of an SSE lease (the JSON form's query plus the lease's own settings). */
-const sseQuery = z.strictObject({
+/** The query of an SSE lease: the JSON form's (events.list), with the lease's own settings defaulted. */
+const sseQuery = eventPageInput.extend({
   format: z.literal('sse'),
-  cursor: z.string().max(128).optional(),
-  last_event_id: z.string().max(128).optional(),
-  type: z
-    .array(z.string().regex(new RegExp(EVENT_TYPE_PATTERN_SOURCE)))
-    .max(20)
-    .optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  workspace_id: z.uuid().optional(),
   lease_ms: z.coerce.number().int().min(1).max(300_000).default(30_000),
   poll_ms: z.coerce.number().int().min(1).max(10_000).default(1000),
 });

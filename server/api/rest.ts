@@ -10,7 +10,7 @@
  * in production (server/http/node-api.ts); nothing is converted to fetch objects on the way.
  */
 import { randomUUID } from 'node:crypto';
-import { TRPCError } from '@trpc/server';
+import { callTRPCProcedure, TRPCError } from '@trpc/server';
 import { AppError, isStoreUnavailable } from '@/server/errors';
 import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
 import { describeError as describe, log } from '@/server/log';
@@ -29,7 +29,6 @@ import {
   validatorErrorFrom,
 } from './receipt-validator';
 import { appRouter } from './root';
-import { createCallerFactory } from './trpc';
 
 const API_BASE = '/api/v1';
 
@@ -51,9 +50,6 @@ export interface RestHandlerOptions {
   /** The runtime to serve from (the process runtime in the app; a test database in tests). */
   runtime: () => Promise<Runtime>;
 }
-
-const createCaller = createCallerFactory(appRouter);
-type Callable = (input: unknown) => Promise<unknown>;
 
 /** True when `headers` has `name` in any letter case. */
 function hasHeader(headers: Record<string, string>, name: string): boolean {
@@ -165,9 +161,16 @@ async function dispatch(
     body,
     presentedKey: presented,
   });
-  const caller = createCaller(ctx) as unknown as Record<string, Record<string, Callable>>;
-  const [group, name] = operation.procedure.split('.') as [string, string];
-  const data = await caller[group]![name]!(input);
+  // Straight to the procedure (its middlewares, input and output checks), without a caller proxy.
+  const data = await callTRPCProcedure({
+    router: appRouter,
+    path: operation.procedure,
+    type: operation.type,
+    ctx,
+    getRawInput: async () => input,
+    signal: undefined,
+    batchIndex: 0,
+  });
   const status = ctx.res.status ?? 200;
   const headers = { ...ctx.res.headers, 'Content-Type': 'application/json' };
   // Not modified and no content: the headers, no body.

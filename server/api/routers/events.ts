@@ -1,6 +1,6 @@
 /** GET /events/stream: the workspace's accepted events in cursor order (JSON pages). */
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '@/server/ledger/cursor';
+import { readEventPage } from '@/server/ledger/page';
 import { readEvents } from '@/server/ledger/read';
 import { AppError } from '@/server/errors';
 import { apiKeyProcedure, router } from '../trpc';
@@ -109,21 +109,10 @@ export const eventsRouter = router({
       if (input.workspace_id !== undefined && input.workspace_id.toLowerCase() !== workspaceId) {
         throw new AppError('forbidden', 'This API key belongs to another workspace.');
       }
-      const secret = ctx.runtime.secrets.cursor;
-      let after = 0;
-      if (input.cursor !== undefined) {
-        const position = decodeCursor(secret, workspaceId, input.cursor);
-        if (!position) throw new AppError('invalid_cursor', 'This cursor was not issued by this service for your workspace.');
-        after = position.sequence;
-      }
-      // One extra row tells whether another page exists.
-      const rows = await readEvents(ctx.runtime.db, workspaceId, { after, limit: input.limit + 1, types: input.type });
-      const hasMore = rows.length > input.limit;
-      const data = hasMore ? rows.slice(0, input.limit) : rows;
-      const last = data.length > 0 ? data[data.length - 1]!.sequence : after;
-      return {
-        data,
-        meta: { apiVersion: '1' as const, workspaceId, nextCursor: encodeCursor(secret, workspaceId, last), hasMore, limit: input.limit },
-      };
+      const page = await readEventPage(ctx.runtime.secrets.cursor, workspaceId, input, (after, limit) =>
+        readEvents(ctx.runtime.db, workspaceId, { after, limit, types: input.type }),
+      );
+      if (!page) throw new AppError('invalid_cursor', 'This cursor was not issued by this service for your workspace.');
+      return page;
     }),
 });

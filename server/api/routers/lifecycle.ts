@@ -1,13 +1,13 @@
 /** POST /lifecycle: pause, resume, retry or cancel a node of the work hierarchy, with its cascade. */
 import { z } from 'zod';
-import { eq } from 'drizzle-orm';
 import { initiatives, milestones, runs, tasks, workstreams } from '@/db/schema';
 import { applyLifecycle } from '@/server/domain/lifecycle/lifecycle';
 import { LIFECYCLE_ACTIONS } from '@/server/domain/lifecycle/plan';
 import { LEVELS, type Level } from '@/server/domain/lifecycle/status-changes';
 import { AppError } from '@/server/errors';
 import { checkedInTransaction, runMutation } from '../mutation';
-import { actorIn, memberProcedure, router } from '../trpc';
+import { actorFor } from '../locate';
+import { memberProcedure, router } from '../trpc';
 import { id, jsonBoolean, mutationHeaders, text } from '../schemas';
 
 const TABLE = { initiative: initiatives, workstream: workstreams, milestone: milestones, task: tasks, run: runs } as const;
@@ -73,11 +73,8 @@ export const lifecycleRouter = router({
     .input(lifecycleInput)
     .output(checkedInTransaction(lifecycleOutput))
     .mutation(async ({ ctx, input }) => {
-      const table = TABLE[input.level as Level];
-      const [row] = await ctx.runtime.db.select({ workspaceId: table.workspaceId }).from(table).where(eq(table.id, input.id));
       const missing = () => new AppError('not_found', `No ${input.level} with that id in your workspace.`, { fields: ['id'] });
-      if (!row) throw missing();
-      const actor = actorIn(ctx.principal, ctx.trace, row.workspaceId, { outsider: missing, roles: ['owner'] });
+      const actor = await actorFor(ctx, TABLE[input.level as Level], input.id, missing, ['owner']);
       return runMutation(ctx, actor, { status: 200, output: lifecycleOutput }, async (tx) => {
         const result = await applyLifecycle(tx, actor, input);
         return { ok: true as const, action: input.action, level: input.level, id: input.id, dry_run: input.dry_run, ...result };

@@ -171,7 +171,9 @@ export const listQuery = z.strictObject({
 
 /**
  * The decision `id` as the caller may see it, with the actor acting on it. An API key sees its own
- * workspace's; a human those of the workspaces they belong to. Anything else is 404.
+ * workspace's; a human those of the workspaces they belong to. Anything else is 404. (actorFor in
+ * ../../locate.ts does the same from the workspace alone; a ruling needs the whole row, so it is
+ * read here in the same query.)
  */
 const noSuchDecision = () => new AppError('not_found', 'No such decision in your workspace.');
 

@@ -1,8 +1,8 @@
 /** GET /initiatives/{initiativeId}: Read an initiative, optionally with its tree. */
-import { eq } from 'drizzle-orm';
 import { initiatives } from '@/db/schema';
 import { findInitiative, initiativeView, loadTree } from '@/server/domain/initiatives/tree-view';
-import { actorIn, memberProcedure } from '../../trpc';
+import { actorFor } from '../../locate';
+import { memberProcedure } from '../../trpc';
 import { noSuchInitiative, getInput, getOutput, readWorkspace, parseIncludes } from './shared';
 
 export const getProcedure = memberProcedure
@@ -27,13 +27,7 @@ export const getProcedure = memberProcedure
       workspaceId = readWorkspace(ctx, input.workspace_id);
     } else {
       // A human without a named workspace: the initiative's own, if they belong to it.
-      const [row] = await db
-        .select({ workspaceId: initiatives.workspaceId })
-        .from(initiatives)
-        .where(eq(initiatives.id, input.initiativeId));
-      if (!row) throw noSuchInitiative();
-      workspaceId = row.workspaceId;
-      actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: noSuchInitiative });
+      workspaceId = (await actorFor(ctx, initiatives, input.initiativeId, noSuchInitiative)).workspaceId;
     }
     const initiative = await findInitiative(db, workspaceId, input.initiativeId);
     if (!initiative) throw noSuchInitiative();
