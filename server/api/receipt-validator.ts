@@ -7,13 +7,12 @@
  */
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor } from '@/server/domain/actor';
 import { importReceipt } from '@/server/domain/receipts/import';
-import { parseStrictJson } from '@/server/domain/receipts/strict-json';
-import { LIMITS, validateReceiptText, type Issue } from '@/server/domain/receipts/validate';
+import { checkReceipt, LIMITS, readReceiptText, validateReceiptText, type Issue } from '@/server/domain/receipts/validate';
 import { AppError } from '@/server/errors';
 import { log } from '@/server/log';
+import { utf8 } from '@/server/strict-json';
 import { clientAddress, hit, isExceeded, rateLimitedError, rateLimitHeaders, type RateLimitUsage } from '@/server/rate-limits';
 import { requireKey, type PresentedKey } from './api-key-auth';
-import { utf8 } from './body';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
 import type { Runtime } from '@/server/runtime';
 
@@ -101,15 +100,17 @@ export async function serveReceiptImport(
   if (!bytes) throw tooLarge();
   const text = utf8(bytes);
   if (text === null) throw new AppError('invalid_json', 'The body is not valid UTF-8.');
-  const parsed = parseStrictJson(text, { maxDepth: LIMITS.max_depth, maxNodes: LIMITS.max_nodes });
-  if (!parsed.ok) {
-    const e = parsed.error;
-    if (e.kind === 'syntax') throw new AppError('invalid_json', `The body is not valid JSON: ${e.message} at byte ${e.offset}.`);
-    if (e.kind === 'duplicate_key' || e.kind === 'forbidden_key') throw new AppError('invalid_json', `${e.message} at ${e.path}.`);
-    throw new AppError('validation_failed', `The document is ${e.message}.`, { issues: [{ path: e.path, message: e.message }] });
+  // Read once with the validator's reader; its refusals in the API's envelope.
+  const read = readReceiptText(text);
+  if (!read.ok) {
+    const p = read.problem;
+    if (p.kind === 'syntax') throw new AppError('invalid_json', `The body is not valid JSON: ${p.message} at byte ${p.offset}.`);
+    if (p.kind === 'duplicate_key' || p.kind === 'forbidden_key')
+      throw new AppError('invalid_json', `The body is refused: ${p.message} at ${p.path}.`);
+    throw new AppError('validation_failed', `The document is ${p.message}.`, { issues: [{ path: p.path, message: p.message }] });
   }
-  const checked = validateReceiptText(text);
-  if (!checked.ok || !checked.valid) {
+  const checked = checkReceipt(read.value);
+  if (!checked.valid) {
     throw new AppError('validation_failed', 'The document is not a valid agent-work-receipt/v0.1.', {
       issues: checked.issues.map((i) => ({ path: i.path, message: i.message })),
     });
@@ -121,7 +122,7 @@ export async function serveReceiptImport(
     workspaceId: key.workspaceId,
     trace: { requestId, correlationId: requestId, idempotencyKey: null, contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST },
   };
-  const outcome = await runtime.db.transaction((tx) => importReceipt(tx, actor, parsed.value as Record<string, unknown>));
+  const outcome = await runtime.db.transaction((tx) => importReceipt(tx, actor, read.value as Record<string, unknown>));
   if (!outcome.duplicate) runtime.wakeups.committed(key.workspaceId);
   return json(outcome.duplicate ? 200 : 201, {
     data: outcome,

@@ -15,8 +15,8 @@ import { AppError, isStoreUnavailable } from '@/server/errors';
 import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
 import { describeError as describe, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
+import { readStrictJson, utf8 } from '@/server/strict-json';
 import { presentKey } from './api-key-auth';
-import { jsonStructureProblem, utf8 } from './body';
 import { createApiContext } from './context';
 import { serveEventPage } from './event-page';
 import { serveEventStream } from './event-stream';
@@ -183,6 +183,9 @@ function queryOnBodyOperation(url: URL): AppError {
   return new AppError('unknown_field', `This operation takes no query parameters: ${fields.join(', ')}.`, { fields });
 }
 
+/** How deep a request body may nest, counting the body itself (the receipt reader's limit too). */
+const MAX_BODY_DEPTH = 64;
+
 /**
  * Reads the body, refusing more than `limit` bytes while reading (a lying or absent
  * Content-Length cannot get past it), and parses it as a UTF-8 JSON object.
@@ -204,16 +207,15 @@ async function readJsonBody(request: ApiRequest, limit: number): Promise<Record<
   }
   const text = utf8(bytes);
   if (text === null) throw new AppError('invalid_json', 'The body is not valid UTF-8.');
-  // Duplicate member names and deep nesting, before JSON.parse would quietly keep the last
-  // duplicate or spend its time on a bomb (see jsonStructureProblem).
-  const problem = jsonStructureProblem(text);
-  if (problem) throw new AppError('invalid_json', `The body is refused: ${problem}.`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new AppError('invalid_json', `The body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+  // Strict: a repeated member name or nesting deeper than MAX_BODY_DEPTH is refused, not kept
+  // the way JSON.parse would keep it (see server/strict-json.ts).
+  const read = readStrictJson(text, { maxDepth: MAX_BODY_DEPTH });
+  if (!read.ok) {
+    const p = read.problem;
+    if (p.kind === 'syntax') throw new AppError('invalid_json', `The body is not valid JSON: ${p.message} at byte ${p.offset}.`);
+    throw new AppError('invalid_json', `The body is refused: ${p.message}${p.path ? ` (at ${p.path})` : ''}.`);
   }
+  const parsed = read.value;
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new AppError('invalid_json', 'The body must be a JSON object.');
   }

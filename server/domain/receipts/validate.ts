@@ -7,7 +7,7 @@
  */
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import schema from './agent-work-receipt.v0.1.schema.json';
-import { parseStrictJson } from './strict-json';
+import { readStrictJson, type StrictJsonProblem } from '@/server/strict-json';
 
 export const RECEIPT_SCHEMA_VERSION = 'agent-work-receipt/v0.1';
 export const RECEIPT_SCHEMA = schema as Record<string, unknown>;
@@ -19,9 +19,12 @@ export interface Issue {
   message: string;
 }
 
-export type ValidationOutcome =
-  | { ok: true; valid: boolean; issues: Issue[] }
-  | { ok: false; code: 'input.invalid_json' | 'input.structure_limit'; message: string; issues: Issue[] };
+export type ValidationOutcome = { ok: true; valid: boolean; issues: Issue[] } | ReadingFailure;
+
+type ReadingFailure = { ok: false; code: 'input.invalid_json' | 'input.structure_limit'; message: string; issues: Issue[] };
+
+/** Why a document's text was refused before the schema (the import words it in the API's envelope). */
+type ReadingRefusal = ReadingFailure & { problem: StrictJsonProblem };
 
 // strict: true refuses unknown keywords in our own schema; no loadSchema: a remote $ref is an
 // error at compile time, never a fetch.
@@ -34,16 +37,29 @@ function issueOf(e: ErrorObject): Issue {
   return { path: `${e.instancePath}${missing}${extra}`, code: `schema.${e.keyword}`, message: e.message ?? 'is invalid' };
 }
 
-export function validateReceiptText(text: string): ValidationOutcome {
-  const parsed = parseStrictJson(text, { maxDepth: LIMITS.max_depth, maxNodes: LIMITS.max_nodes });
-  if (!parsed.ok) {
-    const e = parsed.error;
-    if (e.kind === 'syntax')
-      return { ok: false, code: 'input.invalid_json', message: `Not JSON: ${e.message} at byte offset ${e.offset}.`, issues: [] };
-    const code = e.kind === 'depth' || e.kind === 'nodes' ? 'input.structure_limit' : 'input.invalid_json';
-    return { ok: false, code, message: e.message, issues: [{ path: e.path, code: `input.${e.kind}`, message: e.message }] };
+/**
+ * A receipt document's text read with the traversal limits (depth, nodes, duplicate and __proto__
+ * keys), before any schema sees it: the value, or why it was refused in the validator's terms.
+ */
+export function readReceiptText(text: string): { ok: true; value: unknown } | ReadingRefusal {
+  const read = readStrictJson(text, { maxDepth: LIMITS.max_depth, maxNodes: LIMITS.max_nodes, refuseProtoKey: true });
+  if (read.ok) return read;
+  const p = read.problem;
+  if (p.kind === 'syntax') {
+    return { ok: false, code: 'input.invalid_json', message: `Not JSON: ${p.message} at byte offset ${p.offset}.`, issues: [], problem: p };
   }
-  if (check(parsed.value)) return { ok: true, valid: true, issues: [] };
-  const issues = (check.errors ?? []).slice(0, LIMITS.max_issues).map(issueOf);
-  return { ok: true, valid: false, issues };
+  const code = p.kind === 'depth' || p.kind === 'nodes' ? 'input.structure_limit' : 'input.invalid_json';
+  return { ok: false, code, message: p.message, issues: [{ path: p.path, code: `input.${p.kind}`, message: p.message }], problem: p };
+}
+
+/** A read document against the receipt schema: at most LIMITS.max_issues issues, as JSON pointers. */
+export function checkReceipt(value: unknown): { valid: boolean; issues: Issue[] } {
+  if (check(value)) return { valid: true, issues: [] };
+  return { valid: false, issues: (check.errors ?? []).slice(0, LIMITS.max_issues).map(issueOf) };
+}
+
+export function validateReceiptText(text: string): ValidationOutcome {
+  const read = readReceiptText(text);
+  if (!read.ok) return { ok: false, code: read.code, message: read.message, issues: read.issues };
+  return { ok: true, ...checkReceipt(read.value) };
 }
