@@ -3,7 +3,7 @@
  * PostgreSQL can take it from a C client on the same machine.
  *
  * The statements are not copied by hand: `captureSample` runs our real code path once against the
- * bench database with a logging Drizzle client (authenticateApiKey, then in one transaction
+ * bench database, opened by openDatabase with a logger (authenticateApiKey, then in one transaction
  * claimIdempotencyKey, createWork, storeIdempotentResponse, rolled back) and records each statement's
  * text and parameters exactly as drizzle hands them to postgres.js. The pgbench script is that text
  * with every `$n` replaced by a pgbench variable holding the same value, so a change to our SQL
@@ -45,10 +45,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import type { Database } from '@/db';
-import * as schema from '@/db/schema';
+import { openDatabase } from '@/db';
 import { authenticateApiKey } from '@/server/auth/api-keys';
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor } from '@/server/domain/actor';
 import { claimIdempotencyKey, storeIdempotentResponse } from '@/server/domain/idempotency';
@@ -90,9 +88,9 @@ const samples = new Map<string, Sample>();
 /** One request through our real code path, recorded and rolled back (nothing of it stays but a rate-limit hit). */
 async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
   const captured: Statement[] = [];
-  const client = postgres(db.url, { max: 1, onnotice: () => undefined });
   const logger = { logQuery: (sql: string, params: unknown[]) => void captured.push({ sql, params: [...params] }) };
-  const d = drizzle(client, { schema, logger }) as unknown as Database;
+  const handle = await openDatabase({ url: db.url, poolMax: 1, logger });
+  const d = handle.db;
   try {
     const principal = await authenticateApiKey(d, ws.apiKey, 10_000_000);
     if (!principal) throw new Error('bench/limit: the sample workspace key does not authenticate');
@@ -167,7 +165,7 @@ async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
       ],
     };
   } finally {
-    await client.end({ timeout: 5 });
+    await handle.close();
   }
 }
 

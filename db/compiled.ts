@@ -5,8 +5,9 @@
  * insert of a task and its receipt, its idempotency claim and its stored response, that building
  * was ~11% of the request's CPU in a profile (bench/, issue 7). A compiled statement is built once,
  * with a placeholder for every value, the first time it runs; after that only its parameters are
- * filled, and it runs on the executor's own connection (inside its transaction), logged through
- * Drizzle's logger like any other statement (bench/limit.ts records our SQL that way).
+ * filled, and it runs on the executor's own connection (inside its transaction) through
+ * db/connection.ts, logged to the database's logger like Drizzle's own statements (bench/limit.ts
+ * records our SQL that way).
  *
  * A placeholder given as a column's value goes through that column's encoder when it is filled
  * (dates to ISO text, arrays to PostgreSQL array text, JSON to text), as Drizzle's own statements
@@ -14,6 +15,7 @@
  * them (column names as in the SQL, no Drizzle mapping).
  */
 import { fillPlaceholders, sql, type Placeholder } from 'drizzle-orm';
+import { runStatement } from './connection';
 import type { Executor } from './index';
 
 interface Built {
@@ -23,35 +25,14 @@ interface Built {
 
 type PlaceholderFn<Values> = <K extends keyof Values & string>(name: K) => Placeholder<K>;
 
-type RawClient =
-  | { unsafe(text: string, params: unknown[]): Promise<unknown[]> }
-  | { query(text: string, params: unknown[], options?: unknown): Promise<{ rows: unknown[] }> };
-
-interface Session {
-  client: RawClient;
-  logger: { logQuery(query: string, params: unknown[]): void };
-}
-
-/** Timestamps come back as text, as Drizzle's PGlite driver has them (postgres.js: Drizzle's parsers). */
-const PGLITE_ROWS = { rowMode: 'object', parsers: { 1114: (v: string) => v, 1184: (v: string) => v } };
-
 export function compiled<Values extends Record<string, unknown>, Row = Record<string, unknown>>(
   build: (executor: Executor, p: PlaceholderFn<Values>) => { toSQL(): Built },
 ): (executor: Executor, values: Values) => Promise<Row[]> {
   let built: Built | undefined;
   return async (executor, values) => {
     built ??= build(executor, (name) => sql.placeholder(name)).toSQL();
-    return runRaw<Row>(executor, built.sql, fillPlaceholders(built.params, values));
+    return runStatement(executor)<Row>(built.sql, fillPlaceholders(built.params, values));
   };
-}
-
-/** Runs `text` with `params` on the executor's connection (its transaction, if it is one). */
-async function runRaw<Row>(executor: Executor, text: string, params: unknown[]): Promise<Row[]> {
-  const session = (executor as unknown as { session: Session }).session;
-  session.logger.logQuery(text, params);
-  const client = session.client;
-  if ('unsafe' in client) return (await client.unsafe(text, params)) as Row[];
-  return (await client.query(text, params, PGLITE_ROWS)).rows as Row[];
 }
 
 /** Placeholders for the columns `keys` of an insert, each named `prefix + key`. */

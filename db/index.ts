@@ -3,8 +3,9 @@
  * string is given, embedded PGlite otherwise. Both speak the same Drizzle schema and migrations.
  */
 import path from 'node:path';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import type { ExtractTablesWithRelations, SQL } from 'drizzle-orm';
+import type { Logger, SQL } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { withRunStatement, type RunStatement } from './connection';
 
 /**
  * A Drizzle database on either engine. It is made without the schema: the schema only feeds
@@ -12,9 +13,22 @@ import type { ExtractTablesWithRelations, SQL } from 'drizzle-orm';
  * relational query builder per table of it for every transaction (~25 objects on each write).
  */
 type NoSchema = Record<string, never>;
-export type Database = PgDatabase<PgQueryResultHKT, NoSchema>;
-/** A transaction on either engine; services receive this. */
-export type Tx = PgTransaction<PgQueryResultHKT, NoSchema, ExtractTablesWithRelations<NoSchema>>;
+type DrizzleDatabase = PgDatabase<PgQueryResultHKT, NoSchema>;
+/**
+ * A transaction in progress, as services receive it: a Drizzle database on the transaction's own
+ * connection (db/index.ts opens it; see Database.transaction). It cannot open another: nothing in
+ * the service nests transactions.
+ */
+export type Tx = Omit<DrizzleDatabase, 'transaction'>;
+/** A database on either engine. */
+export type Database = Tx & {
+  /**
+   * Runs `work` in a transaction: COMMIT when it resolves, ROLLBACK when it throws. Ours, not
+   * Drizzle's: on PostgreSQL its BEGIN goes out with the first statement (beginPipelined), and the
+   * transaction carries its connection's statement runner (db/connection.ts).
+   */
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+};
 /** Anything that can run a query: the database or a transaction in progress. */
 export type Executor = Database | Tx;
 
@@ -51,6 +65,8 @@ export interface OpenOptions {
   migrationsFolder?: string;
   /** PGlite only: start from this dump (PGlite's dumpDataDir) instead of an empty cluster. Tests use it. */
   pgliteSnapshot?: Blob;
+  /** Told every statement, Drizzle's and compiled ones alike (bench/limit.ts records our SQL with it). */
+  logger?: Logger;
 }
 
 const defaultMigrationsFolder = () => path.join(process.cwd(), 'drizzle');
@@ -92,7 +108,23 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
         int8: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
       },
     });
-    const db = drizzle(preparing(client)) as unknown as Database;
+    const { logger } = opts;
+    // Each transaction gets a Drizzle database of its own on its reserved connection. Drizzle's
+    // postgres.js driver reads the client's `options` (to install its type parsers), which a
+    // reserved connection does not carry: the pool's are handed on.
+    const runOn = (sql: PostgresSql): RunStatement => {
+      return (text, params) => {
+        logger?.logQuery(text, params);
+        return sql.unsafe(text, params as never[]) as never;
+      };
+    };
+    const pool = preparing(client);
+    const db = withRunStatement(drizzle({ client: pool, logger }) as unknown as Database, runOn(pool));
+    db.transaction = (work) =>
+      beginPipelined(client, (connection) => {
+        const scoped = preparing(connection, client.options);
+        return work(withRunStatement(drizzle({ client: scoped, logger }) as unknown as Tx, runOn(scoped)));
+      });
     return {
       db,
       engine: 'postgres',
@@ -184,7 +216,23 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
     await release();
     throw err;
   }
-  const db = drizzle(client) as unknown as Database;
+  const { logger } = opts;
+  // Rows as Drizzle's PGlite driver has them: objects, timestamps as text (postgres.js: Drizzle's parsers).
+  const rowsAsDrizzle = { rowMode: 'object', parsers: { 1114: (v: string) => v, 1184: (v: string) => v } } as const;
+  const runOn = (target: Pick<typeof client, 'query'>): RunStatement => {
+    return async (text, params) => {
+      logger?.logQuery(text, params);
+      return (await target.query(text, params, rowsAsDrizzle)).rows as never;
+    };
+  };
+  const db = withRunStatement(drizzle({ client, logger }) as unknown as Database, runOn(client));
+  db.transaction = async (work) => {
+    // PGlite runs one transaction at a time; its transaction() holds the others back until this one ends.
+    const result = await client.transaction((t) =>
+      work(withRunStatement(drizzle({ client: t as never, logger }) as unknown as Tx, runOn(t))),
+    );
+    return result as Awaited<ReturnType<typeof work>>;
+  };
   return {
     db,
     engine: 'pglite',
@@ -207,38 +255,19 @@ type PostgresSql = import('postgres').Sql;
  * postgres.js sends an unnamed statement with parameters in two round trips (Parse and Describe,
  * wait for the parameter types, then Bind and Execute), parsed and planned each time; prepared,
  * a repeated statement is one Bind and Execute. Our statements come from a fixed set of texts, so
- * the per-connection caches stay small. Transactions and savepoints hand Drizzle a scoped client:
- * it is wrapped the same way. (A transaction-pooling proxy such as PgBouncer in transaction mode
- * would need prepared-statement support.)
+ * the per-connection caches stay small. A transaction's reserved connection is wrapped the same
+ * way, with the pool's `options` (Drizzle's driver reads them; a reserved connection has none).
+ * (A transaction-pooling proxy such as PgBouncer in transaction mode would need prepared-statement
+ * support.)
  */
-function preparing<T extends PostgresSql>(sql: T): T {
+function preparing(sql: PostgresSql, options: PostgresSql['options'] = sql.options): PostgresSql {
   return new Proxy(sql, {
     get(target, prop, receiver) {
       if (prop === 'unsafe') {
-        return (query: string, params?: unknown[], options?: Record<string, unknown>) =>
-          target.unsafe(query, params as never, { ...options, prepare: true });
+        return (query: string, params?: unknown[], queryOptions?: Record<string, unknown>) =>
+          target.unsafe(query, params as never, { ...queryOptions, prepare: true });
       }
-      if (prop === 'begin' && 'reserve' in target) {
-        const original = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
-        return (...args: unknown[]) =>
-          args.length === 1 && typeof args[0] === 'function'
-            ? beginPipelined(target, args[0] as (tx: PostgresSql) => unknown)
-            : original.apply(
-                target,
-                args.map((a) => (typeof a === 'function' ? (tx: PostgresSql) => a(preparing(tx)) : a)),
-              );
-      }
-      if (prop === 'begin' || prop === 'savepoint') {
-        const original = Reflect.get(target, prop, receiver) as (...args: unknown[]) => unknown;
-        return (...args: unknown[]) => {
-          const fnIndex = args.findIndex((a) => typeof a === 'function');
-          if (fnIndex >= 0) {
-            const fn = args[fnIndex] as (tx: PostgresSql) => unknown;
-            args[fnIndex] = (tx: PostgresSql) => fn(preparing(tx));
-          }
-          return original.apply(target, args);
-        };
-      }
+      if (prop === 'options') return options;
       return Reflect.get(target, prop, receiver);
     },
   });
@@ -252,7 +281,7 @@ function preparing<T extends PostgresSql>(sql: T): T {
  * failed BEGIN fails that statement too. COMMIT when the callback resolves, ROLLBACK when it
  * throws, the connection released either way. (No savepoints: nothing here nests transactions.)
  */
-async function beginPipelined(pool: PostgresSql, fn: (tx: PostgresSql) => unknown): Promise<unknown> {
+async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql) => Promise<T>): Promise<T> {
   const connection = await pool.reserve();
   try {
     const begun = connection.unsafe('begin').execute();
@@ -260,9 +289,9 @@ async function beginPipelined(pool: PostgresSql, fn: (tx: PostgresSql) => unknow
     // of them, those the driver holds unsent behind a running one too (patches/postgres+3.4.9.patch;
     // unpatched, they never settled and the request waited forever).
     begun.catch(() => undefined);
-    let result: unknown;
+    let result: T;
     try {
-      result = await fn(preparing(connection as unknown as PostgresSql));
+      result = await fn(connection as unknown as PostgresSql);
       await begun;
     } catch (err) {
       await connection.unsafe('rollback').catch(() => undefined);
