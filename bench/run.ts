@@ -41,7 +41,10 @@ import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
 
 const quick = process.argv.includes('--quick');
-/** `--only queue`: just the work-queue measurement (GET /tasks?ready=true, 1,000 then 100,000 tasks), twice. */
+/**
+ * `--only queue`: just the work-queue measurement (GET /tasks?ready=true, 1,000 then 100,000 tasks), twice.
+ * `--only writes`: just POST /work, peer and ours, at 32 clients over 64 workspaces and one (the transport's targets).
+ */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const SECONDS = quick ? 2 : 8;
 const RUNS = 3;
@@ -178,7 +181,8 @@ const range = (s: Stat, digits = 0) => `${fmt(s.median, digits)} (${fmt(s.min, d
 
 async function main(): Promise<void> {
   if (only === 'queue') return queueOnly();
-  if (only !== undefined) throw new Error(`--only takes: queue (not ${only})`);
+  if (only === 'writes') return writesOnly();
+  if (only !== undefined) throw new Error(`--only takes: queue, writes (not ${only})`);
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 2} workspaces…`);
@@ -249,6 +253,47 @@ async function queueOnly(): Promise<void> {
     }
   } finally {
     await ours.stop();
+    await db.drop();
+  }
+}
+
+/** POST /work alone: ours against the peer at 32 clients, 64 workspaces and one, with server CPU per request. */
+async function writesOnly(): Promise<void> {
+  buildIfStale();
+  const db = await createBenchDb(WORKSPACES);
+  const servers: Server[] = [];
+  try {
+    const ours = await startOurs({ DATABASE_URL: db.url });
+    servers.push(ours);
+    const peer = await startPeer(db);
+    servers.push(peer);
+    for (const server of [peer, ours]) await loadWork(server.url, db.workspaces, 8, WARMUP_SECONDS);
+    for (const spread of [WORKSPACES, 1]) {
+      const targets = db.workspaces.slice(0, spread);
+      const measured = { peer: [] as LoadResult[], ours: [] as LoadResult[], cpu: { peer: [] as number[], ours: [] as number[] } };
+      // Interleaved, so that a change in the machine's load touches both alike.
+      for (let run = 0; run < RUNS; run++) {
+        for (const [name, server] of [
+          ['peer', peer],
+          ['ours', ours],
+        ] as const) {
+          const before = cpuTimeMs(server.pid);
+          const result = await loadWork(server.url, targets, 32, SECONDS);
+          measured[name].push(result);
+          measured.cpu[name].push((cpuTimeMs(server.pid) - before) / (result.rps * SECONDS));
+        }
+      }
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+      const [p, o] = [median(measured.peer.map((r) => r.rps)), median(measured.ours.map((r) => r.rps))];
+      const [pc, oc] = [median(measured.cpu.peer), median(measured.cpu.ours)];
+      process.stdout.write(
+        `32 clients, ${spread} workspace${spread > 1 ? 's' : ''}: peer ${fmt(p)} req/s, ours ${fmt(o)} req/s (${fmt(o / p, 2)} ×); ` +
+          `CPU ms/req peer ${fmt(pc, 2)}, ours ${fmt(oc, 2)} (${fmt(oc / pc, 2)} ×); ours p50/p99 ` +
+          `${fmt(median(measured.ours.map((r) => r.p50)), 1)}/${fmt(median(measured.ours.map((r) => r.p99)), 1)} ms\n`,
+      );
+    }
+  } finally {
+    for (const s of servers) await s.stop();
     await db.drop();
   }
 }

@@ -14,7 +14,8 @@
  * send it; one inside an `sql` fragment is sent as given. Rows come back as the driver returns
  * them (column names as in the SQL, no Drizzle mapping).
  */
-import { fillPlaceholders, sql, type Placeholder } from 'drizzle-orm';
+import { fillPlaceholders, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { runStatement } from './connection';
 import type { Executor } from './index';
 
@@ -33,6 +34,18 @@ export function compiled<Values extends Record<string, unknown>, Row = Record<st
     built ??= build(executor, (name) => sql.placeholder(name)).toSQL();
     return runStatement(executor)<Row>(built.sql, fillPlaceholders(built.params, values));
   };
+}
+
+const dialect = new PgDialect();
+
+/**
+ * A raw SQL statement built once, like `compiled`: for statements written as SQL rather than with
+ * the query builder (functions, CTEs the builder cannot express). Values go in as placeholders.
+ */
+export function compiledSql<Values extends Record<string, unknown>, Row = Record<string, unknown>>(
+  build: (p: PlaceholderFn<Values>) => SQL,
+): (executor: Executor, values: Values) => Promise<Row[]> {
+  return compiled<Values, Row>((_, p) => ({ toSQL: () => dialect.sqlToQuery(build(p)) }));
 }
 
 /** Placeholders for the columns `keys` of an insert, each named `prefix + key`. */

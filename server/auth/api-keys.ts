@@ -5,9 +5,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
-import { query, type Database } from '@/db';
+import type { Database } from '@/db';
+import { compiledSql } from '@/db/compiled';
 import { apiKeys } from '@/db/schema';
-import { countHit, usageOf, type RateLimitUsage } from '@/server/rate-limits';
+import { countHit, usageOf, windowStartOf, type RateLimitUsage } from '@/server/rate-limits';
 
 const API_KEY_PREFIX = 'awk_';
 const KEY_PATTERN = /^awk_[A-Za-z0-9_-]{43}$/;
@@ -33,6 +34,21 @@ export interface KeyPrincipal {
   ownerUserId: string;
 }
 
+/**
+ * The key's row and its counted hit in one statement, built once (db/compiled.ts): every
+ * authenticated request runs it.
+ */
+const keyStatement = compiledSql<
+  { hash: string; windowStart: string },
+  { id: string; workspace_id: string; owner_user_id: string; hits: number }
+>(
+  (p) => sql`with key as (
+          select id, workspace_id, owner_user_id from api_keys
+          where secret_hash = ${p('hash')} and revoked_at is null limit 1
+        ), counted as (${countHit(sql`select 'api_key:' || id::text from key`, p('windowStart'))})
+        select key.id, key.workspace_id, key.owner_user_id, counted.hits from key, counted`,
+);
+
 /** `last_used_at` is written at most once a minute per key per process: it is a hint, not a hot-path write. */
 const LAST_USED_GRANULARITY_MS = 60_000;
 const lastTouched = new Map<string, number>();
@@ -54,14 +70,7 @@ export async function authenticateApiKey(
   now = new Date(),
 ): Promise<AuthenticatedKey | null> {
   if (!KEY_PATTERN.test(presented)) return null;
-  const [row] = await query<{ id: string; workspace_id: string; owner_user_id: string; hits: number }>(
-    db,
-    sql`with key as (
-          select id, workspace_id, owner_user_id from api_keys
-          where secret_hash = ${hashApiKey(presented)} and revoked_at is null limit 1
-        ), counted as (${countHit(sql`select 'api_key:' || id::text from key`, now)})
-        select key.id, key.workspace_id, key.owner_user_id, counted.hits from key, counted`,
-  );
+  const [row] = await keyStatement(db, { hash: hashApiKey(presented), windowStart: windowStartOf(now).toISOString() });
   if (!row) return null;
   const ms = now.getTime();
   if ((lastTouched.get(row.id) ?? 0) + LAST_USED_GRANULARITY_MS < ms) {

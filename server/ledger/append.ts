@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { query, type Tx } from '@/db';
+import type { Tx } from '@/db';
+import { compiledSql } from '@/db/compiled';
 import type { Actor } from '@/server/domain/actor';
 import { digestOf, eventCanonicalSegments, type LedgerEvent, type UnsealedEvent } from './canonical';
 
@@ -60,7 +61,7 @@ export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEve
     };
   });
   const input = unsealed.map((e) => ({ ...e, canonical: eventCanonicalSegments(e) }));
-  const rows = await query<AppendRow>(tx, sql`select * from ledger_append(${actor.workspaceId}::uuid, ${JSON.stringify(input)}::jsonb)`);
+  const rows = await appendStatement(tx, { workspaceId: actor.workspaceId, events: JSON.stringify(input) });
   return unsealed.map((e, i) => {
     const row = rows[i];
     if (!row || row.r_id !== e.id) throw new Error('ledger_append returned an unexpected row');
@@ -73,6 +74,11 @@ export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEve
     };
   });
 }
+
+/** Every write runs it: built once (db/compiled.ts). */
+const appendStatement = compiledSql<{ workspaceId: string; events: string }, AppendRow>(
+  (p) => sql`select * from ledger_append(${p('workspaceId')}::uuid, ${p('events')}::jsonb)`,
+);
 
 /**
  * Takes the workspace's append lock now instead of at the append. Services that change existing
