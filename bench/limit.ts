@@ -115,7 +115,13 @@ async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
       .transaction(async (tx) => {
         await claimIdempotencyKey(tx, actor.workspaceId, idempotencyKey, fingerprint, ttl);
         created = await createWork(tx, actor, body);
-        await storeIdempotentResponse(tx, actor.workspaceId, idempotencyKey, 201, presentCreatedWork(actor.workspaceId, created));
+        await storeIdempotentResponse(
+          tx,
+          actor.workspaceId,
+          idempotencyKey,
+          201,
+          JSON.stringify(presentCreatedWork(actor.workspaceId, created)),
+        );
         throw rollback;
       })
       .catch((err: unknown) => {

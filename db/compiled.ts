@@ -14,7 +14,7 @@
  * send it; one inside an `sql` fragment is sent as given. Rows come back as the driver returns
  * them (column names as in the SQL, no Drizzle mapping).
  */
-import { fillPlaceholders, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { is, Param, Placeholder, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { runStatement } from './connection';
 import type { Executor } from './index';
@@ -25,14 +25,51 @@ interface Built {
 }
 
 type PlaceholderFn<Values> = <K extends keyof Values & string>(name: K) => Placeholder<K>;
+type Values = Record<string, unknown>;
+/** Gives one parameter's value: a constant, a placeholder's value, or its value through its column's encoder. */
+type Filler = (values: Values) => unknown;
 
-export function compiled<Values extends Record<string, unknown>, Row = Record<string, unknown>>(
-  build: (executor: Executor, p: PlaceholderFn<Values>) => { toSQL(): Built },
-): (executor: Executor, values: Values) => Promise<Row[]> {
-  let built: Built | undefined;
-  return async (executor, values) => {
-    built ??= build(executor, (name) => sql.placeholder(name)).toSQL();
-    return runStatement(executor)<Row>(built.sql, fillPlaceholders(built.params, values));
+function valueOf(values: Values, name: string): unknown {
+  if (!(name in values)) throw new Error(`No value for placeholder "${name}" was provided`);
+  return values[name];
+}
+
+/**
+ * What Drizzle's fillPlaceholders does for one parameter, decided once per statement instead of on
+ * every call (it tells placeholders from values by walking each one's class chain).
+ */
+function fillerOf(param: unknown): Filler {
+  if (is(param, Placeholder)) {
+    const name = param.name as string;
+    return (values) => valueOf(values, name);
+  }
+  if (is(param, Param) && is(param.value, Placeholder)) {
+    const name = param.value.name as string;
+    const encoder = param.encoder;
+    return (values) => encoder.mapToDriverValue(valueOf(values, name));
+  }
+  return () => param;
+}
+
+export function compiled<V extends Values, Row = Record<string, unknown>>(
+  build: (executor: Executor, p: PlaceholderFn<V>) => { toSQL(): Built },
+): (executor: Executor, values: V) => Promise<Row[]> {
+  let text: string | undefined;
+  let fillers: Filler[] = [];
+  // Not an async function: the driver's own promise is handed back, without one more around it.
+  return (executor, values) => {
+    try {
+      if (text === undefined) {
+        const built = build(executor, (name) => sql.placeholder(name)).toSQL();
+        fillers = built.params.map(fillerOf);
+        text = built.sql;
+      }
+      const params = new Array<unknown>(fillers.length);
+      for (let i = 0; i < fillers.length; i++) params[i] = fillers[i]!(values);
+      return runStatement(executor)<Row>(text, params);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }
 
@@ -42,10 +79,10 @@ const dialect = new PgDialect();
  * A raw SQL statement built once, like `compiled`: for statements written as SQL rather than with
  * the query builder (functions, CTEs the builder cannot express). Values go in as placeholders.
  */
-export function compiledSql<Values extends Record<string, unknown>, Row = Record<string, unknown>>(
-  build: (p: PlaceholderFn<Values>) => SQL,
-): (executor: Executor, values: Values) => Promise<Row[]> {
-  return compiled<Values, Row>((_, p) => ({ toSQL: () => dialect.sqlToQuery(build(p)) }));
+export function compiledSql<V extends Values, Row = Record<string, unknown>>(
+  build: (p: PlaceholderFn<V>) => SQL,
+): (executor: Executor, values: V) => Promise<Row[]> {
+  return compiled<V, Row>((_, p) => ({ toSQL: () => dialect.sqlToQuery(build(p)) }));
 }
 
 /** Placeholders for the columns `keys` of an insert, each named `prefix + key`. */

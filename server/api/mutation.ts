@@ -26,6 +26,13 @@ export interface MutationOptions<T> {
 
 /** Bodies runMutation has checked against their operation's output schema, inside the transaction. */
 const checkedBodies = new WeakSet<object>();
+/** Bodies runMutation has serialised for their stored response: the answer reuses the text. */
+const serialised = new WeakMap<object, string>();
+
+/** The JSON text of a procedure's result: the text stored for its Idempotency-Key when there is one. */
+export function jsonText(data: unknown): string {
+  return (typeof data === 'object' && data !== null && serialised.get(data)) || JSON.stringify(data);
+}
 const PATCHED = Symbol('checkedInTransaction');
 
 interface Parser {
@@ -89,7 +96,9 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
       if (done.status === 'rejected') throw done.reason;
       // Not awaited here, so that it goes out with COMMIT; its outcome is awaited below (a failed
       // store also turns COMMIT into ROLLBACK, which db/index.ts reports as an error).
-      stored = storeIdempotentResponse(tx, workspaceId, key, opts.status, done.value);
+      const text = JSON.stringify(done.value);
+      if (typeof done.value === 'object' && done.value !== null) serialised.set(done.value, text);
+      stored = storeIdempotentResponse(tx, workspaceId, key, opts.status, text);
       stored.catch(() => undefined);
       return done.value;
     });

@@ -13,6 +13,8 @@ interface Operation {
   path: string;
   /** The procedure's path in the router (decisions.approve). */
   procedure: string;
+  /** The procedure itself (server/api/call.ts runs it). */
+  run: AnyProcedure;
   type: 'query' | 'mutation';
   meta: Meta;
   /** No credential (the public validator's schema, the catalog, the errors page …). */
@@ -51,6 +53,7 @@ function operationOf(procedurePath: string, procedure: AnyProcedure): Operation 
     method: openapi.method,
     path: openapi.path,
     procedure: procedurePath,
+    run: procedure,
     type: def.type,
     meta: def.meta!,
     isPublic: openapi.protect === false,

@@ -10,13 +10,15 @@
  * in production (server/http/node-api.ts); nothing is converted to fetch objects on the way.
  */
 import { randomUUID } from 'node:crypto';
-import { callTRPCProcedure, TRPCError } from '@trpc/server';
+import { TRPCError } from '@trpc/server';
 import { AppError, isStoreUnavailable } from '@/server/errors';
 import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
 import { describeError as describe, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { readStrictJson, utf8 } from '@/server/strict-json';
 import { presentKey } from './api-key-auth';
+import { callProcedure } from './call';
+import { jsonText } from './mutation';
 import { createApiContext } from './context';
 import { serveEventPage } from './event-page';
 import { serveEventStream } from './event-stream';
@@ -28,7 +30,6 @@ import {
   serveReceiptValidation,
   validatorErrorFrom,
 } from './receipt-validator';
-import { appRouter } from './root';
 
 const API_BASE = '/api/v1';
 
@@ -162,20 +163,12 @@ async function dispatch(
     presentedKey: presented,
   });
   // Straight to the procedure (its middlewares, input and output checks), without a caller proxy.
-  const data = await callTRPCProcedure({
-    router: appRouter,
-    path: operation.procedure,
-    type: operation.type,
-    ctx,
-    getRawInput: async () => input,
-    signal: undefined,
-    batchIndex: 0,
-  });
+  const data = await callProcedure(operation.run, operation.procedure, ctx, input);
   const status = ctx.res.status ?? 200;
   const headers = { ...ctx.res.headers, 'Content-Type': 'application/json' };
   // Not modified and no content: the headers, no body.
   if (status === 204 || status === 304) return { status, headers };
-  return { status, headers, body: JSON.stringify(data) };
+  return { status, headers, body: jsonText(data) };
 }
 
 function queryOnBodyOperation(url: URL): AppError {

@@ -118,10 +118,10 @@ function traceOf(ctx: ApiContext, type: string): Trace {
   // The same schema the OpenAPI document shows for these headers.
   const correlationId = ctx.headers.get('x-correlation-id');
   const manifest = ctx.headers.get('x-context-manifest-digest');
-  const headers = traceHeaders.safeParse({
-    'x-correlation-id': correlationId ?? undefined,
-    'x-context-manifest-digest': manifest ?? undefined,
-  });
+  const headers =
+    correlationId === null && manifest === null
+      ? { success: true as const }
+      : traceHeaders.safeParse({ 'x-correlation-id': correlationId ?? undefined, 'x-context-manifest-digest': manifest ?? undefined });
   if (!headers.success) {
     const issues = headers.error.issues.map((i) => ({ path: `headers.${i.path.join('.')}`, message: i.message }));
     throw new AppError('validation_failed', 'Invalid request headers.', { issues });

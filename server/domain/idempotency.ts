@@ -67,8 +67,12 @@ export async function storedResponse(
   return { status: record.status, body: record.body };
 }
 
-export async function storeIdempotentResponse(tx: Tx, workspaceId: string, key: string, status: number, body: unknown): Promise<void> {
-  await storeStatement(tx, { workspaceId, key, status, body });
+/**
+ * Stores the response of the request holding `key`. `bodyText` is the body as JSON text: the same
+ * text the response carries (server/api/mutation.ts), so a body is serialised once.
+ */
+export async function storeIdempotentResponse(tx: Tx, workspaceId: string, key: string, status: number, bodyText: string): Promise<void> {
+  await storeStatement(tx, { workspaceId, key, status, body: bodyText });
 }
 
 // Both run on every write: built once (db/compiled.ts). The claim takes the key (a new record, or
@@ -92,9 +96,11 @@ const claimStatement = compiled<{ workspaceId: string; key: string; fingerprint:
     .from(claimed);
 });
 
-const storeStatement = compiled<{ workspaceId: string; key: string; status: number; body: unknown }>((tx, p) =>
+// The body arrives as JSON text, so it is placed as it is (not through the jsonb column's encoder,
+// which would serialise it again).
+const storeStatement = compiled<{ workspaceId: string; key: string; status: number; body: string }>((tx, p) =>
   tx
     .update(idempotencyRecords)
-    .set({ responseStatus: sql`${p('status')}`, responseBody: p('body') })
+    .set({ responseStatus: sql`${p('status')}`, responseBody: sql`${p('body')}` })
     .where(and(eq(idempotencyRecords.workspaceId, p('workspaceId')), eq(idempotencyRecords.key, p('key')))),
 );

@@ -35,7 +35,8 @@ export interface CreatedWork {
 }
 
 export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): Promise<CreatedWork> {
-  const placement = await resolvePlacement(tx, actor.workspaceId, input);
+  const placed = input.initiative_id || input.workstream_id || input.milestone_id;
+  const placement = placed ? await resolvePlacement(tx, actor.workspaceId, input) : inboxIds(actor.workspaceId);
   const now = new Date();
   const at = now.toISOString();
   const task: TaskView = {
@@ -88,14 +89,12 @@ const insertWork = compiled<Record<string, unknown>>((tx, p) => {
 });
 
 /**
- * Placement ids come all three or none (none: the Inbox). Explicit placement must name an initiative, a workstream of it and a milestone of that
+ * Placement ids come all three or none (none: the Inbox, decided by the caller without a lookup). Explicit placement must name an initiative, a workstream of it and a milestone of that
  * workstream, all in the caller's workspace. A missing id is 404 (never revealing other
  * workspaces); ids that exist but do not nest are 400.
  */
 async function resolvePlacement(tx: Tx, workspaceId: string, input: CreateWorkInput): Promise<InboxIds> {
   const { initiative_id: initiativeId, workstream_id: workstreamId, milestone_id: milestoneId } = input;
-  const given = [initiativeId, workstreamId, milestoneId].filter(Boolean).length;
-  if (given === 0) return inboxIds(workspaceId);
   if (!initiativeId || !workstreamId || !milestoneId) {
     const issues = (['initiative_id', 'workstream_id', 'milestone_id'] as const)
       .filter((f) => !input[f])
