@@ -1,26 +1,79 @@
 // The benchmark's "peer": the leanest server doing exactly what our POST /api/v1/work sends to
 // PostgreSQL: the same statements, text and parameters (as our client sends them: named prepared
 // statements cached per connection, db/index.ts preparing(); values as strings/numbers), in the
-// same transaction, with ledger events our chain verifier accepts. No framework, no validation library, no app code: node:http + postgres.js.
+// same transaction, with ledger events our chain verifier accepts. No framework, no validation
+// library, no app code: node:http + postgres.js (or node-postgres, PEER_DRIVER=pg).
 //
-// Env: DATABASE_URL, PORT, DB_POOL_MAX (default 10). GET /health, POST /api/v1/work.
+// Env: DATABASE_URL, PORT, DB_POOL_MAX (default 10), PEER_DRIVER (postgres | pg). GET /health, POST /api/v1/work.
 import http from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import postgres from 'postgres';
+import pg from 'pg';
 
-// The client of db/index.ts: same pool size default, startup settings and int8 parsing.
-const sql = postgres(process.env.DATABASE_URL, {
-  max: Number(process.env.DB_POOL_MAX ?? 10),
-  connection: { lock_timeout: 5000, statement_timeout: 30000, TimeZone: 'UTC', default_transaction_isolation: 'read committed' },
-  onnotice: () => undefined,
-  types: { int8: { to: 20, from: [20], serialize: (v) => String(v), parse: (v) => Number(v) } },
-});
-// What drizzle-orm/postgres-js does to that client: date/time and JSON values pass through as text.
-const asIs = (v) => v;
-for (const t of ['1184', '1082', '1083', '1114', '1182', '1185', '1115', '1231'])
-  sql.options.parsers[t] = sql.options.serializers[t] = asIs;
-sql.options.serializers['114'] = sql.options.serializers['3802'] = asIs;
+// The driver: postgres.js as the service uses it (default), or node-postgres with its pipeline
+// mode (PEER_DRIVER=pg), so the two drivers are measured on the same SQL in the same server
+// (npm run bench -- --only drivers; PEER_PIPELINE=false turns pg's pipelining off). Each gives `query(text, params)` (a named prepared statement,
+// sent at once) on the pool and on a reserved connection, `command(text)` for BEGIN/COMMIT, and
+// `end()`.
+const DRIVER = process.env.PEER_DRIVER ?? 'postgres';
+const POOL_MAX = Number(process.env.DB_POOL_MAX ?? 10);
+const db = DRIVER === 'pg' ? nodePostgres() : postgresJs();
+
+function postgresJs() {
+  // The client of db/index.ts: same pool size default, startup settings and int8 parsing.
+  const sql = postgres(process.env.DATABASE_URL, {
+    max: POOL_MAX,
+    connection: { lock_timeout: 5000, statement_timeout: 30000, TimeZone: 'UTC', default_transaction_isolation: 'read committed' },
+    onnotice: () => undefined,
+    types: { int8: { to: 20, from: [20], serialize: (v) => String(v), parse: (v) => Number(v) } },
+  });
+  // What drizzle-orm/postgres-js does to that client: date/time and JSON values pass through as text.
+  const asIs = (v) => v;
+  for (const t of ['1184', '1082', '1083', '1114', '1182', '1185', '1115', '1231'])
+    sql.options.parsers[t] = sql.options.serializers[t] = asIs;
+  sql.options.serializers['114'] = sql.options.serializers['3802'] = asIs;
+  const on = (c) => ({
+    // execute(): sent now, not when first awaited (postgres.js queries are lazy).
+    query: (text, params) => c.unsafe(text, params, { prepare: true }).execute(),
+    command: async (text) => (await c.unsafe(text).execute()).command,
+  });
+  return {
+    ...on(sql),
+    async reserve() {
+      const c = await sql.reserve();
+      return { ...on(c), release: () => c.release() };
+    },
+    end: () => sql.end({ timeout: 2 }),
+  };
+}
+
+function nodePostgres() {
+  // Same startup settings; int8 as numbers; date/time and JSON values as text, as above.
+  for (const t of [1184, 1082, 1083, 1114, 1182, 1185, 1115, 1231, 114, 3802]) pg.types.setTypeParser(t, (v) => v);
+  pg.types.setTypeParser(20, Number);
+  const pool = new pg.Pool({
+    connectionString: process.env.DATABASE_URL,
+    max: POOL_MAX,
+    pipeline: process.env.PEER_PIPELINE !== 'false',
+    options: '-c lock_timeout=5000 -c statement_timeout=30000 -c TimeZone=UTC -c default_transaction_isolation=read\\ committed',
+  });
+  // Named statements are prepared once per connection, as postgres.js's prepare: true does.
+  const names = new Map();
+  const named = (text) => names.get(text) ?? names.set(text, `peer_${names.size}`).get(text);
+  const on = (c) => ({
+    query: async (text, params) => (await c.query({ name: named(text), text, values: params })).rows,
+    command: async (text) => (await c.query(text)).command,
+  });
+  return {
+    ...on(pool),
+    async reserve() {
+      const c = await pool.connect();
+      return { ...on(c), release: () => c.release() };
+    },
+    end: () => pool.end(),
+  };
+}
 
 // 1. server/auth/api-keys.ts authenticateApiKey (with server/rate-limits.ts countHit), outside the transaction.
 const AUTH = `with key as (
@@ -108,7 +161,7 @@ async function createWork(headers, text) {
 
   const now = new Date();
   const windowStart = new Date(Math.floor(now.getTime() / 60_000) * 60_000).toISOString();
-  const [key] = await sql.unsafe(AUTH, [sha256Hex(token), windowStart], { prepare: true });
+  const [key] = await db.query(AUTH, [sha256Hex(token), windowStart]);
   if (!key) return problem(401, 'unauthorized', 'The API key is unknown or revoked.');
   const ws = key.workspace_id;
   const fingerprint = digestOf({ method: 'POST', path: '/api/v1/work', body: input });
@@ -138,10 +191,8 @@ async function createWork(headers, text) {
       // As server/api/mutation.ts: claim, insert and append in one flight with BEGIN; the store
       // goes with COMMIT (transaction() below sends COMMIT without waiting for it).
       const statements = [
-        idemKey === null
-          ? null
-          : tx.unsafe(CLAIM, [ws, idemKey, fingerprint, TTL_HOURS, fingerprint, null, null, TTL_HOURS], { prepare: true }),
-        tx.unsafe(
+        idemKey === null ? null : tx.query(CLAIM, [ws, idemKey, fingerprint, TTL_HOURS, fingerprint, null, null, TTL_HOURS]),
+        tx.query(
           INSERT_WORK,
           [
             ...[task.id, ws, 1, at, at, 0, initiativeId, workstreamId, milestoneId, title, description, priority, 'build', null, 'todo'],
@@ -149,7 +200,7 @@ async function createWork(headers, text) {
           ],
           { prepare: true },
         ),
-        tx.unsafe(APPEND, [ws, appendInput], { prepare: true }),
+        tx.query(APPEND, [ws, appendInput]),
       ];
       const [, , [sealed]] = await Promise.all(statements);
       // The body of server/api/routers/work.ts present(): also what is stored for replays.
@@ -160,12 +211,12 @@ async function createWork(headers, text) {
         },
         meta: { apiVersion: '1', workspaceId: ws, duplicate: false },
       });
-      const store = idemKey === null ? null : tx.unsafe(STORE, [201, body, ws, idemKey], { prepare: true });
+      const store = idemKey === null ? null : tx.query(STORE, [201, body, ws, idemKey]);
       return { result: [201, body], pending: store };
     });
   } catch (err) {
     if (err?.code !== 'AW409') throw err;
-    const [stored] = await sql.unsafe(STORED, [ws, idemKey], { prepare: true });
+    const [stored] = await db.query(STORED, [ws, idemKey]);
     if (!stored || stored.response_status === null) return problem(409, 'idempotency_in_progress', 'Retry later.');
     if (stored.fingerprint !== fingerprint) return problem(422, 'idempotency_conflict', 'Key used with another request.');
     const { data, meta } = stored.response_body;
@@ -176,22 +227,22 @@ async function createWork(headers, text) {
 // As db/index.ts beginPipelined: BEGIN goes out with the first statement; COMMIT right after the
 // callback, behind its last statement (`pending`), without waiting for that statement's answer.
 async function transaction(fn) {
-  const tx = await sql.reserve();
+  const tx = await db.reserve();
   try {
-    const begun = tx.unsafe('begin').execute();
+    const begun = tx.command('begin');
     begun.catch(() => undefined);
     let out;
     try {
       out = await fn(tx);
       await begun;
     } catch (err) {
-      await tx.unsafe('rollback').catch(() => undefined);
+      await tx.command('rollback').catch(() => undefined);
       throw err;
     }
     out.pending?.catch(() => undefined);
-    const committed = tx.unsafe('commit');
+    const committed = tx.command('commit');
     await out.pending;
-    if ((await committed).command !== 'COMMIT') throw new Error('rolled back');
+    if ((await committed) !== 'COMMIT') throw new Error('rolled back');
     return out.result;
   } finally {
     tx.release();
@@ -229,6 +280,6 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
     server.close();
     server.closeAllConnections();
-    sql.end({ timeout: 2 }).then(() => process.exit(0));
+    db.end().then(() => process.exit(0));
   });
 }
