@@ -1,6 +1,8 @@
 /**
- * The only reader of process.env. Every setting the service understands is declared,
- * defaulted and validated here; the rest of the code asks `env()` for a typed value.
+ * The service's settings: every one the service understands is declared, defaulted and validated
+ * here, and the code under server/ asks `env()` for a typed value instead of reading process.env.
+ * Two places stand outside it on purpose: scripts/serve.mjs reads where to listen and its HTTP
+ * timeouts before any of server/ is loaded, and server/boot.ts sets NEXTAUTH_URL for next-auth.
  */
 import { z } from 'zod';
 

@@ -4,7 +4,8 @@
  * `cursor`: a reconnecting EventSource sends the header with the original URL, so the header wins),
  * sends each event as `id: <cursor>` / `event: <eventType>` / `data: <the ledger event>`, waits for
  * the ledger to move, sends `: keepalive` comments, and ends with `event: lease_end` carrying the
- * next cursor. The JSON form of the same path is the tRPC procedure events.list.
+ * next cursor. The JSON form of the same path is the tRPC procedure events.list; a plainly valid
+ * page of it is served straight from ledger text by server/api/event-page.ts.
  *
  * Waiting costs no query: the open leases of a workspace share one feed (WorkspaceFeed below)
  * that reads only when a commit wakes it (server/ledger/wake.ts) and pushes what it read to each
