@@ -15,8 +15,12 @@
 /** Runs `text` with `params`; rows come back as the driver returns them (column names as in the SQL). */
 export type RunStatement = <Row = Record<string, unknown>>(text: string, params: unknown[]) => Promise<Row[]>;
 
-/** Where db/index.ts keeps an executor's runner: a symbol, so it can never meet a Drizzle member. */
-const RUN = Symbol('aws.run-statement');
+/**
+ * Where db/index.ts keeps an executor's runner: a symbol, so it can never meet a Drizzle member.
+ * A registered one (Symbol.for): Next's build may hold more than one copy of this module (the API's
+ * graph and a page's), and the database one copy opened must be usable through any other.
+ */
+const RUN = Symbol.for('aws.run-statement');
 
 /** Gives `executor` its runner (db/index.ts, for the database and for each transaction it opens). */
 export function withRunStatement<E extends object>(executor: E, run: RunStatement): E {

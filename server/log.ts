@@ -4,8 +4,13 @@ import { env } from './env';
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type LogLevel = Exclude<keyof typeof LEVELS, 'silent'>;
 
+/** True when lines of `level` are written (LOG_LEVEL): a caller can skip building what would not be. */
+export function logs(level: LogLevel): boolean {
+  return LEVELS[level] >= LEVELS[env().LOG_LEVEL];
+}
+
 export function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
-  if (LEVELS[level] < LEVELS[env().LOG_LEVEL]) return;
+  if (!logs(level)) return;
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
 }
 

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { AppError, isStoreUnavailable } from '@/server/errors';
 import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
-import { describeError as describe, log } from '@/server/log';
+import { describeError as describe, log, logs } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { readStrictJson, utf8 } from '@/server/strict-json';
 import { presentKey } from './api-key-auth';
@@ -77,13 +77,16 @@ export function createRestHandler(opts: RestHandlerOptions) {
     Object.assign(headers, SECURITY_HEADERS);
     headers['X-Request-Id'] = requestId;
     if (!hasHeader(headers, 'Cache-Control')) headers['Cache-Control'] = 'no-store';
-    log(answer.status >= 500 ? 'warn' : 'debug', 'request', {
-      requestId,
-      method: request.method,
-      path: request.url.pathname,
-      status: answer.status,
-      ms: Math.round(performance.now() - started),
-    });
+    const level = answer.status >= 500 ? 'warn' : 'debug';
+    if (logs(level)) {
+      log(level, 'request', {
+        requestId,
+        method: request.method,
+        path: request.url.pathname,
+        status: answer.status,
+        ms: Math.round(performance.now() - started),
+      });
+    }
     return answer;
   };
 }
