@@ -121,6 +121,15 @@ async function startPeer(db: BenchDb, env: Record<string, string> = {}): Promise
   );
 }
 
+/** Ours and the peer on the same database; both are added to `servers` (stopped by the caller). */
+async function startBoth(db: BenchDb, servers: Server[]): Promise<{ ours: Server; peer: Server }> {
+  const ours = await startOurs({ DATABASE_URL: db.url });
+  servers.push(ours);
+  const peer = await startPeer(db);
+  servers.push(peer);
+  return { ours, peer };
+}
+
 async function writeMatrix(db: BenchDb, peer: Server, ours: Server): Promise<WriteRow[]> {
   const rows: WriteRow[] = [];
   const spreads = [WORKSPACES, 1];
@@ -191,10 +200,7 @@ async function main(): Promise<void> {
   const db = await createBenchDb(WORKSPACES + 2);
   const servers: Server[] = [];
   try {
-    const ours = await startOurs({ DATABASE_URL: db.url });
-    servers.push(ours);
-    const peer = await startPeer(db);
-    servers.push(peer);
+    const { ours, peer } = await startBoth(db, servers);
 
     // Both servers are warmed up alike before anything is measured: the first seconds of a Node
     // process run cold code (lazy module loading, interpreted JS before the JIT) and would be
@@ -265,10 +271,7 @@ async function writesOnly(): Promise<void> {
   const db = await createBenchDb(WORKSPACES);
   const servers: Server[] = [];
   try {
-    const ours = await startOurs({ DATABASE_URL: db.url });
-    servers.push(ours);
-    const peer = await startPeer(db);
-    servers.push(peer);
+    const { ours, peer } = await startBoth(db, servers);
     for (const server of [peer, ours]) await loadWork(server.url, db.workspaces, 8, WARMUP_SECONDS);
     for (const spread of [WORKSPACES, 1]) {
       const targets = db.workspaces.slice(0, spread);
