@@ -115,7 +115,9 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
     const runOn = (sql: PostgresSql): RunStatement => {
       return (text, params) => {
         logger?.logQuery(text, params);
-        return sql.unsafe(text, params as never[]) as never;
+        // execute(): sent now (postgres.js sends a query when it is first awaited otherwise), so
+        // statements reach PostgreSQL in the order they are called (db/connection.ts).
+        return sql.unsafe(text, params as never[]).execute() as never;
       };
     };
     const pool = preparing(client);

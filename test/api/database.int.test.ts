@@ -70,6 +70,20 @@ describe('the database handle', () => {
     expect(await secretNamed(handle.db, { name: kept })).toEqual([{ value: 'y' }]);
   });
 
+  it('sends a compiled statement when it is called, not when it is first awaited: the one called first runs first', async () => {
+    // POST /work relies on it: its insert is called before the ledger append, so the workspace's
+    // append lock is taken after the insert has run, not held while it runs. postgres.js's queries
+    // are lazy (sent when awaited): without execute() the read below would run before the insert.
+    const name = `t-${randomUUID()}`;
+    const seen = await handle.db.transaction(async (tx) => {
+      const inserted = insertSecret(tx, { name, value: 'first' });
+      const read = await secretNamed(tx, { name });
+      await inserted;
+      return read;
+    });
+    expect(seen).toEqual([{ value: 'first' }]);
+  });
+
   it('tells its logger every statement, Drizzle’s and compiled ones, in the order they were sent', async () => {
     const name = `t-${randomUUID()}`;
     const from = logged.length;
