@@ -6,7 +6,8 @@
  *   peer   a bare node:http + postgres.js server running the same SQL (bench/peer.mjs)
  *   ours   POST /api/v1/work on the built app (scripts/serve.mjs), PostgreSQL and PGlite
  *
- * plus reads (pages of 100 events from a 1,000,000-event ledger), SSE commit-to-delivery with 1,000
+ * plus scale-out (1, 2 and 3 instances of ours on one database, where the CPU went, SSE across
+ * instances: bench/scale.ts), reads (pages of 100 events from a 1,000,000-event ledger), SSE commit-to-delivery with 1,000
  * open leases, chain verification throughput, and the server's peak RSS. Each load figure is the
  * median of three runs with min and max. Results go to bench/results/<time>.{json,md}.
  */
@@ -24,9 +25,11 @@ import { fillLedger, measureChainVerify, measureEventsPage } from './ledger';
 import {
   cpuTimeMs,
   createBenchDb,
+  fmt,
   freePort,
   loadWork,
   peakRssMiB,
+  range,
   repeat,
   ROOT,
   startServer,
@@ -37,6 +40,7 @@ import {
   type Stat,
 } from './lib';
 import { runLimit } from './limit';
+import { measureScaleOut, scaleReport, type ScaleResult } from './scale';
 import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
 
@@ -45,6 +49,7 @@ const quick = process.argv.includes('--quick');
  * `--only queue`: just the work-queue measurement (GET /tasks?ready=true, 1,000 then 100,000 tasks), twice.
  * `--only writes`: just POST /work, peer and ours, at 32 clients over 64 workspaces and one (the transport's targets).
  * `--only drivers`: the peer on postgres.js against the peer on node-postgres, pipelined and not (the same SQL).
+ * `--only scale`: 1, 2 and 3 instances of ours on one database (bench/scale.ts), and SSE across instances.
  */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const SECONDS = quick ? 2 : 8;
@@ -186,14 +191,12 @@ async function pgliteWrites(): Promise<{ rps: Stat; p50: Stat; p99: Stat; failur
   }
 }
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
-const range = (s: Stat, digits = 0) => `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
-
 async function main(): Promise<void> {
   if (only === 'queue') return queueOnly();
   if (only === 'writes') return writesOnly();
   if (only === 'drivers') return driversOnly();
-  if (only !== undefined) throw new Error(`--only takes: queue, writes, drivers (not ${only})`);
+  if (only === 'scale') return scaleOnly();
+  if (only !== undefined) throw new Error(`--only takes: queue, writes, drivers, scale (not ${only})`);
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 2} workspaces…`);
@@ -210,6 +213,7 @@ async function main(): Promise<void> {
 
     const writes = await writeMatrix(db, peer, ours);
     const peakRss = await peakRssMiB(ours.pid);
+    const scale = await scaleOut(db, ours);
 
     // Reads: one workspace (not used by the writers) grown to a large ledger, read by cursor pages.
     const reader = db.workspaces[WORKSPACES]!;
@@ -239,9 +243,42 @@ async function main(): Promise<void> {
     log('PGlite writes…');
     const pglite = await pgliteWrites();
 
-    report({ writes, peakRss: Math.max(peakRss, rssAfterSse), pagesSmall, pagesLarge, fill, verify, queue, sse, pglite, started });
+    report({ writes, peakRss: Math.max(peakRss, rssAfterSse), scale, pagesSmall, pagesLarge, fill, verify, queue, sse, pglite, started });
   } finally {
     for (const s of servers) await s.stop();
+    await db.drop();
+  }
+}
+
+/**
+ * Scale-out beside `first` (running and warm): two more instances of ours on the same database,
+ * warmed up alike, measured with it (bench/scale.ts), then stopped, so that nothing measured after
+ * shares the machine with them.
+ */
+async function scaleOut(db: BenchDb, first: Server): Promise<ScaleResult> {
+  const more: Server[] = [];
+  try {
+    for (let i = 0; i < 2; i++) more.push(await startOurs({ DATABASE_URL: db.url }));
+    log(`scale-out: warming up two more instances (${WARMUP_SECONDS} s each)…`);
+    for (const server of more) await loadWork(server.url, db.workspaces.slice(0, WORKSPACES), 8, WARMUP_SECONDS);
+    log('scale-out: 1, 2 and 3 instances, then SSE across instances…');
+    return await measureScaleOut(db, [first, ...more], 32, SECONDS, RUNS);
+  } finally {
+    for (const server of more) await server.stop();
+  }
+}
+
+/** The scale-out figures alone. */
+async function scaleOnly(): Promise<void> {
+  buildIfStale();
+  const db = await createBenchDb(WORKSPACES);
+  const ours = await startOurs({ DATABASE_URL: db.url });
+  try {
+    await loadWork(ours.url, db.workspaces, 8, WARMUP_SECONDS);
+    const { lines, check } = scaleReport(await scaleOut(db, ours));
+    process.stdout.write([...lines, `- ${check[1] ? 'PASS' : 'FAIL'} ${check[0]}: ${check[2]}`, ''].join('\n'));
+  } finally {
+    await ours.stop();
     await db.drop();
   }
 }
@@ -353,6 +390,7 @@ async function driversOnly(): Promise<void> {
 interface Report {
   writes: WriteRow[];
   peakRss: number;
+  scale: ScaleResult;
   pagesSmall: Awaited<ReturnType<typeof measureEventsPage>>;
   pagesLarge: Awaited<ReturnType<typeof measureEventsPage>>;
   fill: { seconds: number };
@@ -385,6 +423,8 @@ function report(r: Report): void {
   }
   const failures = r.writes.reduce((n, w) => n + w.failures.max, 0);
   lines.push('', `Failed requests across all write runs (max per run, summed): ${failures}`, '');
+  const scale = scaleReport(r.scale);
+  lines.push(...scale.lines);
   lines.push('## Reads, live delivery, verification, memory', '');
   lines.push('| measure | value |', '| --- | --: |');
   lines.push(
@@ -469,6 +509,8 @@ function report(r: Report): void {
     `${fmt(r.queue.big.p50 / r.queue.small.p50, 2)} ×`,
   ]);
   checks.push([`chain verification ≥ 200,000 events/s`, r.verify.eventsPerSecond >= 200_000, `${fmt(r.verify.eventsPerSecond)}/s`]);
+  // Issue 20: more instances.
+  checks.push(scale.check);
   checks.push([`peak RSS ≤ 300 MB`, r.peakRss * 1.048576 <= 300, `${fmt(r.peakRss * 1.048576)} MB`]);
   lines.push('', '## Targets', '');
   for (const [name, ok, value] of checks) lines.push(`- ${ok ? 'PASS' : 'FAIL'} ${name}: ${value}`);

@@ -47,6 +47,13 @@ export interface SseOptions {
   settleSeconds?: number;
   /** Appends a second during the delivery phase (default 20). */
   ratePerSecond?: number;
+  /**
+   * Where the writer sends POST /work (default: the leases' server). Another instance on the same
+   * database measures delivery across instances: the commit reaches the leases by NOTIFY.
+   */
+  writeUrl?: string;
+  /** False skips both idle windows (their figures are then NaN): delivery only. */
+  idle?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -71,6 +78,9 @@ export async function measureSse(
   const idleMs = (opts.idleSeconds ?? 5) * 1000;
   const settleMs = (opts.settleSeconds ?? 11) * 1000;
   const rate = opts.ratePerSecond ?? 20;
+  const writeUrl = opts.writeUrl ?? baseUrl;
+  const measureIdle = opts.idle ?? true;
+  const noWindow = { transactions: NaN, scans: NaN };
 
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => undefined });
   const bench = postgres(db.url, { max: 1, onnotice: () => undefined });
@@ -108,8 +118,8 @@ export async function measureSse(
     const cursor = encodeCursor(secret!.value, workspace.workspaceId, startSeq);
 
     // Baseline: nothing open.
-    await sleep(settleMs);
-    const baseline = await idleWindow();
+    if (measureIdle) await sleep(settleMs);
+    const baseline = measureIdle ? await idleWindow() : noWindow;
 
     // Open every lease (at most 100 opening at once) and wait until each has sent its first frame.
     const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
@@ -182,8 +192,8 @@ export async function measureSse(
     );
 
     // Idle with every lease open.
-    await sleep(settleMs);
-    const idle = await idleWindow();
+    if (measureIdle) await sleep(settleMs);
+    const idle = measureIdle ? await idleWindow() : noWindow;
 
     // Deliveries: one writer at a steady rate.
     latencies.length = 0;
@@ -192,7 +202,7 @@ export async function measureSse(
     const began = performance.now();
     for (let i = 0; i < total; i++) {
       await sleep(began + i * interval - performance.now());
-      const res = await fetch(`${baseUrl}/api/v1/work`, {
+      const res = await fetch(`${writeUrl}/api/v1/work`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',

@@ -135,6 +135,35 @@ describe('PostgreSQL stopping under load', () => {
   });
 });
 
+describe('the health check a load balancer polls (README, "Several instances")', () => {
+  it('is 200 while the database answers, 503 with Retry-After while it does not, and 200 again when it is back', async () => {
+    const proxy = await startDbProxy();
+    const app = await startTestApp({}, { via: proxy.via });
+    try {
+      const up = await app.request('GET', '/health');
+      expect(up.status).toBe(200);
+      expect(up.body).toEqual({ status: 'ok', engine: 'postgres' });
+      await proxy.down();
+      const down = await app.request('GET', '/health');
+      expect(down.status).toBe(503);
+      expect(down.body.error.code).toBe('service_unavailable');
+      expect(down.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+      await proxy.up();
+      // The pool reconnects by itself (no restart): poll until it has.
+      let back = await app.request('GET', '/health');
+      const deadline = Date.now() + 20_000;
+      while (back.status !== 200 && Date.now() < deadline) {
+        await sleep(100);
+        back = await app.request('GET', '/health');
+      }
+      expect(back.status).toBe(200);
+    } finally {
+      await app.close();
+      await proxy.close();
+    }
+  });
+});
+
 describe('timeouts', () => {
   /** Another session holds what `statement` takes for `ms`; `holding` settles once it has it. */
   const holdFor = (url: string, ms: number, statement: (tx: postgres.TransactionSql) => Promise<unknown>) => {
