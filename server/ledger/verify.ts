@@ -95,8 +95,16 @@ export class ChainVerifier {
   }
 }
 
-/** Verifies a workspace's whole chain from the database, `pageSize` events at a time. */
-export async function verifyWorkspace(db: Executor, workspaceId: string, pageSize = 2000): Promise<VerifyReport> {
+export interface VerifyOptions {
+  /** Events read per query (2,000 by default): memory holds one page, however long the chain. */
+  pageSize?: number;
+  /** Told after each page how many events are verified of how many the head says there are. */
+  onProgress?: (checked: number, total: number) => void;
+}
+
+/** Verifies a workspace's whole chain from the database, a page of events at a time. */
+export async function verifyWorkspace(db: Executor, workspaceId: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
+  const pageSize = opts.pageSize ?? 2000;
   // Read the head first: events appended while we read lie beyond it and are not judged.
   const head = await readHead(db, workspaceId);
   const verifier = new ChainVerifier();
@@ -109,6 +117,7 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, pageSiz
       if (!verifier.push(event)) return { ...verifier.finish(), head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS };
     }
     after = page[page.length - 1]!.sequence;
+    opts.onProgress?.(after, end);
   }
   return beyondHead(db, workspaceId, verifier.finish(head ?? undefined), end);
 }

@@ -357,6 +357,19 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
 });
 
 describe('npm run ledger:verify', () => {
+  it('shows its progress on stderr with --progress (the default on a terminal), and nothing without it in a pipe', async () => {
+    const shown = await tool('ledger-verify.ts', '--workspace', 'demo', '--progress');
+    expect(shown.code, shown.stderr).toBe(0);
+    const events = JSON.parse(shown.stdout.slice(0, shown.stdout.lastIndexOf('\nOK:'))).checkedEvents as number;
+    expect(events).toBeGreaterThan(0);
+    // Not a terminal here: whole lines, the last one at 100 % without a time left.
+    const lines = shown.stderr.trim().split('\n');
+    expect(lines.at(-1)).toMatch(new RegExp(`^verified ${events} of ${events} events \\(100 %\\), [0-9,]+ events/s$`));
+    const quiet = await tool('ledger-verify.ts', '--workspace', 'demo');
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).not.toContain('verified');
+  });
+
   it('exits 0 on an intact chain and 3 naming the sequence of a tampered event, reporting what GET /ledger/verify reports', async () => {
     const ok = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(ok.code, ok.stderr).toBe(0);
