@@ -7,7 +7,10 @@
  *   (GET /api/v1/events/stream) and as the bare SQL query the service runs;
  * - `measureChainVerify` times the service's chain verifier (CPU only, one core).
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -24,7 +27,7 @@ import { digestOf, eventCanonicalSegments, joinCanonicalSegments, type UnsealedE
 import { encodeCursor } from '@/server/ledger/cursor';
 import { readEvents, readHead } from '@/server/ledger/read';
 import { ChainVerifier } from '@/server/ledger/verify';
-import { percentile, WORK_BODY, type BenchDb, type BenchWorkspace } from './lib';
+import { percentile, ROOT, WORK_BODY, type BenchDb, type BenchWorkspace } from './lib';
 
 const PAGE = 100;
 
@@ -445,4 +448,41 @@ export async function measureChainVerify(
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * `npm run ledger:verify -- --workspace <id>` as a user runs it, on the whole ledger: a process of
+ * its own (node with tsx's loader, as npm's script runs it), its wall-clock events a second (the
+ * reads included: the figure a user waits for) and its peak resident memory, polled from /proc
+ * (VmHWM is the high-water mark, so the last reading before exit holds it within 100 ms).
+ */
+export async function measureVerifyCli(
+  db: BenchDb,
+  workspace: BenchWorkspace,
+): Promise<{ eventsPerSecond: number; events: number; peakRssMiB: number }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join('scripts', 'ledger-verify.ts'), '--workspace', workspace.workspaceId],
+    {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  let peakKb = 0;
+  const poll = setInterval(() => {
+    try {
+      const kb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
+      peakKb = Math.max(peakKb, kb);
+    } catch {
+      // exited between two polls
+    }
+  }, 100);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearInterval(poll);
+  if (code !== 0) throw new Error(`ledger:verify exited ${code}: ${stdout.slice(-500)}`);
+  const report = JSON.parse(stdout.slice(0, stdout.lastIndexOf('\nOK:'))) as { checkedEvents: number; seconds: number };
+  return { eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: peakKb / 1024 };
 }

@@ -21,7 +21,7 @@ import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
 import { parseEnv } from '@/server/env';
 import { createRuntime } from '@/server/runtime';
-import { fillLedger, measureChainVerify, measureEventsPage } from './ledger';
+import { fillLedger, measureChainVerify, measureEventsPage, measureVerifyCli } from './ledger';
 import {
   cpuTimeMs,
   createBenchDb,
@@ -223,6 +223,8 @@ async function main(): Promise<void> {
     const fill = await fillLedger(db, reader, LEDGER_EVENTS - 10_000);
     const pagesLarge = await measureEventsPage(ours.url, db, reader, 300);
     const verify = await measureChainVerify(db, reader);
+    log('ledger:verify over the whole ledger, as a process…');
+    const verifyCli = await measureVerifyCli(db, reader);
 
     // The work queue: a workspace of its own (no writer touches it), 1,000 tasks then QUEUE_TASKS.
     log(`GET /tasks?ready=true on 1,000 then ${QUEUE_TASKS} tasks…`);
@@ -243,7 +245,20 @@ async function main(): Promise<void> {
     log('PGlite writes…');
     const pglite = await pgliteWrites();
 
-    report({ writes, peakRss: Math.max(peakRss, rssAfterSse), scale, pagesSmall, pagesLarge, fill, verify, queue, sse, pglite, started });
+    report({
+      writes,
+      peakRss: Math.max(peakRss, rssAfterSse),
+      scale,
+      pagesSmall,
+      pagesLarge,
+      fill,
+      verify,
+      verifyCli,
+      queue,
+      sse,
+      pglite,
+      started,
+    });
   } finally {
     for (const s of servers) await s.stop();
     await db.drop();
@@ -395,6 +410,7 @@ interface Report {
   pagesLarge: Awaited<ReturnType<typeof measureEventsPage>>;
   fill: { seconds: number };
   verify: Awaited<ReturnType<typeof measureChainVerify>>;
+  verifyCli: Awaited<ReturnType<typeof measureVerifyCli>>;
   queue: Awaited<ReturnType<typeof measureTaskQueue>>;
   sse: Awaited<ReturnType<typeof measureSse>>;
   pglite: { rps: Stat; p50: Stat; p99: Stat; failures: Stat };
@@ -440,6 +456,9 @@ function report(r: Report): void {
     `| GET /tasks?ready=true&limit=50, p50 / p99, ${r.queue.big.tasks.toLocaleString('en')} tasks | ${fmt(r.queue.big.p50, 2)} / ${fmt(r.queue.big.p99, 2)} ms |`,
   );
   lines.push(`| chain verification, one core | ${fmt(r.verify.eventsPerSecond)} events/s over ${r.verify.events.toLocaleString('en')} |`);
+  lines.push(
+    `| npm run ledger:verify, whole ledger, end to end (reads included) | ${fmt(r.verifyCli.eventsPerSecond)} events/s over ${r.verifyCli.events.toLocaleString('en')}, peak RSS ${fmt(r.verifyCli.peakRssMiB)} MiB |`,
+  );
   lines.push(
     `| SSE commit-to-delivery p50 / p99, ${LEASES} leases | ${fmt(r.sse.deliveryP50, 1)} / ${fmt(r.sse.deliveryP99, 1)} ms (${r.sse.delivered}/${r.sse.expected} delivered) |`,
   );
@@ -509,6 +528,17 @@ function report(r: Report): void {
     `${fmt(r.queue.big.p50 / r.queue.small.p50, 2)} ×`,
   ]);
   checks.push([`chain verification ≥ 200,000 events/s`, r.verify.eventsPerSecond >= 200_000, `${fmt(r.verify.eventsPerSecond)}/s`]);
+  // Issue 20: a long verification keeps its memory flat; one busy workspace keeps up with many.
+  checks.push([
+    `ledger:verify of ${r.verifyCli.events.toLocaleString('en')} events under 200 MB RSS`,
+    r.verifyCli.peakRssMiB * 1.048576 < 200,
+    `${fmt(r.verifyCli.peakRssMiB * 1.048576)} MB`,
+  ]);
+  checks.push([
+    `POST /work ${top} clients, one workspace ≥ 0.8 × 64 workspaces`,
+    O(top, 1).rps.median >= 0.8 * O(top, 64).rps.median,
+    `${fmt(O(top, 1).rps.median / O(top, 64).rps.median, 2)} ×`,
+  ]);
   // Issue 20: more instances.
   checks.push(scale.check);
   checks.push([`peak RSS ≤ 300 MB`, r.peakRss * 1.048576 <= 300, `${fmt(r.peakRss * 1.048576)} MB`]);
