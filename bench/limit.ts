@@ -4,7 +4,7 @@
  *
  * The statements are not copied by hand: `captureSample` runs our real code path once against the
  * bench database, opened by openDatabase with a logger (authenticateApiKey, then in one transaction
- * claimIdempotencyKey, createWork, storeIdempotentResponse, rolled back) and records each statement's
+ * claimIdempotencyKey, createWork, storeSealedResponseAtCommit, committed) and records each statement's
  * text and parameters exactly as drizzle hands them to postgres.js. The pgbench script is that text
  * with every `$n` replaced by a pgbench variable holding the same value, so a change to our SQL
  * changes the limit with it. Per transaction (one pgbench script per workspace, chosen at random):
@@ -14,17 +14,16 @@
  *   2. begin (db/index.ts, sent with the next statement) →  BEGIN                          } one
  *   3. idempotency claim (idempotency.ts)               →   the same statement, a fresh key } pipeline
  *   4. insert task + receipt (create-work.ts)           →   the same statement, fresh ids   } (flight)
- *   5. select * from ledger_append($1, $2) (append.ts)  →   the same statement; $2 is the JSON our code
- *                                                           built for the sample (canonical segments,
- *                                                           payloadDigest) with this transaction's ids
- *                                                           substituted, so same size and shape; its
- *                                                           hashes chain but do not verify (the
- *                                                           payloadDigest and segments keep the
- *                                                           sample's ids), which costs PostgreSQL the same
- *   6. store the response (idempotency.ts)              →   the same statement; the body is the sample's } a second
- *                                                           with this transaction's ids and a stand-in   } pipeline
- *                                                           eventHash of the same length (pgbench cannot }
- *                                                           read a result inside a pipeline)             }
+ *   5. select * from ledger_append($1, $2) (append.ts,  →   the same statement; $2 is the JSON our code   } a second
+ *      at commit)                                           built for the sample (canonical segments,    } pipeline
+ *                                                           payloadDigest) with this transaction's ids   }
+ *                                                           substituted, so same size and shape; its     }
+ *                                                           hashes chain but do not verify (the          }
+ *                                                           payloadDigest and segments keep the          }
+ *                                                           sample's ids), which costs PostgreSQL the same }
+ *   6. store the response (idempotency.ts, at commit)   →   the same statement; the body is the sample's }
+ *                                                           with this transaction's ids, its stand-ins   }
+ *                                                           filled in by the database as ours are        }
  *   7. commit                                           →   COMMIT                                       }
  *
  * Fresh ids: pgbench has no uuid generator, so `\set r random(…)` draws a number per transaction and
@@ -49,7 +48,8 @@ import postgres from 'postgres';
 import { openDatabase } from '@/db';
 import { authenticateApiKey } from '@/server/auth/api-keys';
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor } from '@/server/domain/actor';
-import { claimIdempotencyKey, storeIdempotentResponse } from '@/server/domain/idempotency';
+import { claimIdempotencyKey, storeSealedResponseAtCommit } from '@/server/domain/idempotency';
+import { appendAtCommitOf } from '@/server/ledger/append';
 import { createWork, type CreatedWork, type CreateWorkInput } from '@/server/domain/work/create-work';
 import { inboxIds } from '@/server/domain/workspaces/ids';
 import { parseEnv } from '@/server/env';
@@ -85,7 +85,7 @@ interface Sample {
 
 const samples = new Map<string, Sample>();
 
-/** One request through our real code path, recorded and rolled back (nothing of it stays but a rate-limit hit). */
+/** One request through our real code path, recorded (it stays: one task in the sample workspace). */
 async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
   const captured: Statement[] = [];
   const logger = { logQuery: (sql: string, params: unknown[]) => void captured.push({ sql, params: [...params] }) };
@@ -110,23 +110,16 @@ async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
     const ttl = parseEnv({}).IDEMPOTENCY_TTL_HOURS;
     const from = captured.length;
     let created: CreatedWork | undefined;
-    const rollback = new Error('rollback');
-    await d
-      .transaction(async (tx) => {
-        await claimIdempotencyKey(tx, actor.workspaceId, idempotencyKey, fingerprint, ttl);
-        created = await createWork(tx, actor, body);
-        await storeIdempotentResponse(
-          tx,
-          actor.workspaceId,
-          idempotencyKey,
-          201,
-          JSON.stringify(presentCreatedWork(actor.workspaceId, created)),
-        );
-        throw rollback;
-      })
-      .catch((err: unknown) => {
-        if (err !== rollback) throw err;
-      });
+    // Committed (one task more in the sample workspace): the append and the store are sent only
+    // when the transaction commits.
+    await d.transaction(async (tx) => {
+      await claimIdempotencyKey(tx, actor.workspaceId, idempotencyKey, fingerprint, ttl);
+      created = await createWork(tx, actor, body);
+      const sealing = appendAtCommitOf(tx);
+      if (!sealing) throw new Error('bench/limit: createWork no longer appends at commit; update bench/limit.ts');
+      const template = JSON.stringify(presentCreatedWork(actor.workspaceId, created));
+      storeSealedResponseAtCommit(tx, actor.workspaceId, idempotencyKey, 201, template, sealing);
+    });
     const [claim, insert, append, store, ...more] = captured.slice(from);
     const expect = (s: Statement | undefined, marker: string): Statement => {
       if (!s?.sql.includes(marker)) throw new Error(`bench/limit: our POST /work SQL changed (expected ${marker}); update bench/limit.ts`);
@@ -140,7 +133,7 @@ async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
       claim: expect(claim, 'insert into "idempotency_records"'),
       insert: expect(insert, '"inserted_task"'),
       append: expect(append, 'ledger_append('),
-      store: expect(store, 'update "idempotency_records"'),
+      store: expect(store, 'fill_stand_ins('),
       workspaceValues: [
         ws.workspaceId,
         ws.keyHash,
@@ -160,13 +153,6 @@ async function captureSample(db: BenchDb, ws: BenchWorkspace): Promise<Sample> {
           value: idempotencyKey,
           expr: `'bench-pgbench-' || md5('k' || :r::text)::uuid`,
           text: `'bench-pgbench-' || md5('k' || :r::text)::uuid`,
-        },
-        // Ours takes it from the append's result; pgbench cannot read a result inside a pipeline,
-        // so a stand-in of the same length ('sha256:' and 64 hex digits).
-        {
-          value: created.event.eventHash,
-          expr: `'sha256:' || md5('h' || :r::text) || md5('g' || :r::text)`,
-          text: `'sha256:' || md5('h' || :r::text) || md5('g' || :r::text)`,
         },
       ],
     };
@@ -202,7 +188,7 @@ function buildScripts(sample: Sample, targets: WorkspaceValues[]): { scripts: st
   };
   const scripts = targets.map((values) => {
     const own = (s: string) => sample.workspaceValues.reduce((acc, v, i) => acc.split(v).join(values[i]!), s);
-    const param = (value: unknown): string => {
+    const param = (value: unknown, cast?: string): string => {
       if (value === null) return 'NULL';
       const s = String(value);
       const fresh = sample.fresh.find((f) => f.value === s);
@@ -213,11 +199,13 @@ function buildScripts(sample: Sample, targets: WorkspaceValues[]): { scripts: st
       // replace() yields text where ours sends an untyped parameter, so it is cast to jsonb (the
       // same jsonb_in call as ours) unless the statement casts it already.
       if (!/^[[{]/.test(s)) throw new Error('bench/limit: a request id inside a value that is not JSON');
-      return inside.reduce((acc, f) => `replace(${acc}, ${variable(f.value)}, ${f.text})`, variable(own(s))) + '::jsonb';
+      // A text parameter (the stored response's template) stays text.
+      const replaced = inside.reduce((acc, f) => `replace(${acc}, ${variable(f.value)}, ${f.text})`, variable(own(s)));
+      return cast === '::text' ? replaced : `${replaced}::jsonb`;
     };
     const render = (st: Statement) =>
-      st.sql.replace(/\$(\d+)(::jsonb)?/g, (_, n: string, cast?: string) => {
-        const sql = param(st.params[Number(n) - 1]);
+      st.sql.replace(/\$(\d+)(::jsonb|::text)?/g, (_, n: string, cast?: string) => {
+        const sql = param(st.params[Number(n) - 1], cast);
         return cast && sql.endsWith(cast) ? `(${sql})` : `(${sql})${cast ?? ''}`;
       });
     return [
@@ -225,17 +213,17 @@ function buildScripts(sample: Sample, targets: WorkspaceValues[]): { scripts: st
       '\\set r random(1, 1000000000000000000)',
       '-- 1. server/auth/api-keys.ts authenticateApiKey: key lookup + rate-limit counter (no transaction)',
       `${render(sample.auth)};`,
-      '-- 2. begin (db.transaction), 3. server/domain/idempotency.ts claimIdempotencyKey,',
-      '-- 4. server/domain/work/create-work.ts task + receipt and 5. server/ledger/append.ts appendEvents,',
-      '-- in one flight (server/api/mutation.ts, db/index.ts)',
+      '-- 2. begin (db.transaction), 3. server/domain/idempotency.ts claimIdempotencyKey and',
+      '-- 4. server/domain/work/create-work.ts task + receipt, in one flight (server/api/mutation.ts, db/index.ts)',
       '\\startpipeline',
       'BEGIN;',
       `${render(sample.claim)};`,
       `${render(sample.insert)};`,
-      `${render(sample.append)};`,
       '\\endpipeline',
-      '-- 6. server/domain/idempotency.ts storeIdempotentResponse and 7. commit, in one flight',
+      '-- 5. server/ledger/append.ts appendEventsAtCommit, 6. server/domain/idempotency.ts',
+      '-- storeSealedResponseAtCommit and 7. commit, in one flight (db/connection.ts atCommit)',
       '\\startpipeline',
+      `${render(sample.append)};`,
       `${render(sample.store)};`,
       'COMMIT;',
       '\\endpipeline',

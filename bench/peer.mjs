@@ -6,7 +6,7 @@
 //
 // Env: DATABASE_URL, PORT, DB_POOL_MAX (default 10), PEER_DRIVER (postgres | pg). GET /health, POST /api/v1/work.
 import http from 'node:http';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import postgres from 'postgres';
 import pg from 'pg';
@@ -92,8 +92,19 @@ const STORED = `select "fingerprint", "response_status", "response_body" from "i
 const INSERT_WORK = `with "inserted_task" as (insert into "tasks" ("id", "workspace_id", "version", "created_at", "updated_at", "position", "initiative_id", "workstream_id", "milestone_id", "title", "description", "priority", "type", "estimate_hours", "status", "pause_id", "resume_status", "agent_id", "depends_on") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) returning "id") insert into "receipts" ("id", "workspace_id", "task_id", "status", "summary", "created_at", "updated_at") values ($20, $21, $22, $23, $24, $25, $26)`;
 // 5. server/ledger/append.ts appendEvents.
 const APPEND = `select * from ledger_append($1::uuid, $2::jsonb)`;
-// 6. server/domain/idempotency.ts storeIdempotentResponse.
-const STORE = `update "idempotency_records" set "response_status" = $1, "response_body" = $2 where ("idempotency_records"."workspace_id" = $3 and "idempotency_records"."key" = $4)`;
+// 6. server/domain/idempotency.ts storeSealedResponseAtCommit: the response written with stand-ins
+// for what the append assigns, filled in by the database (drizzle/0017 fill_stand_ins).
+const STORE = `update idempotency_records set response_status = $1, response_body = fill_stand_ins(
+      $2::text,
+      array(select s from jsonb_array_elements_text($3::jsonb) with ordinality as t(s, i) order by i),
+      array(select v.value
+              from jsonb_array_elements_text($4::jsonb) with ordinality as e(id, ord)
+              cross join lateral (select l.aggregate_version, l.previous_hash, l.sequence, l.event_hash
+                                    from ledger_events l where l.id = e.id::uuid offset 0) as l
+              cross join lateral unnest(array[l.aggregate_version::text, l.previous_hash, l.sequence::text, l.event_hash])
+                with ordinality as v(value, i)
+             order by e.ord, v.i))::jsonb
+    where workspace_id = $5 and key = $6`;
 
 const TTL_HOURS = 24; // IDEMPOTENCY_TTL_HOURS's default
 const BODY_LIMIT = 1024 * 1024;
@@ -186,33 +197,45 @@ async function createWork(headers, text) {
   };
   const appendInput = JSON.stringify([{ ...event, canonical: canonicalSegments(event) }]);
 
+  // server/ledger/stand-ins.ts: stand-ins for aggregateVersion, previousHash, sequence, eventHash.
+  const bytes = randomBytes(76);
+  const int = (at) => 1e15 + Math.floor((bytes.readUIntBE(at, 6) / 2 ** 48) * 8e15);
+  const standIns = [int(0), `sha256:${bytes.toString('hex', 12, 44)}`, int(6), `sha256:${bytes.toString('hex', 44, 76)}`];
+  // The body of server/api/routers/work.ts present(), with the stand-ins: also what is stored.
+  const template = JSON.stringify({
+    data: {
+      ...{ taskId: task.id, receiptId: receipt.id, eventId: event.id, aggregateVersion: standIns[0] },
+      ...{ eventHash: standIns[3], duplicate: false, task, receipt },
+    },
+    meta: { apiVersion: '1', workspaceId: ws, duplicate: false },
+  });
   try {
     return await transaction(async (tx) => {
-      // As server/api/mutation.ts: claim, insert and append in one flight with BEGIN; the store
-      // goes with COMMIT (transaction() below sends COMMIT without waiting for it).
-      const statements = [
+      // As server/api/mutation.ts: claim and insert in one flight with BEGIN; then the append and
+      // the store go with COMMIT (appendEventsAtCommit), so the append's lock is held for no round
+      // trip (transaction() below sends COMMIT without waiting for them).
+      await Promise.all([
         idemKey === null ? null : tx.query(CLAIM, [ws, idemKey, fingerprint, TTL_HOURS, fingerprint, null, null, TTL_HOURS]),
-        tx.query(
-          INSERT_WORK,
-          [
-            ...[task.id, ws, 1, at, at, 0, initiativeId, workstreamId, milestoneId, title, description, priority, 'build', null, 'todo'],
-            ...[null, null, null, '{}', receipt.id, ws, task.id, 'completed', title, at, at],
-          ],
-          { prepare: true },
-        ),
-        tx.query(APPEND, [ws, appendInput]),
-      ];
-      const [, , [sealed]] = await Promise.all(statements);
-      // The body of server/api/routers/work.ts present(): also what is stored for replays.
-      const body = JSON.stringify({
-        data: {
-          ...{ taskId: task.id, receiptId: receipt.id, eventId: event.id, aggregateVersion: sealed.r_aggregate_version },
-          ...{ eventHash: sealed.r_event_hash, duplicate: false, task, receipt },
+        tx.query(INSERT_WORK, [
+          ...[task.id, ws, 1, at, at, 0, initiativeId, workstreamId, milestoneId, title, description, priority, 'build', null, 'todo'],
+          ...[null, null, null, '{}', receipt.id, ws, task.id, 'completed', title, at, at],
+        ]),
+      ]);
+      return {
+        atCommit: () => [
+          tx.query(APPEND, [ws, appendInput]),
+          idemKey === null
+            ? null
+            : tx.query(STORE, [201, template, JSON.stringify(standIns.map(String)), JSON.stringify([event.id]), ws, idemKey]),
+        ],
+        // The response: the template with the append's values (server/ledger/stand-ins.ts fillText).
+        result: ([[sealed]]) => {
+          const values = [sealed.r_aggregate_version, sealed.r_previous_hash, sealed.r_sequence, sealed.r_event_hash];
+          let body = template;
+          standIns.forEach((standIn, i) => (body = body.replaceAll(String(standIn), String(values[i]))));
+          return [201, body];
         },
-        meta: { apiVersion: '1', workspaceId: ws, duplicate: false },
-      });
-      const store = idemKey === null ? null : tx.query(STORE, [201, body, ws, idemKey]);
-      return { result: [201, body], pending: store };
+      };
     });
   } catch (err) {
     if (err?.code !== 'AW409') throw err;
@@ -224,26 +247,30 @@ async function createWork(headers, text) {
   }
 }
 
-// As db/index.ts beginPipelined: BEGIN goes out with the first statement; COMMIT right after the
-// callback, behind its last statement (`pending`), without waiting for that statement's answer.
+// As db/index.ts beginPipelined: BEGIN goes out with the first statement; the statements left
+// for COMMIT (`atCommit`) go out with it, without waiting for their answers.
 async function transaction(fn) {
   const tx = await db.reserve();
   try {
     const begun = tx.command('begin');
     begun.catch(() => undefined);
     let out;
+    let left;
     try {
       out = await fn(tx);
       await begun;
+      left = out.atCommit().filter(Boolean);
+      for (const statement of left) statement.catch(() => undefined);
     } catch (err) {
       await tx.command('rollback').catch(() => undefined);
       throw err;
     }
-    out.pending?.catch(() => undefined);
     const committed = tx.command('commit');
-    await out.pending;
+    committed.catch(() => undefined);
+    const answers = [];
+    for (const statement of left) answers.push(await statement);
     if ((await committed) !== 'COMMIT') throw new Error('rolled back');
-    return out.result;
+    return out.result(answers);
   } finally {
     tx.release();
   }

@@ -29,9 +29,26 @@ type Values = Record<string, unknown>;
 /** Gives one parameter's value: a constant, a placeholder's value, or its value through its column's encoder. */
 type Filler = (values: Values) => unknown;
 
-function valueOf(values: Values, name: string): unknown {
-  if (!(name in values)) throw new Error(`No value for placeholder "${name}" was provided`);
-  return values[name];
+/**
+ * How a placeholder's value is found in the values object: `name` is a key of it, and `group.name`
+ * (rowPlaceholders) a key of the record under `group`, split once when the statement is built.
+ */
+function lookupOf(name: string): (values: Values) => unknown {
+  const dot = name.indexOf('.');
+  if (dot < 0) {
+    return (values) => {
+      if (!(name in values)) throw new Error(`No value for placeholder "${name}" was provided`);
+      return values[name];
+    };
+  }
+  const group = name.slice(0, dot);
+  const field = name.slice(dot + 1);
+  return (values) => {
+    const record = values[group] as Values | undefined;
+    if (typeof record !== 'object' || record === null || !(field in record))
+      throw new Error(`No value for placeholder "${name}" was provided`);
+    return record[field];
+  };
 }
 
 /**
@@ -39,14 +56,11 @@ function valueOf(values: Values, name: string): unknown {
  * every call (it tells placeholders from values by walking each one's class chain).
  */
 function fillerOf(param: unknown): Filler {
-  if (is(param, Placeholder)) {
-    const name = param.name as string;
-    return (values) => valueOf(values, name);
-  }
+  if (is(param, Placeholder)) return lookupOf(param.name as string);
   if (is(param, Param) && is(param.value, Placeholder)) {
-    const name = param.value.name as string;
+    const lookup = lookupOf(param.value.name as string);
     const encoder = param.encoder;
-    return (values) => encoder.mapToDriverValue(valueOf(values, name));
+    return (values) => encoder.mapToDriverValue(lookup(values));
   }
   return () => param;
 }
@@ -85,18 +99,17 @@ export function compiledSql<V extends Values, Row = Record<string, unknown>>(
   return compiled<V, Row>((_, p) => ({ toSQL: () => dialect.sqlToQuery(build(p)) }));
 }
 
-/** Placeholders for the columns `keys` of an insert, each named `prefix + key`. */
+/**
+ * Placeholders for the columns `keys` of an insert, filled from the record under `group` of the
+ * values: `{ [group]: row }`. Two rows of one statement (a task and its receipt) keep their own
+ * records, whose fields share names, with no copy of either under prefixed keys (building such
+ * keys per request cost more than the rest of the statement's filling).
+ */
 export function rowPlaceholders<K extends string>(
   keys: readonly K[],
-  prefix: string,
-  p: (name: string) => Placeholder,
+  group: string,
+  p: (name: never) => Placeholder,
 ): Record<K, Placeholder> {
-  return Object.fromEntries(keys.map((k) => [k, p(prefix + k)])) as Record<K, Placeholder>;
-}
-
-/** The values for `rowPlaceholders(…, prefix)`: `row`'s fields under their prefixed names. */
-export function prefixed(row: Record<string, unknown>, prefix: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k in row) out[prefix + k] = row[k];
-  return out;
+  // `group.key` is no key of the values' type, which PlaceholderFn checks names against.
+  return Object.fromEntries(keys.map((k) => [k, p(`${group}.${k}` as never)])) as Record<K, Placeholder>;
 }

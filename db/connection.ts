@@ -8,8 +8,9 @@
  * A statement is sent at once, without waiting for the answers to the statements sent before it
  * on the same connection. PostgreSQL answers them in order, so a caller may send the next one
  * before it awaits the last (pipelining). The service relies on that in two places: a
- * transaction's BEGIN goes out with its first statements (db/index.ts, beginPipelined), and
- * runMutation's stored idempotency response goes out with COMMIT (server/api/mutation.ts).
+ * transaction's BEGIN goes out with its first statements (db/index.ts, beginPipelined), and the
+ * statements left for COMMIT (atCommit below: the ledger append, the stored idempotency response)
+ * go out with it.
  */
 
 /** Runs `text` with `params`; rows come back as the driver returns them (column names as in the SQL). */
@@ -20,17 +21,37 @@ export type RunStatement = <Row = Record<string, unknown>>(text: string, params:
  * A registered one (Symbol.for): Next's build may hold more than one copy of this module (the API's
  * graph and a page's), and the database one copy opened must be usable through any other.
  */
-const RUN = Symbol.for('aws.run-statement');
+export const RUN_STATEMENT = Symbol.for('aws.run-statement');
 
 /** Gives `executor` its runner (db/index.ts, for the database and for each transaction it opens). */
 export function withRunStatement<E extends object>(executor: E, run: RunStatement): E {
-  Object.defineProperty(executor, RUN, { value: run });
+  Object.defineProperty(executor, RUN_STATEMENT, { value: run });
   return executor;
 }
 
 /** The runner of an executor db/index.ts made. */
 export function runStatement(executor: object): RunStatement {
-  const run = (executor as { [RUN]?: RunStatement })[RUN];
+  const run = (executor as { [RUN_STATEMENT]?: RunStatement })[RUN_STATEMENT];
   if (!run) throw new Error('This database or transaction was not opened by openDatabase (db/index.ts): it has no statement runner.');
   return run;
+}
+
+/** Where db/index.ts keeps a transaction's statements for its COMMIT (registered, like RUN_STATEMENT). */
+export const AT_COMMIT = Symbol.for('aws.at-commit');
+
+/** What atCommit registers: sends one statement (or several) and gives back its outcome. */
+export type CommitStatement = () => Promise<unknown>;
+
+/**
+ * Leaves a statement for the transaction's COMMIT: `send` is called when the transaction's work
+ * has finished, and what it sends goes to the database in the same flight as COMMIT (on
+ * PostgreSQL; PGlite runs it just before). Statements left so run in the order they were left.
+ * If one fails, the transaction rolls back and fails with its error. The ledger appends this way
+ * (server/ledger/append.ts appendEventsAtCommit), so the lock its append takes is held for no
+ * round trip to the application.
+ */
+export function atCommit(tx: object, send: CommitStatement): void {
+  const statements = (tx as { [AT_COMMIT]?: CommitStatement[] })[AT_COMMIT];
+  if (!statements) throw new Error('atCommit needs a transaction opened by openDatabase (db/index.ts)');
+  statements.push(send);
 }

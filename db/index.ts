@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { Logger, SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { withRunStatement, type RunStatement } from './connection';
+import { AT_COMMIT, RUN_STATEMENT, withRunStatement, type CommitStatement, type RunStatement } from './connection';
 
 /**
  * A Drizzle database on either engine. It is made without the schema: the schema only feeds
@@ -116,17 +116,20 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
       return (text, params) => {
         logger?.logQuery(text, params);
         // execute(): sent now (postgres.js sends a query when it is first awaited otherwise), so
-        // statements reach PostgreSQL in the order they are called (db/connection.ts).
-        return sql.unsafe(text, params as never[]).execute() as never;
+        // statements reach PostgreSQL in the order they are called (db/connection.ts). Named and
+        // prepared (cached per connection; preparing() below says why): postgres.js's unsafe()
+        // sends unnamed statements unless asked.
+        return sql.unsafe(text, params as never[], { prepare: true }).execute() as never;
       };
     };
     const pool = preparing(client);
-    const db = withRunStatement(drizzle({ client: pool, logger }) as unknown as Database, runOn(pool));
+    const db = withRunStatement(drizzle({ client: pool, logger }) as unknown as Database, runOn(client));
     db.transaction = (work) =>
-      beginPipelined(client, (connection) => {
-        const scoped = preparing(connection, client.options);
-        return work(withRunStatement(drizzle({ client: scoped, logger }) as unknown as Tx, runOn(scoped)));
-      });
+      beginPipelined(client, (connection, atCommit) =>
+        work(
+          lazyTx(() => drizzle({ client: preparing(connection, client.options), logger }) as unknown as Tx, runOn(connection), atCommit),
+        ),
+      );
     return {
       db,
       engine: 'postgres',
@@ -230,9 +233,13 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
   const db = withRunStatement(drizzle({ client, logger }) as unknown as Database, runOn(client));
   db.transaction = async (work) => {
     // PGlite runs one transaction at a time; its transaction() holds the others back until this one ends.
-    const result = await client.transaction((t) =>
-      work(withRunStatement(drizzle({ client: t as never, logger }) as unknown as Tx, runOn(t))),
-    );
+    const result = await client.transaction(async (t) => {
+      const atCommit: CommitStatement[] = [];
+      const out = await work(lazyTx(() => drizzle({ client: t as never, logger }) as unknown as Tx, runOn(t), atCommit));
+      // In order, each before the next: on PGlite there is no flight to share.
+      for (const send of atCommit) await send();
+      return out;
+    });
     return result as Awaited<ReturnType<typeof work>>;
   };
   return {
@@ -250,6 +257,24 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
 }
 
 type PostgresSql = import('postgres').Sql;
+
+/**
+ * A transaction whose Drizzle database is built when it is first used. Building one (drizzle()
+ * makes a dialect and a session, and installs its type parsers on the client) cost ~5 µs and its
+ * garbage on every transaction, and the hot paths (POST /work, the idempotency claim and store,
+ * the append) never use it: they run compiled statements through the runner, which this answers
+ * without building anything. Everything else is the Drizzle database's, with `this` forwarded.
+ */
+function lazyTx(build: () => Tx, run: RunStatement, atCommit: CommitStatement[]): Tx {
+  let real: Tx | undefined;
+  const target = () => (real ??= withRunStatement(build(), run));
+  return new Proxy({} as Tx, {
+    get: (_, prop) => (prop === RUN_STATEMENT ? run : prop === AT_COMMIT ? atCommit : Reflect.get(target(), prop)),
+    has: (_, prop) => prop === RUN_STATEMENT || prop === AT_COMMIT || Reflect.has(target(), prop),
+    set: (_, prop, value) => Reflect.set(target(), prop, value),
+    getPrototypeOf: () => Reflect.getPrototypeOf(target()),
+  });
+}
 
 /**
  * The client Drizzle gets: every statement sent as a named prepared statement, cached per
@@ -280,10 +305,11 @@ function preparing(sql: PostgresSql, options: PostgresSql['options'] = sql.optio
  * BEGIN's answer before it runs the callback: a round trip of its own on every write (one of seven
  * for POST /work). Here the connection is reserved, BEGIN is sent without waiting, and the
  * callback's first statement follows it in the same flight; PostgreSQL answers them in order, so a
- * failed BEGIN fails that statement too. COMMIT when the callback resolves, ROLLBACK when it
- * throws, the connection released either way. (No savepoints: nothing here nests transactions.)
+ * failed BEGIN fails that statement too. COMMIT when the callback resolves, sent with the
+ * statements the callback left for it (db/connection.ts atCommit); ROLLBACK when it throws; the
+ * connection released either way. (No savepoints: nothing here nests transactions.)
  */
-async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql) => Promise<T>): Promise<T> {
+async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql, atCommit: CommitStatement[]) => Promise<T>): Promise<T> {
   const connection = await pool.reserve();
   try {
     const begun = connection.unsafe('begin').execute();
@@ -291,17 +317,31 @@ async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql
     // of them, those the driver holds unsent behind a running one too (patches/postgres+3.4.9.patch;
     // unpatched, they never settled and the request waited forever).
     begun.catch(() => undefined);
+    const atCommit: CommitStatement[] = [];
     let result: T;
+    let left: Promise<unknown>[];
     try {
-      result = await fn(connection as unknown as PostgresSql);
+      result = await fn(connection as unknown as PostgresSql, atCommit);
       await begun;
+      // The statements left for COMMIT (db/connection.ts atCommit), sent now: the driver writes
+      // them and the COMMIT below in one flight (nothing is awaited between them).
+      left = atCommit.map((send) => send());
+      for (const statement of left) statement.catch(() => undefined);
     } catch (err) {
       await connection.unsafe('rollback').catch(() => undefined);
       throw err;
     }
+    // Everything is answered before the connection goes back to the pool: a statement the driver
+    // still holds unsent (behind one it must describe first) is dropped by release(), and a
+    // COMMIT dropped so would hand the next caller a connection inside this transaction.
+    const outcomes = await Promise.allSettled([...left, connection.unsafe('commit').execute()]);
+    // A failed statement left for COMMIT fails the transaction with its own error (PostgreSQL
+    // then answers COMMIT with ROLLBACK).
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
     // A statement that failed inside leaves the transaction aborted, and PostgreSQL answers its
     // COMMIT with ROLLBACK, not an error: that must not pass for a commit, whoever caught the failure.
-    const committed = await connection.unsafe('commit');
+    const committed = (outcomes.at(-1) as PromiseFulfilledResult<{ command: string }>).value;
     if (committed.command !== 'COMMIT') throw new Error(`the transaction was rolled back (COMMIT answered ${committed.command})`);
     return result;
   } finally {

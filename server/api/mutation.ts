@@ -3,7 +3,16 @@
  * operation is idempotent and the request carries an Idempotency-Key, the stored response.
  */
 import type { Tx } from '@/db';
-import { claimIdempotencyKey, IdempotencyKeyTaken, storedResponse, storeIdempotentResponse } from '@/server/domain/idempotency';
+import { atCommit } from '@/db/connection';
+import {
+  claimIdempotencyKey,
+  IdempotencyKeyTaken,
+  storedResponse,
+  storeIdempotentResponse,
+  storeSealedResponseAtCommit,
+} from '@/server/domain/idempotency';
+import { appendAtCommitOf } from '@/server/ledger/append';
+import { fillText, fillValue } from '@/server/ledger/stand-ins';
 import { digestOf } from '@/server/ledger/canonical';
 import type { Actor } from '@/server/domain/actor';
 import type { ApiContext } from './trpc';
@@ -70,8 +79,16 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
     if (typeof body === 'object' && body !== null) checkedBodies.add(body);
     return body;
   };
+  // The append a service left for COMMIT (appendEventsAtCommit): its stand-ins in the body are
+  // swapped for their values once it has run.
+  let sealing: ReturnType<typeof appendAtCommitOf>;
   if (!key || !replay) {
-    const body = await db.transaction(checked);
+    const body = await db.transaction(async (tx) => {
+      const done = await checked(tx);
+      sealing = appendAtCommitOf(tx);
+      return done;
+    });
+    if (sealing) fillValue(body, sealedValues(sealing.standIns, await sealing.values));
     ctx.runtime.wakeups.committed(actor.workspaceId);
     ctx.res.status = opts.status;
     return body;
@@ -82,10 +99,11 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
   const fingerprint = digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null });
   // The write takes two flights to PostgreSQL, not one per statement: BEGIN, the claim and the
   // service's first statements go together (db/index.ts sends BEGIN with what follows it), and
-  // the stored response goes with COMMIT. The claim fails when the key is taken, and so does
-  // everything sent behind it: the transaction rolls back having changed nothing.
-  let stored: Promise<void> | undefined;
+  // the stored response goes with COMMIT (behind the append, when the service left it for COMMIT).
+  // The claim fails when the key is taken, and so does everything sent behind it: the transaction
+  // rolls back having changed nothing.
   let body: T;
+  let text: string;
   try {
     body = await db.transaction(async (tx) => {
       const [claim, done] = await Promise.allSettled([
@@ -94,29 +112,37 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
       ]);
       if (claim.status === 'rejected') throw claim.reason;
       if (done.status === 'rejected') throw done.reason;
-      // Not awaited here, so that it goes out with COMMIT; its outcome is awaited below (a failed
-      // store also turns COMMIT into ROLLBACK, which db/index.ts reports as an error).
-      const text = JSON.stringify(done.value);
-      if (typeof done.value === 'object' && done.value !== null) serialised.set(done.value, text);
-      stored = storeIdempotentResponse(tx, workspaceId, key, opts.status, text);
-      stored.catch(() => undefined);
+      text = JSON.stringify(done.value);
+      sealing = appendAtCommitOf(tx);
+      // Left for COMMIT, so that it goes out with it (a failed store rolls the transaction back
+      // and fails it with the store's error).
+      if (sealing) storeSealedResponseAtCommit(tx, workspaceId, key, opts.status, text, sealing);
+      else atCommit(tx, () => storeIdempotentResponse(tx, workspaceId, key, opts.status, text));
       return done.value;
     });
-    await stored;
   } catch (err) {
-    const storeFailure =
-      stored &&
-      (await stored.then(
-        () => undefined,
-        (e: unknown) => e,
-      ));
-    if (storeFailure) throw storeFailure;
     if (!(err instanceof IdempotencyKeyTaken)) throw err;
     const previous = await storedResponse(db, workspaceId, key, fingerprint);
     ctx.res.status = 200;
     return replay(previous.body as T);
   }
+  if (sealing) {
+    const values = await sealing.values;
+    fillValue(body, sealedValues(sealing.standIns, values));
+    text = fillText(text!, sealing.standIns, values);
+  }
+  if (typeof body === 'object' && body !== null) serialised.set(body, text!);
   ctx.runtime.wakeups.committed(workspaceId);
   ctx.res.status = opts.status;
   return body;
+}
+
+/** Stand-in → value, both as they are in a body: numbers for the integers, strings for the hashes. */
+function sealedValues(standIns: readonly string[], values: readonly string[]): Map<string | number, string | number> {
+  const sealed = new Map<string | number, string | number>();
+  standIns.forEach((standIn, i) => {
+    const numeric = /^[0-9]+$/.test(standIn);
+    sealed.set(numeric ? Number(standIn) : standIn, numeric ? Number(values[i]) : values[i]!);
+  });
+  return sealed;
 }

@@ -6,7 +6,8 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '@/db';
-import { compiled } from '@/db/compiled';
+import { compiled, compiledSql } from '@/db/compiled';
+import { atCommit } from '@/db/connection';
 import { idempotencyRecords } from '@/db/schema';
 import { AppError, hasSqlState, isLockTimeout } from '@/server/errors';
 
@@ -75,7 +76,35 @@ export async function storeIdempotentResponse(tx: Tx, workspaceId: string, key: 
   await storeStatement(tx, { workspaceId, key, status, body: bodyText });
 }
 
-// Both run on every write: built once (db/compiled.ts). The claim takes the key (a new record, or
+/**
+ * Stores the response of the request holding `key` when its transaction's append is left for
+ * COMMIT (server/ledger/append.ts appendEventsAtCommit): `template` holds stand-ins for what the
+ * append assigns, and the database swaps them for the values of the events `eventIds`, which the
+ * append has written by then (fill_stand_ins, drizzle/0017). Left for COMMIT too, behind the
+ * append, so the whole write after the service's work is one flight and the append lock is held
+ * for no round trip.
+ */
+export function storeSealedResponseAtCommit(
+  tx: Tx,
+  workspaceId: string,
+  key: string,
+  status: number,
+  template: string,
+  sealing: { eventIds: string[]; standIns: string[] },
+): void {
+  atCommit(tx, () =>
+    storeSealedStatement(tx, {
+      workspaceId,
+      key,
+      status,
+      template,
+      standIns: JSON.stringify(sealing.standIns),
+      eventIds: JSON.stringify(sealing.eventIds),
+    }),
+  );
+}
+
+// All three run on every write: built once (db/compiled.ts). The claim takes the key (a new record, or
 // an expired one taken over) or, through idempotency_key_taken(), fails.
 const claimStatement = compiled<{ workspaceId: string; key: string; fingerprint: string; ttlHours: number }>((tx, p) => {
   const expiresAt = sql`now() + make_interval(hours => ${p('ttlHours')})`;
@@ -95,6 +124,32 @@ const claimStatement = compiled<{ workspaceId: string; key: string; fingerprint:
     .select({ claimed: sql<boolean>`case when count(*) > 0 then true else idempotency_key_taken() end` })
     .from(claimed);
 });
+
+// The values in SEALED_FIELDS order (server/ledger/stand-ins.ts), event by event in the order of
+// `eventIds`; lists go in as JSON text, read back in order. Each event is read by its id, one
+// index probe per id: `offset 0` keeps the lookup from being flattened into a join, which a
+// cached generic plan made a hash join over a sequential scan of the whole ledger (the planner
+// expects 100 ids from a JSON array), under the append lock.
+const storeSealedStatement = compiledSql<{
+  workspaceId: string;
+  key: string;
+  status: number;
+  template: string;
+  standIns: string;
+  eventIds: string;
+}>(
+  (p) => sql`update idempotency_records set response_status = ${p('status')}, response_body = fill_stand_ins(
+      ${p('template')}::text,
+      array(select s from jsonb_array_elements_text(${p('standIns')}::jsonb) with ordinality as t(s, i) order by i),
+      array(select v.value
+              from jsonb_array_elements_text(${p('eventIds')}::jsonb) with ordinality as e(id, ord)
+              cross join lateral (select l.aggregate_version, l.previous_hash, l.sequence, l.event_hash
+                                    from ledger_events l where l.id = e.id::uuid offset 0) as l
+              cross join lateral unnest(array[l.aggregate_version::text, l.previous_hash, l.sequence::text, l.event_hash])
+                with ordinality as v(value, i)
+             order by e.ord, v.i))::jsonb
+    where workspace_id = ${p('workspaceId')} and key = ${p('key')}`,
+);
 
 // The body arrives as JSON text, so it is placed as it is (not through the jsonb column's encoder,
 // which would serialise it again).

@@ -7,8 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { compiledSql } from '@/db/compiled';
+import { atCommit } from '@/db/connection';
 import type { Actor } from '@/server/domain/actor';
 import { digestOf, eventCanonicalSegments, type LedgerEvent, type UnsealedEvent } from './canonical';
+import { makeStandIns } from './stand-ins';
 
 const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_.-]{0,99}$/;
 export const CURRENT_SCHEMA_VERSION = 1;
@@ -38,8 +40,102 @@ interface AppendRow {
  */
 export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEvent[], at: Date = new Date()): Promise<LedgerEvent[]> {
   if (events.length === 0) return [];
+  if (pendingAppends.has(tx)) throw new Error('this transaction appends at commit: append the rest at commit too (appendEventsAtCommit)');
+  const unsealed = unsealedEvents(actor, events, at);
+  const rows = await appendStatement(tx, { workspaceId: actor.workspaceId, events: appendInput(unsealed) });
+  return unsealed.map((e, i) => {
+    const row = checkedRow(rows[i], e);
+    return {
+      ...e,
+      sequence: Number(row.r_sequence),
+      aggregateVersion: row.r_aggregate_version,
+      previousHash: row.r_previous_hash,
+      eventHash: row.r_event_hash,
+    };
+  });
+}
+
+/** An append left for the transaction's COMMIT, and what it will tell. */
+interface PendingAppend {
+  workspaceId: string;
+  unsealed: UnsealedEvent[];
+  /** What the callers got: the events with stand-ins, each set to its value once the append has run. */
+  events: LedgerEvent[];
+  /** Four per event, in SEALED_FIELDS order. */
+  standIns: (number | string)[];
+  values: Promise<string[]>;
+}
+
+const pendingAppends = new WeakMap<Tx, PendingAppend>();
+
+/**
+ * Appends `events` when the transaction commits, in the same flight as its COMMIT
+ * (db/connection.ts atCommit), so the workspace's append lock, taken by ledger_append, is held for
+ * no round trip to the application: only for the append itself and the commit's WAL flush.
+ *
+ * The events come back at once, their sequence, aggregateVersion, previousHash and eventHash being
+ * stand-ins (stand-ins.ts) until the transaction has committed, when they are set to their values
+ * in these same objects. A stand-in may go into the operation's response, which
+ * server/api/mutation.ts fills in (and the database, for the stored idempotency response) — never
+ * into a statement. A service appends at commit only when nothing after its append needs the
+ * append's results; the others call appendEvents. Several calls in one transaction append in
+ * call order, in one statement.
+ */
+export function appendEventsAtCommit(tx: Tx, actor: Actor, events: readonly NewEvent[], at: Date = new Date()): LedgerEvent[] {
+  const unsealed = unsealedEvents(actor, events, at);
+  let pending = pendingAppends.get(tx);
+  if (!pending) {
+    let settle!: { resolve: (values: string[]) => void; reject: (err: unknown) => void };
+    const values = new Promise<string[]>((resolve, reject) => (settle = { resolve, reject }));
+    values.catch(() => undefined);
+    const created: PendingAppend = { workspaceId: actor.workspaceId, unsealed: [], events: [], standIns: [], values };
+    pending = created;
+    pendingAppends.set(tx, created);
+    atCommit(tx, () => {
+      const sent = appendStatement(tx, { workspaceId: created.workspaceId, events: appendInput(created.unsealed) });
+      sent.then((rows) => settle.resolve(sealPending(created, rows)), settle.reject);
+      return sent;
+    });
+  } else if (pending.workspaceId !== actor.workspaceId) {
+    throw new Error('one transaction appends to one workspace');
+  }
+  const added = unsealed.map((e) => {
+    const [aggregateVersion, previousHash, sequence, eventHash] = makeStandIns();
+    pending.standIns.push(aggregateVersion, previousHash, sequence, eventHash);
+    return { ...e, aggregateVersion, previousHash, sequence, eventHash };
+  });
+  pending.unsealed.push(...unsealed);
+  pending.events.push(...added);
+  return added;
+}
+
+/** Sets the pending events' sealed fields from the append's rows; their values in SEALED_FIELDS order. */
+function sealPending(pending: PendingAppend, rows: AppendRow[]): string[] {
+  const values: string[] = [];
+  pending.events.forEach((event, i) => {
+    const row = checkedRow(rows[i], event);
+    event.aggregateVersion = row.r_aggregate_version;
+    event.previousHash = row.r_previous_hash;
+    event.sequence = Number(row.r_sequence);
+    event.eventHash = row.r_event_hash;
+    values.push(String(event.aggregateVersion), event.previousHash, String(event.sequence), event.eventHash);
+  });
+  return values;
+}
+
+/**
+ * The append a transaction leaves for its COMMIT, if any: its events' ids and stand-ins (four
+ * per event, SEALED_FIELDS order; numbers as their JSON text), and their values once it has run.
+ */
+export function appendAtCommitOf(tx: Tx): { eventIds: string[]; standIns: string[]; values: Promise<string[]> } | undefined {
+  const pending = pendingAppends.get(tx);
+  if (!pending) return undefined;
+  return { eventIds: pending.unsealed.map((e) => e.id), standIns: pending.standIns.map(String), values: pending.values };
+}
+
+function unsealedEvents(actor: Actor, events: readonly NewEvent[], at: Date): UnsealedEvent[] {
   const occurredAtCanonical = at.toISOString();
-  const unsealed: UnsealedEvent[] = events.map((e) => {
+  return events.map((e) => {
     if (!EVENT_TYPE_PATTERN.test(e.eventType)) throw new Error(`invalid event type ${e.eventType}`);
     return {
       id: randomUUID(),
@@ -60,19 +156,16 @@ export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEve
       contextManifestDigest: actor.trace.contextManifestDigest,
     };
   });
-  const input = unsealed.map((e) => ({ ...e, canonical: eventCanonicalSegments(e) }));
-  const rows = await appendStatement(tx, { workspaceId: actor.workspaceId, events: JSON.stringify(input) });
-  return unsealed.map((e, i) => {
-    const row = rows[i];
-    if (!row || row.r_id !== e.id) throw new Error('ledger_append returned an unexpected row');
-    return {
-      ...e,
-      sequence: Number(row.r_sequence),
-      aggregateVersion: row.r_aggregate_version,
-      previousHash: row.r_previous_hash,
-      eventHash: row.r_event_hash,
-    };
-  });
+}
+
+/** ledger_append's input: the events with their canonical segments, as JSON. */
+function appendInput(unsealed: readonly UnsealedEvent[]): string {
+  return JSON.stringify(unsealed.map((e) => ({ ...e, canonical: eventCanonicalSegments(e) })));
+}
+
+function checkedRow(row: AppendRow | undefined, event: { id: string }): AppendRow {
+  if (!row || row.r_id !== event.id) throw new Error('ledger_append returned an unexpected row');
+  return row;
 }
 
 /** Every write runs it: built once (db/compiled.ts). */

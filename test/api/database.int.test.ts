@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { drizzle } from 'drizzle-orm/pglite';
-import { eq } from 'drizzle-orm';
+import { eq, is, sql } from 'drizzle-orm';
+import { PgDatabase } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '@/db';
-import { compiled } from '@/db/compiled';
+import { compiled, rowPlaceholders } from '@/db/compiled';
 import { runStatement } from '@/db/connection';
 import { instanceSecrets } from '@/db/schema';
 import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
@@ -44,7 +45,35 @@ const secretNamed = compiled<{ name: string }, { value: string }>((db, p) =>
     .where(eq(instanceSecrets.name, p('name'))),
 );
 
+// Two rows' worth of values in one statement, each from its own record (as POST /work's task and receipt).
+const insertTwoSecrets = compiled<{ first: { name: string; value: string }; second: { name: string; value: string } }>((db, p) =>
+  db.insert(instanceSecrets).values([rowPlaceholders(['name', 'value'], 'first', p), rowPlaceholders(['name', 'value'], 'second', p)]),
+);
+
 describe('the database handle', () => {
+  it('fills a compiled statement’s grouped placeholders from the record under each group, and names a missing one', async () => {
+    const [a, b] = [`t-${randomUUID()}`, `t-${randomUUID()}`];
+    await handle.db.transaction((tx) => insertTwoSecrets(tx, { first: { name: a, value: 'one' }, second: { name: b, value: 'two' } }));
+    expect(await secretNamed(handle.db, { name: a })).toEqual([{ value: 'one' }]);
+    expect(await secretNamed(handle.db, { name: b })).toEqual([{ value: 'two' }]);
+    const missing = { first: { name: `t-${randomUUID()}`, value: 'x' }, second: { name: `t-${randomUUID()}` } };
+    await expect(handle.db.transaction((tx) => insertTwoSecrets(tx, missing as never))).rejects.toThrow(
+      'No value for placeholder "second.value"',
+    );
+  });
+
+  it('gives a transaction that is a whole Drizzle database (query builder, execute, its class) and runs compiled statements in it', async () => {
+    const name = `t-${randomUUID()}`;
+    const seen = await handle.db.transaction(async (tx) => {
+      await insertSecret(tx, { name, value: 'compiled first' });
+      const rows = await tx.select({ value: instanceSecrets.value }).from(instanceSecrets).where(eq(instanceSecrets.name, name));
+      await tx.update(instanceSecrets).set({ value: 'then drizzle' }).where(eq(instanceSecrets.name, name));
+      await tx.execute(sql`select 1`);
+      return { rows, isDatabase: is(tx, PgDatabase), again: await secretNamed(tx, { name }) };
+    });
+    expect(seen).toEqual({ rows: [{ value: 'compiled first' }], isDatabase: true, again: [{ value: 'then drizzle' }] });
+  });
+
   it('runs a compiled statement on the transaction’s own connection: it sees the transaction’s uncommitted row', async () => {
     // On PostgreSQL another connection of the pool would not see the row; on PGlite a statement
     // outside the transaction would wait for it to end, and so never return.

@@ -289,28 +289,82 @@ describe('transactions', () => {
   });
 });
 
+/**
+ * Reads what a client sends PostgreSQL (its frontend messages) from the chunks of one connection:
+ * each simple query (Q) with its text, each Parse (P) with its statement's name and text, each Bind
+ * (B) with the statement it runs. The first message of a connection (startup) has no type byte.
+ */
+function frontendReader(): (chunk: Buffer) => { type: string; name: string; text: string }[] {
+  let pending = Buffer.alloc(0);
+  let started = false;
+  return (chunk) => {
+    pending = Buffer.concat([pending, chunk]);
+    const out: { type: string; name: string; text: string }[] = [];
+    for (;;) {
+      if (!started) {
+        if (pending.length < 4 || pending.length < pending.readInt32BE(0)) break;
+        pending = pending.subarray(pending.readInt32BE(0));
+        started = true;
+        continue;
+      }
+      if (pending.length < 5 || pending.length < pending.readInt32BE(1) + 1) break;
+      const type = String.fromCharCode(pending[0]!);
+      const body = pending.subarray(5, pending.readInt32BE(1) + 1);
+      pending = pending.subarray(body.length + 5);
+      const strings = body.toString('utf8').split('\0');
+      if (type === 'Q') out.push({ type, name: '', text: strings[0]! });
+      if (type === 'P') out.push({ type, name: strings[0]!, text: strings[1]! });
+      if (type === 'B') out.push({ type, name: strings[1]!, text: '' });
+    }
+    return out;
+  };
+}
+
 if (testEngine() === 'postgres') {
   describe('statements on PostgreSQL', () => {
-    it('POST /work waits for the database three times: auth, then BEGIN + claim + insert + append, then store + COMMIT', async () => {
+    it('POST /work waits for the database three times: auth, then BEGIN + claim + insert, then append + store + COMMIT', async () => {
       // The proxy holds each answer 25 ms: a write the app makes before the answer to its previous
-      // write has reached it was sent without waiting. The wake-up NOTIFY that follows a commit
-      // (it names this instance's origin) is not counted.
-      let roundTrips = 0;
+      // write has reached it was sent without waiting, in the same flight. Each flight is read as
+      // the statements it runs (a prepared statement's Bind names the text its Parse gave), so the
+      // test sees that the ledger append goes out with COMMIT: the workspace's append lock is held
+      // for no round trip to the app. The wake-up NOTIFY after a commit is not counted.
+      let flights: string[][] = [];
       let answered = true;
       let counting = false;
-      let origin = '';
+      const named = new Map<string, string>();
       const proxy = await startDbProxy({
         answerDelayMs: 25,
         onAnswer: () => (answered = true),
-        onClient: (client) =>
+        onClient: (client) => {
+          const reader = frontendReader();
           client.on('data', (chunk: Buffer) => {
-            if (!counting || chunk.toString('latin1').includes(origin)) return;
-            if (answered) roundTrips++;
-            answered = false;
-          }),
+            for (const m of reader(chunk)) {
+              if (m.type === 'P') named.set(m.name, m.text);
+              if (!counting) continue;
+              const statement = m.type === 'Q' ? m.text : m.type === 'B' ? (named.get(m.name) ?? `unknown ${m.name}`) : null;
+              if (statement === null || statement.includes('pg_notify(')) continue;
+              if (answered) flights.push([]);
+              answered = false;
+              flights.at(-1)!.push(statement);
+            }
+          });
+        },
       });
       const single = await startTestApp({ DB_POOL_MAX: '1' }, { via: proxy.via });
-      origin = single.runtime.wakeups.origin;
+      const shown = () =>
+        flights.map((f) =>
+          f.map((text) => {
+            const kinds: [string, string][] = [
+              ['rate_limit_counters', 'auth'],
+              ['ledger_append', 'append'],
+              ['fill_stand_ins', 'store'],
+              ['"inserted_task"', 'insert'],
+              ['insert into "idempotency_records"', 'claim'],
+              ['select "fingerprint"', 'stored response'],
+            ];
+            return kinds.find(([part]) => text.includes(part))?.[1] ?? text.trim().toLowerCase();
+          }),
+        );
       try {
         // Warm: the statements are prepared (a replay's too), the key's last-used time written.
         const warmKey = randomUUID();
@@ -324,18 +378,17 @@ if (testEngine() === 'postgres') {
         const res = await single.request('POST', '/work', { body: { title: 'counted' }, headers: { 'idempotency-key': randomUUID() } });
         counting = false;
         expect(res.status).toBe(201);
-        expect(roundTrips).toBe(3);
+        expect(shown()).toEqual([['auth'], ['begin', 'claim', 'insert'], ['append', 'store', 'commit']]);
         // A replay: auth, then the claim (refused) with the statements behind it, ROLLBACK, and the
         // stored response read (prepared by the warm-up's replay).
-        counting = true;
-        roundTrips = 0;
         const key = randomUUID();
         expect((await single.request('POST', '/work', { body: { title: 'once' }, headers: { 'idempotency-key': key } })).status).toBe(201);
-        roundTrips = 0;
+        flights = [];
+        counting = true;
         const again = await single.request('POST', '/work', { body: { title: 'once' }, headers: { 'idempotency-key': key } });
         counting = false;
         expect(again.status).toBe(200);
-        expect(roundTrips).toBe(4);
+        expect(shown()).toEqual([['auth'], ['begin', 'claim', 'insert'], ['rollback'], ['stored response']]);
       } finally {
         await single.close();
         await proxy.close();
@@ -352,7 +405,7 @@ if (testEngine() === 'postgres') {
         }
         const rows = await query<{ statement: string }>(single.runtime.db, sql`select statement from pg_prepared_statements`);
         const texts = rows.map((r) => r.statement);
-        for (const part of ['ledger_append', 'insert into "idempotency_records"', 'update "idempotency_records"', 'rate_limit_counters']) {
+        for (const part of ['ledger_append', 'insert into "idempotency_records"', 'fill_stand_ins(', 'rate_limit_counters']) {
           // Exactly one prepared statement each, though two requests ran them.
           expect(
             texts.filter((t) => t.includes(part)),

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { query, type Tx } from '@/db';
-import { compiled, prefixed, rowPlaceholders } from '@/db/compiled';
+import { compiled, rowPlaceholders } from '@/db/compiled';
 import { receipts, tasks, type TaskPriority } from '@/db/schema';
 import type { LedgerEvent } from '@/server/ledger/canonical';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEventsAtCommit } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { receiptRow, taskRow, type ReceiptRecord, type TaskRecord } from '../hierarchy/records';
@@ -59,15 +59,19 @@ export async function createWork(tx: Tx, actor: Actor, input: CreateWorkInput): 
   const receipt: ReceiptView = { id: randomUUID(), task_id: task.id, status: 'completed', summary: input.title, created_at: at };
 
   // Task and receipt in one statement; the receipt's foreign key is checked at the end of the
-  // statement, when the task row exists. The append does not wait for its answer: both go to the
-  // database in one flight (Promise.all also collects a failure of either).
-  const [, [event]] = await Promise.all([
-    insertWork(tx, {
-      ...prefixed(taskRow(task, { workspaceId: actor.workspaceId, version: 1, at: now }), 't_'),
-      ...prefixed(receiptRow(receipt, { workspaceId: actor.workspaceId, at: now }), 'r_'),
-    }),
-    appendEvents(tx, actor, [{ aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } }], now),
-  ]);
+  // statement, when the task row exists. The event is appended at COMMIT (server/ledger/append.ts):
+  // its sealed fields are stand-ins until then, which only the response carries.
+  const insert = insertWork(tx, {
+    task: taskRow(task, { workspaceId: actor.workspaceId, version: 1, at: now }),
+    receipt: receiptRow(receipt, { workspaceId: actor.workspaceId, at: now }),
+  });
+  const [event] = appendEventsAtCommit(
+    tx,
+    actor,
+    [{ aggregateType: 'task', aggregateId: task.id, eventType: 'work.created', payload: { task, receipt } }],
+    now,
+  );
+  await insert;
   return { task, receipt, event: event! };
 }
 
@@ -75,17 +79,17 @@ const TASK_KEYS = Object.keys(taskRow({} as never, {} as never)) as (keyof Retur
 const RECEIPT_KEYS = Object.keys(receiptRow({} as never, {} as never)) as (keyof ReturnType<typeof receiptRow>)[];
 
 /** POST /work's insert, built once (db/compiled.ts): it runs on every request. */
-const insertWork = compiled<Record<string, unknown>>((tx, p) => {
+const insertWork = compiled<{ task: Record<string, unknown>; receipt: Record<string, unknown> }>((tx, p) => {
   const insertedTask = tx.$with('inserted_task').as(
     tx
       .insert(tasks)
-      .values(rowPlaceholders(TASK_KEYS, 't_', p))
+      .values(rowPlaceholders(TASK_KEYS, 'task', p))
       .returning({ id: tasks.id }),
   );
   return tx
     .with(insertedTask)
     .insert(receipts)
-    .values(rowPlaceholders(RECEIPT_KEYS, 'r_', p));
+    .values(rowPlaceholders(RECEIPT_KEYS, 'receipt', p));
 });
 
 /**
