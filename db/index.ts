@@ -331,9 +331,11 @@ async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql
       await connection.unsafe('rollback').catch(() => undefined);
       throw err;
     }
-    // Everything is answered before the connection goes back to the pool: a statement the driver
-    // still holds unsent (behind one it must describe first) is dropped by release(), and a
-    // COMMIT dropped so would hand the next caller a connection inside this transaction.
+    // Everything is answered before the connection goes back to the pool. Released as soon as a
+    // statement left for COMMIT had failed (the append timing out on the workspace's lock), the
+    // connection was handed to the next caller still inside the aborted transaction
+    // (test/api/faults.postgres.int.test.ts and ledger-readers caught it: their next statements
+    // failed with "current transaction is aborted").
     const outcomes = await Promise.allSettled([...left, connection.unsafe('commit').execute()]);
     // A failed statement left for COMMIT fails the transaction with its own error (PostgreSQL
     // then answers COMMIT with ROLLBACK).
