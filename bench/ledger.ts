@@ -25,8 +25,9 @@ import { inboxIds } from '@/server/domain/workspaces/ids';
 import { CURRENT_SCHEMA_VERSION } from '@/server/ledger/append';
 import { digestOf, eventCanonicalSegments, joinCanonicalSegments, type UnsealedEvent } from '@/server/ledger/canonical';
 import { encodeCursor } from '@/server/ledger/cursor';
+import { EVENT_TEXT_COLUMNS } from '@/server/ledger/event-rows';
 import { readEvents, readHead } from '@/server/ledger/read';
-import { ChainVerifier } from '@/server/ledger/verify';
+import { ChainVerifier } from '@/server/ledger/chain';
 import { percentile, ROOT, WORK_BODY, type BenchDb, type BenchWorkspace } from './lib';
 
 const PAGE = 100;
@@ -38,29 +39,6 @@ const INT8_AS_NUMBER = {
 
 // ---------------------------------------------------------------------------------------------
 // Filling
-
-const COPY_COLUMNS = [
-  'workspace_id',
-  'sequence',
-  'id',
-  'owner_id',
-  'aggregate_type',
-  'aggregate_id',
-  'aggregate_version',
-  'event_type',
-  'schema_version',
-  'actor_type',
-  'actor_id',
-  'payload',
-  'payload_digest',
-  'occurred_at',
-  'idempotency_key',
-  'causation_id',
-  'correlation_id',
-  'context_manifest_digest',
-  'previous_hash',
-  'event_hash',
-] as const;
 
 const COPY_SPECIAL = /[\\\n\r\t]/;
 const COPY_SPECIAL_ALL = /[\\\n\r\t]/g;
@@ -138,10 +116,11 @@ function* copyRows(ctx: FillContext, count: number, batch = 500): Generator<stri
     const sequence = ctx.sequence + 1;
     const canonical = joinCanonicalSegments(eventCanonicalSegments(event), aggregateVersion, ctx.hash, sequence);
     const eventHash = `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
+    // In EVENT_TEXT_COLUMNS order.
     const row: (string | number | null)[] = [
+      event.id,
       event.workspaceId,
       sequence,
-      event.id,
       event.ownerId,
       event.aggregateType,
       event.aggregateId,
@@ -198,7 +177,7 @@ export async function fillLedger(db: BenchDb, workspace: BenchWorkspace, count: 
         hash: head.head_hash,
       };
       if (count === 0) return;
-      const copy = await tx.unsafe(`copy ledger_events (${COPY_COLUMNS.join(', ')}) from stdin`).writable();
+      const copy = await tx.unsafe(`copy ledger_events (${EVENT_TEXT_COLUMNS.join(', ')}) from stdin`).writable();
       await pipeline(Readable.from(copyRows(ctx, count)), copy);
       await tx`update ledger_heads set sequence = ${ctx.sequence}, head_hash = ${ctx.hash}, updated_at = now()
                where workspace_id = ${workspace.workspaceId}`;
@@ -459,10 +438,11 @@ export async function measureChainVerify(
 export async function measureVerifyCli(
   db: BenchDb,
   workspace: BenchWorkspace,
-): Promise<{ eventsPerSecond: number; events: number; peakRssMiB: number }> {
+  workers: number,
+): Promise<{ workers: number; eventsPerSecond: number; events: number; peakRssMiB: number }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join('scripts', 'ledger-verify.ts'), '--workspace', workspace.workspaceId],
+    ['--import', 'tsx', path.join('scripts', 'ledger-verify.ts'), '--workspace', workspace.workspaceId, '--workers', String(workers)],
     {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
@@ -484,5 +464,5 @@ export async function measureVerifyCli(
   clearInterval(poll);
   if (code !== 0) throw new Error(`ledger:verify exited ${code}: ${stdout.slice(-500)}`);
   const report = JSON.parse(stdout.slice(0, stdout.lastIndexOf('\nOK:'))) as { checkedEvents: number; seconds: number };
-  return { eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: peakKb / 1024 };
+  return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: peakKb / 1024 };
 }

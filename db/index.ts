@@ -48,6 +48,11 @@ export interface DatabaseHandle {
    * when the first LISTEN fails.
    */
   listen?: (channel: string, onPayload: (payload: string) => void, onState?: (listening: boolean) => void) => Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL only: the rows of `COPY (…) TO STDOUT` as they arrive, in COPY's text format. Read
+   * it to its end: stopping early would leave the connection paused under the copy.
+   */
+  copyOut?: (statement: string) => Promise<AsyncIterable<Buffer>>;
   /** PostgreSQL only: NOTIFY `channel` once per payload, in one statement. */
   notify?: (channel: string, payloads: string[]) => Promise<void>;
   close(): Promise<void>;
@@ -133,6 +138,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
     return {
       db,
       engine: 'postgres',
+      copyOut: (statement) => client.unsafe(statement).readable(),
       async migrate() {
         // The lock lives on a connection of its own: taking one from the pool could leave the
         // migration none to run on (a pool of one would wait for itself).

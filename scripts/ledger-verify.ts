@@ -1,6 +1,7 @@
 /**
  * npm run ledger:verify -- --workspace <name|id>
- *   Recomputes the workspace's hash chain from the database and names the first broken link.
+ *   Recomputes the workspace's hash chain from the database and names the first broken link, the
+ *   digests computed on every core (--workers; server/ledger/verify-parallel.ts).
  * npm run ledger:verify -- --bundle <bundle.json> [--previous <earlier-bundle.json>]
  *   Checks an exported bundle with no database (server/ledger/bundle.ts): its chain, its head, and
  *   that it extends the earlier export it names.
@@ -10,7 +11,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { verifyBundle, type BundleReport } from '@/server/ledger/bundle';
-import { verifyWorkspace, type VerifyReport } from '@/server/ledger/verify';
+import type { VerifyReport } from '@/server/ledger/chain';
+import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 
 /** The chain or bundle does not verify (0, 1 and 2 as for every tool: scripts/cli.ts). */
@@ -24,6 +26,11 @@ const cli = {
     workspace: { type: 'string', value: '<name|id>', description: 'verify this workspace’s ledger in the database' },
     bundle: { type: 'string', value: '<file>', description: 'verify an exported bundle instead, with no database' },
     previous: { type: 'string', value: '<file>', description: 'with --bundle: the earlier export it must extend' },
+    workers: {
+      type: 'string',
+      value: '<n>',
+      description: 'with --workspace: worker threads computing the digests (default: one per core)',
+    },
     progress: {
       type: 'boolean',
       description: 'with --workspace: show progress on stderr (events/s, time left); the default when stderr is a terminal',
@@ -34,6 +41,9 @@ const cli = {
 const values = parseCli(cli);
 if (!values.workspace === !values.bundle) usageError(cli, 'give --workspace or --bundle (one of them)');
 if (values.previous && !values.bundle) usageError(cli, '--previous goes with --bundle');
+if (values.workers !== undefined && (!values.workspace || !/^[1-9][0-9]{0,2}$/.test(values.workers))) {
+  usageError(cli, '--workers goes with --workspace and takes a whole number from 1 to 999');
+}
 
 /** The report as GET /ledger/verify serves it (same fields), with what was checked; and a line to read. */
 function print(context: Record<string, unknown>, report: VerifyReport | BundleReport): number {
@@ -81,10 +91,11 @@ if (values.bundle) {
   process.exit(print({ bundle: values.bundle }, report));
 }
 
-await withRuntime(async ({ db }) => {
-  const workspace = await findWorkspace(db, values.workspace!);
+await withRuntime(async (runtime) => {
+  const workspace = await findWorkspace(runtime.db, values.workspace!);
   const started = performance.now();
-  const report = await verifyWorkspace(db, workspace.id, {
+  const report = await verifyWorkspaceParallel(runtime, workspace.id, {
+    workers: values.workers === undefined ? undefined : Number(values.workers),
     onProgress: values.progress || process.stderr.isTTY ? progressLine(started, Boolean(process.stderr.isTTY)) : undefined,
   });
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));

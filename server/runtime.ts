@@ -22,6 +22,8 @@ interface InstanceSecrets {
 export interface Runtime {
   db: Database;
   engine: Engine;
+  /** PostgreSQL only: a COPY's rows as they arrive (DatabaseHandle.copyOut; ledger:verify reads with it). */
+  copyOut?: DatabaseHandle['copyOut'];
   env: Env;
   secrets: InstanceSecrets;
   /** Wakes open event-stream leases when a workspace's ledger moves. */
@@ -60,6 +62,7 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
     return {
       db: handle.db,
       engine: handle.engine,
+      copyOut: handle.copyOut,
       env,
       secrets,
       wakeups,

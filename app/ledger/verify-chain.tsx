@@ -5,7 +5,8 @@
  * it has come, then the outcome: every event intact up to the head, or the first broken link.
  */
 import { useState } from 'react';
-import type { VerifyProgress, VerifyReport } from '@/server/ledger/verify';
+import type { VerifyReport } from '@/server/ledger/chain';
+import type { VerifyProgress } from '@/server/ledger/verify';
 import { Messages } from '../_components/messages';
 import { eventLink } from '../_lib/format';
 import { trpc } from '../_lib/trpc-client';

@@ -1,6 +1,7 @@
 /** The whole schema, one file per aggregate. drizzle-kit reads this file to generate migrations. */
 export * from './workspaces';
 export * from './api-keys';
+export * from './genesis';
 export * from './ledger';
 export * from './idempotency';
 export * from './work';

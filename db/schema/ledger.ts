@@ -5,9 +5,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import { GENESIS_HASH } from './genesis';
 import { workspaces } from './workspaces';
-
-export const GENESIS_HASH = `sha256:${'0'.repeat(64)}`;
 
 export const ledgerHeads = pgTable('ledger_heads', {
   workspaceId: uuid('workspace_id')

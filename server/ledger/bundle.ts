@@ -15,7 +15,7 @@ import type { Executor } from '@/db';
 import { GENESIS_HASH } from '@/db/schema';
 import type { LedgerEvent } from './canonical';
 import { readEvents, readHead } from './read';
-import { ChainVerifier, type ChainBreak, type VerifyReport } from './verify';
+import { ChainVerifier, type ChainBreak, type VerifyReport } from './chain';
 
 export const BUNDLE_FORMAT = 'aws-ledger-bundle/1';
 

@@ -4,6 +4,7 @@ import type { Executor } from '@/db';
 import { compiled } from '@/db/compiled';
 import { ledgerEvents, ledgerHeads } from '@/db/schema';
 import type { LedgerEvent } from './canonical';
+import type { EventTextRow } from './event-rows';
 
 type EventRow = typeof ledgerEvents.$inferSelect;
 
@@ -91,11 +92,7 @@ export async function readHead(db: Executor, workspaceId: string): Promise<{ seq
  * 100 events parsing and re-serialising the payloads was most of the request's time.
  */
 export async function readEventsJson(db: Executor, workspaceId: string, opts: ReadOptions): Promise<{ sequence: number; json: string }[]> {
-  const values = { workspaceId, after: opts.after, limit: opts.limit };
-  const rows =
-    opts.types && opts.types.length > 0
-      ? await pageOfTypesStatement(db, { ...values, types: opts.types.join(',') })
-      : await pageStatement(db, values);
+  const rows = await readEventRows(db, workspaceId, opts);
   return rows.map((r) => ({
     sequence: Number(r.sequence),
     json:
@@ -111,27 +108,12 @@ export async function readEventsJson(db: Executor, workspaceId: string, opts: Re
   }));
 }
 
-interface EventTextRow {
-  id: string;
-  workspace_id: string;
-  sequence: number | string;
-  owner_id: string;
-  aggregate_type: string;
-  aggregate_id: string;
-  aggregate_version: number;
-  event_type: string;
-  schema_version: number;
-  actor_type: string;
-  actor_id: string;
-  payload: string;
-  payload_digest: string;
-  occurred_at: string;
-  idempotency_key: string | null;
-  causation_id: string;
-  correlation_id: string;
-  context_manifest_digest: string;
-  previous_hash: string;
-  event_hash: string;
+/** A page of events as text rows (event-rows.ts): what verification's worker threads read on PGlite. */
+export function readEventRows(db: Executor, workspaceId: string, opts: ReadOptions): Promise<EventTextRow[]> {
+  const values = { workspaceId, after: opts.after, limit: opts.limit };
+  return opts.types && opts.types.length > 0
+    ? pageOfTypesStatement(db, { ...values, types: opts.types.join(',') })
+    : pageStatement(db, values);
 }
 
 const textColumns = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sealedChain as chain } from '@/test/support/chain';
 import { eventHashOf, type LedgerEvent } from './canonical';
-import { ChainVerifier } from './verify';
+import { ChainVerifier } from './chain';
 
 function verify(events: LedgerEvent[], head?: { sequence: number; headHash: string }) {
   const v = new ChainVerifier();

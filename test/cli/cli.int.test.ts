@@ -370,6 +370,19 @@ describe('npm run ledger:verify', () => {
     expect(quiet.stderr).not.toContain('verified');
   });
 
+  it('takes the number of worker threads with --workers, and refuses one that is not a whole number from 1', async () => {
+    const one = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', '1');
+    const three = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', '3');
+    expect([one.code, three.code], one.stderr + three.stderr).toEqual([0, 0]);
+    const report = (out: string) => ({ ...JSON.parse(out.slice(0, out.lastIndexOf('\nOK:'))), seconds: undefined });
+    expect(report(three.stdout)).toEqual(report(one.stdout));
+    for (const bad of ['0', '-1', 'two', '1.5']) {
+      const refused = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', bad);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('--workers');
+    }
+  });
+
   it('exits 0 on an intact chain and 3 naming the sequence of a tampered event, reporting what GET /ledger/verify reports', async () => {
     const ok = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(ok.code, ok.stderr).toBe(0);

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { readEventsNewestFirst } from '@/server/ledger/read';
-import { GENESIS, verifyStep, verifyWorkspace } from '@/server/ledger/verify';
+import { GENESIS } from '@/server/ledger/chain';
+import { verifyStep, verifyWorkspace } from '@/server/ledger/verify';
 import { actorIn, apiKeyProcedure, humanProcedure, router } from '../trpc';
 import { apiMeta, EVENT_TYPE_PATTERN_SOURCE, id } from '../schemas';
 

@@ -1,0 +1,94 @@
+/**
+ * The chain verifier: every payloadDigest and eventHash recomputed from the event's own fields,
+ * every previousHash checked against the event before it, sequences 1, 2, 3 … without gaps, and
+ * the head. Pure: it is fed from the database (verify.ts), by worker threads over batches
+ * (verify-parallel.ts), from exported bundles (bundle.ts) and from live streams.
+ */
+import { GENESIS_HASH } from '@/db/schema/genesis';
+import { canonicalJson, eventCanonicalText, sha256Hex, type LedgerEvent } from './canonical';
+
+type BreakReason = 'sequence_gap' | 'payload_digest_mismatch' | 'event_hash_mismatch' | 'previous_hash_mismatch' | 'head_mismatch';
+
+export interface ChainBreak {
+  sequence: number;
+  eventId: string | null;
+  reason: BreakReason;
+  expected: string;
+  actual: string;
+}
+
+/** A place on a chain: an event's sequence and eventHash (sequence 0 and the genesis hash before the first). */
+export interface ChainPosition {
+  sequence: number;
+  hash: string;
+}
+
+/**
+ * What a verification found, in the same words wherever it is shown: GET /ledger/verify serves it,
+ * and npm run ledger:verify prints it (for a workspace or a bundle).
+ */
+export interface VerifyReport {
+  ok: boolean;
+  checkedEvents: number;
+  /** The last event of the intact part of the chain. */
+  lastVerified: ChainPosition;
+  /** The head as recorded (ledger_heads, or the bundle's); the genesis position when there is none. */
+  head: ChainPosition;
+  firstBreak: ChainBreak | null;
+}
+
+export const GENESIS: ChainPosition = { sequence: 0, hash: GENESIS_HASH };
+
+export class ChainVerifier {
+  private checked = 0;
+  private lastSequence: number;
+  private lastHash: string;
+  private broken: ChainBreak | null = null;
+
+  /** Starts after `from` (sequence 0 and the genesis hash for a whole chain). */
+  constructor(from: { sequence: number; hash: string } = { sequence: 0, hash: GENESIS_HASH }) {
+    this.lastSequence = from.sequence;
+    this.lastHash = from.hash;
+  }
+
+  /** Checks the next event; returns false (and stops checking) at the first break. */
+  push(event: LedgerEvent): boolean {
+    if (this.broken) return false;
+    const fail = (reason: BreakReason, expected: string, actual: string) => {
+      this.broken = { sequence: event.sequence, eventId: event.id, reason, expected, actual };
+      return false;
+    };
+    if (event.sequence !== this.lastSequence + 1) return fail('sequence_gap', String(this.lastSequence + 1), String(event.sequence));
+    // The payload is serialised once: for its digest, and inside the event's own canonical form.
+    const payloadText = canonicalJson(event.payload);
+    const payloadDigest = `sha256:${sha256Hex(payloadText)}`;
+    if (payloadDigest !== event.payloadDigest) return fail('payload_digest_mismatch', payloadDigest, event.payloadDigest);
+    if (event.previousHash !== this.lastHash) return fail('previous_hash_mismatch', this.lastHash, event.previousHash);
+    const eventHash = `sha256:${sha256Hex(eventCanonicalText(event, payloadText))}`;
+    if (eventHash !== event.eventHash) return fail('event_hash_mismatch', eventHash, event.eventHash);
+    this.checked++;
+    this.lastSequence = event.sequence;
+    this.lastHash = event.eventHash;
+    return true;
+  }
+
+  /** Compares the recorded head (when given) with where the chain ended. */
+  finish(head?: { sequence: number; headHash: string }): VerifyReport {
+    if (!this.broken && head && (head.sequence !== this.lastSequence || head.headHash !== this.lastHash)) {
+      this.broken = {
+        sequence: head.sequence,
+        eventId: null,
+        reason: 'head_mismatch',
+        expected: `${this.lastSequence} ${this.lastHash}`,
+        actual: `${head.sequence} ${head.headHash}`,
+      };
+    }
+    return {
+      ok: this.broken === null,
+      checkedEvents: this.checked,
+      lastVerified: { sequence: this.lastSequence, hash: this.lastHash },
+      head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS,
+      firstBreak: this.broken,
+    };
+  }
+}

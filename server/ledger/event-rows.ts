@@ -1,0 +1,107 @@
+/**
+ * Ledger events as text rows: every column as PostgreSQL writes it (the payload as jsonb's text
+ * form), from a page query (read.ts) or from `COPY … TO STDOUT` in COPY's text format, and turned
+ * into LedgerEvent objects where they are hashed (verification's worker threads).
+ */
+import type { LedgerEvent } from './canonical';
+
+export interface EventTextRow {
+  id: string;
+  workspace_id: string;
+  sequence: number | string;
+  owner_id: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  aggregate_version: number | string;
+  event_type: string;
+  schema_version: number | string;
+  actor_type: string;
+  actor_id: string;
+  payload: string;
+  payload_digest: string;
+  occurred_at: string;
+  idempotency_key: string | null;
+  causation_id: string;
+  correlation_id: string;
+  context_manifest_digest: string;
+  previous_hash: string;
+  event_hash: string;
+}
+
+/** The columns of ledger_events in EventTextRow order: what a COPY of event rows selects. */
+export const EVENT_TEXT_COLUMNS = [
+  'id',
+  'workspace_id',
+  'sequence',
+  'owner_id',
+  'aggregate_type',
+  'aggregate_id',
+  'aggregate_version',
+  'event_type',
+  'schema_version',
+  'actor_type',
+  'actor_id',
+  'payload',
+  'payload_digest',
+  'occurred_at',
+  'idempotency_key',
+  'causation_id',
+  'correlation_id',
+  'context_manifest_digest',
+  'previous_hash',
+  'event_hash',
+] as const satisfies readonly (keyof EventTextRow)[];
+
+export function ledgerEventOfRow(r: EventTextRow): LedgerEvent {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    sequence: Number(r.sequence),
+    ownerId: r.owner_id,
+    aggregateType: r.aggregate_type,
+    aggregateId: r.aggregate_id,
+    aggregateVersion: Number(r.aggregate_version),
+    eventType: r.event_type,
+    schemaVersion: Number(r.schema_version),
+    actorType: r.actor_type as LedgerEvent['actorType'],
+    actorId: r.actor_id,
+    payload: JSON.parse(r.payload) as Record<string, unknown>,
+    payloadDigest: r.payload_digest,
+    occurredAtCanonical: r.occurred_at,
+    idempotencyKey: r.idempotency_key,
+    causationId: r.causation_id,
+    correlationId: r.correlation_id,
+    contextManifestDigest: r.context_manifest_digest,
+    previousHash: r.previous_hash,
+    eventHash: r.event_hash,
+  };
+}
+
+// COPY's text format: a row per line, columns separated by tabs, \N for NULL, and a backslash
+// before a backslash and before the control characters \b \f \n \r \t \v (all that PostgreSQL
+// escapes on output; octal and hex escapes exist only on input).
+const ESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+function copyField(text: string): string | null {
+  if (text === '\\N') return null;
+  if (!text.includes('\\')) return text;
+  return text.replace(/\\(.)/g, (_, code: string) => ESCAPED[code] ?? code);
+}
+
+/** The rows of COPY's text output (whole lines, each ending in a newline) of EVENT_TEXT_COLUMNS. */
+export function eventRowsOfCopyText(text: string): EventTextRow[] {
+  const rows: EventTextRow[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const fields = text.slice(start, end).split('\t');
+    if (fields.length !== EVENT_TEXT_COLUMNS.length)
+      throw new Error(`a COPY row has ${fields.length} columns, not ${EVENT_TEXT_COLUMNS.length}`);
+    const row = {} as Record<string, string | null>;
+    for (let i = 0; i < fields.length; i++) row[EVENT_TEXT_COLUMNS[i]!] = copyField(fields[i]!);
+    rows.push(row as unknown as EventTextRow);
+    start = end + 1;
+  }
+  return rows;
+}

@@ -1,0 +1,99 @@
+/**
+ * Verifying a chain in batches (verify-parallel.ts): what a worker thread does with a batch of
+ * events (parse it, run ChainVerifier over it), and ChainJoin, which puts the batches' results
+ * back together in order. Pure, and apart from the pool, so that a worker loads only this, the
+ * chain verifier and the canonical forms (no database code).
+ */
+import type { LedgerEvent } from './canonical';
+import { ChainVerifier, GENESIS, type VerifyReport } from './chain';
+import { eventRowsOfCopyText, ledgerEventOfRow, type EventTextRow } from './event-rows';
+
+/** A batch for a worker: COPY text (whole lines, the first `length` bytes of `copy`) or text rows. */
+export type Batch = { copy: ArrayBuffer; length: number } | { rows: EventTextRow[] };
+
+/** What a worker found in one batch, taken on trust of the batch's first link (ChainJoin checks it). */
+export interface BatchResult {
+  count: number;
+  first: { sequence: number; id: string; previousHash: string } | null;
+  report: VerifyReport;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** The events of a batch, in order. */
+export function eventsOfBatch(batch: Batch): LedgerEvent[] {
+  const rows = 'copy' in batch ? eventRowsOfCopyText(decoder.decode(new Uint8Array(batch.copy, 0, batch.length))) : batch.rows;
+  return rows.map(ledgerEventOfRow);
+}
+
+/**
+ * Runs ChainVerifier over a batch as if the chain before it ended where its first event says
+ * (its sequence − 1 and its previousHash): every digest is computed and every link after the
+ * first is checked. What a worker thread does.
+ */
+export function verifyBatch(events: readonly LedgerEvent[]): BatchResult {
+  const head = events[0];
+  if (!head) return { count: 0, first: null, report: new ChainVerifier().finish() };
+  const verifier = new ChainVerifier({ sequence: head.sequence - 1, hash: head.previousHash });
+  for (const event of events) if (!verifier.push(event)) break;
+  return {
+    count: events.length,
+    first: { sequence: head.sequence, id: head.id, previousHash: head.previousHash },
+    report: verifier.finish(),
+  };
+}
+
+/**
+ * Batches' results joined in chain order into what one ChainVerifier would report: a batch's first
+ * event is checked against the batch before it in ChainVerifier's order (sequence, then the
+ * payload digest the worker checked, then the link, then the event hash).
+ */
+export class ChainJoin {
+  private checked = 0;
+  private last = GENESIS;
+  private broken: VerifyReport['firstBreak'] = null;
+
+  /** Adds the next batch's result; false (and nothing more is taken) once the chain is broken. */
+  push(batch: BatchResult): boolean {
+    if (this.broken) return false;
+    const { first, report } = batch;
+    if (!first) return true;
+    const breakAtFirst = report.firstBreak?.sequence === first.sequence && report.checkedEvents === 0 ? report.firstBreak : null;
+    if (first.sequence !== this.last.sequence + 1) {
+      this.broken = {
+        sequence: first.sequence,
+        eventId: first.id,
+        reason: 'sequence_gap',
+        expected: String(this.last.sequence + 1),
+        actual: String(first.sequence),
+      };
+    } else if (breakAtFirst?.reason === 'payload_digest_mismatch') {
+      this.broken = breakAtFirst;
+    } else if (first.previousHash !== this.last.hash) {
+      this.broken = {
+        sequence: first.sequence,
+        eventId: first.id,
+        reason: 'previous_hash_mismatch',
+        expected: this.last.hash,
+        actual: first.previousHash,
+      };
+    } else {
+      this.checked += report.checkedEvents;
+      if (report.checkedEvents > 0) this.last = report.lastVerified;
+      this.broken = report.firstBreak;
+    }
+    return this.broken === null;
+  }
+
+  /** The report, with the recorded head compared as ChainVerifier.finish does. */
+  finish(head?: { sequence: number; headHash: string }): VerifyReport {
+    const tail = new ChainVerifier(this.last).finish(this.broken ? undefined : head);
+    return {
+      ok: this.broken === null && tail.ok,
+      checkedEvents: this.checked,
+      lastVerified: this.last,
+      head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS,
+      firstBreak: this.broken ?? tail.firstBreak,
+    };
+  }
+}
