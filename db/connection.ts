@@ -48,7 +48,8 @@ export type CommitStatement = () => Promise<unknown>;
  * PostgreSQL; PGlite runs it just before). Statements left so run in the order they were left.
  * If one fails, the transaction rolls back and fails with its error. The ledger appends this way
  * (server/ledger/append.ts appendEventsAtCommit), so the lock its append takes is held for no
- * round trip to the application.
+ * round trip to the application. `send` must send at once, as a compiled statement or
+ * runStatement does: a Drizzle query builder sends a microtask later, after the COMMIT.
  */
 export function atCommit(tx: object, send: CommitStatement): void {
   const statements = (tx as { [AT_COMMIT]?: CommitStatement[] })[AT_COMMIT];

@@ -5,7 +5,8 @@
 import path from 'node:path';
 import type { Logger, SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { AT_COMMIT, RUN_STATEMENT, withRunStatement, type CommitStatement, type RunStatement } from './connection';
+import { AT_COMMIT, RUN_STATEMENT, runStatement, withRunStatement, type CommitStatement, type RunStatement } from './connection';
+import { groupedTransactions } from './group';
 
 /**
  * A Drizzle database on either engine. It is made without the schema: the schema only feeds
@@ -27,8 +28,16 @@ export type Database = Tx & {
    * Drizzle's: on PostgreSQL its BEGIN goes out with the first statement (beginPipelined), and the
    * transaction carries its connection's statement runner (db/connection.ts).
    */
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Tx) => Promise<T>, opts?: TransactionOptions): Promise<T>;
 };
+
+interface TransactionOptions {
+  /**
+   * Calls with the same group (a workspace id) that run at the same time in this process may share
+   * one transaction, each in a savepoint of its own (db/group.ts): one COMMIT and one lock for all.
+   */
+  group?: string;
+}
 /** Anything that can run a query: the database or a transaction in progress. */
 export type Executor = Database | Tx;
 
@@ -129,12 +138,13 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
     };
     const pool = preparing(client);
     const db = withRunStatement(drizzle({ client: pool, logger }) as unknown as Database, runOn(client));
-    db.transaction = (work) =>
+    const transaction = <T>(work: (tx: Tx) => Promise<T>) =>
       beginPipelined(client, (connection, atCommit) =>
         work(
           lazyTx(() => drizzle({ client: preparing(connection, client.options), logger }) as unknown as Tx, runOn(connection), atCommit),
         ),
       );
+    db.transaction = withGroups(transaction);
     return {
       db,
       engine: 'postgres',
@@ -237,7 +247,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
     };
   };
   const db = withRunStatement(drizzle({ client, logger }) as unknown as Database, runOn(client));
-  db.transaction = async (work) => {
+  db.transaction = withGroups(async <T>(work: (tx: Tx) => Promise<T>) => {
     // PGlite runs one transaction at a time; its transaction() holds the others back until this one ends.
     const result = await client.transaction(async (t) => {
       const atCommit: CommitStatement[] = [];
@@ -246,8 +256,8 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
       for (const send of atCommit) await send();
       return out;
     });
-    return result as Awaited<ReturnType<typeof work>>;
-  };
+    return result as T;
+  });
   return {
     db,
     engine: 'pglite',
@@ -263,6 +273,12 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
 }
 
 type PostgresSql = import('postgres').Sql;
+
+/** An engine's transaction, taking the `group` option (db/group.ts) too. */
+function withGroups(transaction: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>): Database['transaction'] {
+  const grouped = groupedTransactions<Tx>(transaction, (tx, text) => runStatement(tx)(text, []));
+  return (work, opts) => (opts?.group === undefined ? transaction(work) : grouped(opts.group, work));
+}
 
 /**
  * A transaction whose Drizzle database is built when it is first used. Building one (drizzle()

@@ -83,11 +83,15 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
   // swapped for their values once it has run.
   let sealing: ReturnType<typeof appendAtCommitOf>;
   if (!key || !replay) {
-    const body = await db.transaction(async (tx) => {
-      const done = await checked(tx);
-      sealing = appendAtCommitOf(tx);
-      return done;
-    });
+    const body = await db.transaction(
+      async (tx) => {
+        const done = await checked(tx);
+        sealing = appendAtCommitOf(tx);
+        return done;
+      },
+      // Writes to one workspace that arrive together share a transaction (db/group.ts).
+      { group: actor.workspaceId },
+    );
     if (sealing) fillValue(body, sealedValues(sealing.standIns, await sealing.values));
     ctx.runtime.wakeups.committed(actor.workspaceId);
     ctx.res.status = opts.status;
@@ -101,25 +105,29 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
   // service's first statements go together (db/index.ts sends BEGIN with what follows it), and
   // the stored response goes with COMMIT (behind the append, when the service left it for COMMIT).
   // The claim fails when the key is taken, and so does everything sent behind it: the transaction
+  // (or, when the write shares its transaction with others to the workspace, its savepoint: db/group.ts)
   // rolls back having changed nothing.
   let body: T;
   let text: string;
   try {
-    body = await db.transaction(async (tx) => {
-      const [claim, done] = await Promise.allSettled([
-        claimIdempotencyKey(tx, workspaceId, key, fingerprint, env.IDEMPOTENCY_TTL_HOURS),
-        checked(tx),
-      ]);
-      if (claim.status === 'rejected') throw claim.reason;
-      if (done.status === 'rejected') throw done.reason;
-      text = JSON.stringify(done.value);
-      sealing = appendAtCommitOf(tx);
-      // Left for COMMIT, so that it goes out with it (a failed store rolls the transaction back
-      // and fails it with the store's error).
-      if (sealing) storeSealedResponseAtCommit(tx, workspaceId, key, opts.status, text, sealing);
-      else atCommit(tx, () => storeIdempotentResponse(tx, workspaceId, key, opts.status, text));
-      return done.value;
-    });
+    body = await db.transaction(
+      async (tx) => {
+        const [claim, done] = await Promise.allSettled([
+          claimIdempotencyKey(tx, workspaceId, key, fingerprint, env.IDEMPOTENCY_TTL_HOURS),
+          checked(tx),
+        ]);
+        if (claim.status === 'rejected') throw claim.reason;
+        if (done.status === 'rejected') throw done.reason;
+        text = JSON.stringify(done.value);
+        sealing = appendAtCommitOf(tx);
+        // Left for COMMIT, so that it goes out with it (a failed store rolls the transaction back
+        // and fails it with the store's error).
+        if (sealing) storeSealedResponseAtCommit(tx, workspaceId, key, opts.status, text, sealing);
+        else atCommit(tx, () => storeIdempotentResponse(tx, workspaceId, key, opts.status, text));
+        return done.value;
+      },
+      { group: workspaceId },
+    );
   } catch (err) {
     if (!(err instanceof IdempotencyKeyTaken)) throw err;
     const previous = await storedResponse(db, workspaceId, key, fingerprint);

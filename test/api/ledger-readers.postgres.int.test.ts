@@ -385,6 +385,14 @@ describe('ledger readers while writers roll back and backends die', () => {
                (select 1 from ledger_events e where e.workspace_id = ${ws} and e.aggregate_id = t.id)) as orphans`,
     );
     expect(rows, summary).toEqual({ doomed_tasks: 0, doomed_receipts: 0, doomed_keys: 0, unanswered: 0, orphans: 0 });
+    // The writes ran grouped (db/group.ts): some transactions held several (rows written in one
+    // transaction share its xmin), so all of the above held for grouped appends too.
+    const [grouping] = await query<{ events: number; transactions: number }>(
+      app.runtime.db,
+      sql`select count(*)::int as events, count(distinct xmin::text)::int as transactions from ledger_events
+          where workspace_id = ${ws} and idempotency_key like ${`lr-${SEED}-%`}`,
+    );
+    expect(grouping!.transactions, summary).toBeLessThan(grouping!.events);
 
     // ---- what every reader saw: the whole committed ledger, once, in order ----
     const ledger = await query<{ sequence: number; id: string; hash: string }>(

@@ -58,6 +58,44 @@ describe('the ledger', () => {
     expect(report.body.data).toEqual({ ok: true, checkedEvents: setup + 32, lastVerified: last, head: last, firstBreak: null });
   });
 
+  it('concurrent writes to one workspace share transactions (db/group.ts); one refused among them leaves the others', async () => {
+    const ws = await app.createWorkspace();
+    const taken = await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'first' }, headers: { 'idempotency-key': 'taken' } });
+    expect(taken.status).toBe(201);
+    const before = (await allEvents(ws.apiKey)).length;
+    // Every sixth write reuses that key with another body: 422, inside the shared transaction.
+    const refused = (i: number) => i % 6 === 3;
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        app.request('POST', '/work', {
+          key: ws.apiKey,
+          body: { title: `w${i}` },
+          headers: refused(i) ? { 'idempotency-key': 'taken' } : {},
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(results.map((_, i) => (refused(i) ? 422 : 201)));
+    const events = await allEvents(ws.apiKey);
+    expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: before + 20 }, (_, i) => i + 1));
+    expect(
+      events
+        .filter((e) => e.sequence > before)
+        .map((e) => e.payload.task.title)
+        .sort(),
+    ).toEqual(results.flatMap((_, i) => (refused(i) ? [] : [`w${i}`])).sort());
+    expect((await app.request('GET', '/ledger/verify', { key: ws.apiKey })).body.data.ok).toBe(true);
+    // Rows written in one transaction carry one xmin: 20 writes in fewer transactions than 20. (On
+    // PGlite a request's statements before its transaction wait for the open one to end, so the
+    // next write only starts once the group has committed: no group has two members there.)
+    const [row] = await query<{ writes: number; transactions: number }>(
+      app.runtime.db,
+      sql`select count(*)::int as writes, count(distinct xmin::text)::int as transactions from ledger_events
+          where workspace_id = ${ws.workspaceId} and sequence > ${before}`,
+    );
+    expect(row!.writes).toBe(20);
+    if (testEngine() === 'postgres') expect(row!.transactions).toBeLessThan(20);
+  });
+
   it('the database refuses UPDATE, DELETE and TRUNCATE of ledger rows', async () => {
     for (const statement of [
       sql`update ledger_events set actor_id = 'x'`,

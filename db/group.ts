@@ -1,0 +1,166 @@
+/**
+ * Grouped transactions: concurrent writes to one workspace share one transaction, so they share
+ * one BEGIN, one COMMIT, one WAL flush, and one acquisition of the workspace's append lock
+ * (issue 20). PostgreSQL cannot group the commits of appends to one workspace by itself: each
+ * append holds the workspace's lock until its COMMIT's flush is done, so the next one waits for
+ * it.
+ *
+ * How: `db.transaction(work, { group: workspaceId })` joins the group of that key that is open in
+ * this process, or opens one. The members run one after the other on the group's transaction
+ * (one connection runs one statement stream), each but the first behind a SAVEPOINT, sent with its
+ * first statement (no round trip of its own). A member that fails is rolled back to its savepoint
+ * and only it fails: the others' work stands. The first member has no savepoint (most groups have
+ * one member, and then the transaction is the same as an ungrouped one); if it fails, the
+ * transaction is rolled back and the members waiting behind it start a new group (none of them
+ * had run). When the last member is done and no other is waiting, the group commits, with the
+ * statements its members left for COMMIT (db/connection.ts atCommit), in member order: the ledger
+ * appends take their sequences in that order. Every member is answered after COMMIT: its result,
+ * its own error, or, when COMMIT fails, the transaction's error (nothing of the group was written).
+ *
+ * A group takes at most MAX_MEMBERS members: each savepoint is a subtransaction, and a backend
+ * keeps 64 subtransaction ids in shared memory; past that every snapshot taken anywhere has to
+ * read pg_subtrans.
+ */
+import { AT_COMMIT, type CommitStatement } from './connection';
+
+/** At most this many members share a transaction (under PostgreSQL's 64 cached subtransactions). */
+export const MAX_MEMBERS = 32;
+
+type Work<Tx> = (tx: Tx) => Promise<unknown>;
+
+interface Member<Tx> {
+  work: Work<Tx>;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
+}
+
+interface Group<Tx> {
+  members: Member<Tx>[];
+  /** Set when the group takes no more members (about to commit, or done). */
+  closed: boolean;
+}
+
+/** The runner `db.transaction` uses for grouped calls, over the engine's own (ungrouped) transaction. */
+export function groupedTransactions<Tx extends object>(
+  transaction: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>,
+  run: (tx: Tx, text: string) => Promise<unknown>,
+): <T>(key: string, work: (tx: Tx) => Promise<T>) => Promise<T> {
+  const open = new Map<string, Group<Tx>>();
+
+  const close = (key: string, group: Group<Tx>) => {
+    group.closed = true;
+    if (open.get(key) === group) open.delete(key);
+  };
+
+  async function runGroup(key: string, group: Group<Tx>): Promise<void> {
+    const { members } = group;
+    // Who failed the transaction on their own: the first member in its work (there is no
+    // savepoint to go back to), or a member whose statement left for COMMIT failed (the
+    // statements after it in that flight fail with it).
+    let culprit: Member<Tx> | undefined;
+    try {
+      await transaction(async (tx) => {
+        const left = (tx as { [AT_COMMIT]: CommitStatement[] })[AT_COMMIT];
+        // Members may join while earlier ones run: the loop reads the length each time round.
+        for (let i = 0; i < members.length; i++) {
+          const member = members[i]!;
+          const own: CommitStatement[] = [];
+          let savepoint: Promise<unknown> | undefined;
+          if (i > 0) {
+            savepoint = run(tx, 'savepoint member');
+            savepoint.catch(() => undefined);
+          }
+          try {
+            const value = await member.work(memberView(tx, own));
+            await savepoint;
+            for (const send of own) left.push(blaming(member, send));
+            member.outcome = { ok: true, value };
+          } catch (error) {
+            member.outcome = { ok: false, error };
+            if (i === 0) {
+              culprit = member;
+              throw error;
+            }
+            // Its own changes only (the most recent savepoint of that name is its own); a failure
+            // here (the connection lost) fails the whole group below.
+            await run(tx, 'rollback to savepoint member');
+          }
+        }
+        close(key, group);
+      });
+    } catch (err) {
+      close(key, group);
+      if (culprit) {
+        // The transaction was rolled back because of one member: it alone is answered with its
+        // error. The members that succeeded, or had not run yet, run again in a new group (none
+        // of their work was written); those that had failed on their own are answered so.
+        culprit.reject(culprit.outcome?.ok === false ? culprit.outcome.error : err);
+        const again: Member<Tx>[] = [];
+        for (const m of members) {
+          if (m === culprit) continue;
+          if (m.outcome && !m.outcome.ok) m.reject(m.outcome.error);
+          else again.push({ ...m, outcome: undefined });
+        }
+        if (again.length > 0) void runGroup(key, openGroup(key, again));
+        return;
+      }
+      // The transaction failed as a whole (the connection, COMMIT itself): nothing was written.
+      for (const m of members) m.reject(m.outcome && !m.outcome.ok ? m.outcome.error : err);
+      return;
+    }
+    for (const m of members) {
+      if (m.outcome?.ok) m.resolve(m.outcome.value);
+      else m.reject(m.outcome?.error);
+    }
+
+    /** `send`, which blames `member` if its statement is the first to fail on its own account. */
+    function blaming(member: Member<Tx>, send: CommitStatement): CommitStatement {
+      return () => {
+        const sent = send();
+        sent.catch((err: unknown) => {
+          if (culprit === undefined && isOwnFailure(err)) {
+            culprit = member;
+            member.outcome = { ok: false, error: err };
+          }
+        });
+        return sent;
+      };
+    }
+  }
+
+  const openGroup = (key: string, members: Member<Tx>[]): Group<Tx> => {
+    const group: Group<Tx> = { members, closed: false };
+    open.set(key, group);
+    return group;
+  };
+
+  return <T>(key: string, work: (tx: Tx) => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      const member: Member<Tx> = { work, resolve: resolve as (value: unknown) => void, reject };
+      const joined = open.get(key);
+      if (joined && !joined.closed && joined.members.length < MAX_MEMBERS) joined.members.push(member);
+      else void runGroup(key, openGroup(key, [member]));
+    });
+}
+
+/**
+ * Whether a statement failed because of what it did (a constraint, a trigger's exception, a check
+ * of ours): an error with a SQLSTATE outside the classes that say the database or the transaction
+ * could not go on (08 connection, 25P02 already aborted, 40 rollback, 53 resources, 55P03 lock
+ * timeout, 57 operator intervention).
+ */
+function isOwnFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|25P02|40|53|55P03|57)/.test(code);
+}
+
+/**
+ * The group's transaction as one member sees it: the same connection and statements, and its own
+ * list of statements left for COMMIT, taken into the group's only if the member succeeds.
+ */
+function memberView<Tx extends object>(tx: Tx, own: CommitStatement[]): Tx {
+  return new Proxy(tx, {
+    get: (target, prop) => (prop === AT_COMMIT ? own : Reflect.get(target, prop)),
+  });
+}
