@@ -8,7 +8,7 @@
  * - `measureChainVerify` times the service's chain verifier (CPU only, one core).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
@@ -430,27 +430,26 @@ export async function measureChainVerify(
 }
 
 /**
- * `npm run ledger:verify -- --workspace <id>` as a user runs it, on the whole ledger: a process of
- * its own (node with tsx's loader, as npm's script runs it), its wall-clock events a second (the
- * reads included: the figure a user waits for) and its peak resident memory, polled from /proc
- * (VmHWM is the high-water mark, so the last reading before exit holds it within 100 ms).
+ * One of the service's command-line tools (scripts/<script>) as a user runs it: a process of its
+ * own (node scripts/tool.mjs <name>, as npm's script runs it), its wall-clock seconds and its peak
+ * resident memory, polled from /proc (VmHWM is the high-water mark, so the last reading before
+ * exit holds it within 100 ms).
  */
-export async function measureVerifyCli(
+async function runTool(
   db: BenchDb,
-  workspace: BenchWorkspace,
-  workers: number,
-): Promise<{ workers: number; eventsPerSecond: number; events: number; peakRssMiB: number }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join('scripts', 'ledger-verify.ts'), '--workspace', workspace.workspaceId, '--workers', String(workers)],
-    {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  script: string,
+  args: string[],
+): Promise<{ stdout: string; stderr: string; seconds: number; peakRssMiB: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [path.join('scripts', 'tool.mjs'), path.basename(script, '.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
+  let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   let peakKb = 0;
   const poll = setInterval(() => {
     try {
@@ -462,7 +461,47 @@ export async function measureVerifyCli(
   }, 100);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(poll);
-  if (code !== 0) throw new Error(`ledger:verify exited ${code}: ${stdout.slice(-500)}`);
-  const report = JSON.parse(stdout.slice(0, stdout.lastIndexOf('\nOK:'))) as { checkedEvents: number; seconds: number };
-  return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: peakKb / 1024 };
+  if (code !== 0) throw new Error(`${script} ${args.join(' ')} exited ${code}: ${stdout.slice(-500)} ${stderr.slice(-500)}`);
+  return { stdout, stderr, seconds: (performance.now() - started) / 1000, peakRssMiB: peakKb / 1024 };
+}
+
+/** A ledger:verify report's count and the seconds it says verification took. */
+function verifyFigures(stdout: string): { checkedEvents: number; seconds: number } {
+  return JSON.parse(stdout.slice(0, stdout.lastIndexOf('\nOK:'))) as { checkedEvents: number; seconds: number };
+}
+
+/**
+ * `npm run ledger:verify -- --workspace <id>` on the whole ledger: its events a second (the
+ * reads included: the figure a user waits for) and its peak resident memory.
+ */
+export async function measureVerifyCli(
+  db: BenchDb,
+  workspace: BenchWorkspace,
+  workers: number,
+): Promise<{ workers: number; eventsPerSecond: number; events: number; peakRssMiB: number }> {
+  const run = await runTool(db, 'ledger-verify.ts', ['--workspace', workspace.workspaceId, '--workers', String(workers)]);
+  const report = verifyFigures(run.stdout);
+  return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: run.peakRssMiB };
+}
+
+/** `npm run ledger:export` of the whole ledger to `file`: events a second (process start included), peak RSS, file size. */
+export async function measureExportCli(
+  db: BenchDb,
+  workspace: BenchWorkspace,
+  file: string,
+): Promise<{ eventsPerSecond: number; peakRssMiB: number; fileMiB: number }> {
+  const run = await runTool(db, 'ledger-export.ts', ['--workspace', workspace.workspaceId, '--out', file]);
+  const events = Number(/^Wrote (\d+) events/m.exec(run.stderr)?.[1]);
+  return { eventsPerSecond: events / run.seconds, peakRssMiB: run.peakRssMiB, fileMiB: statSync(file).size / 1024 / 1024 };
+}
+
+/** `npm run ledger:verify -- --bundle <file>`: events a second (as the report says) and peak RSS. */
+export async function measureBundleVerifyCli(
+  db: BenchDb,
+  file: string,
+  workers: number,
+): Promise<{ workers: number; eventsPerSecond: number; events: number; peakRssMiB: number }> {
+  const run = await runTool(db, 'ledger-verify.ts', ['--bundle', file, '--workers', String(workers)]);
+  const report = verifyFigures(run.stdout);
+  return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: run.peakRssMiB };
 }

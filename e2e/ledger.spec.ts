@@ -37,7 +37,7 @@ test('/ledger shows events newest first, verifies the chain, and its bundle pass
     expect(bundle).toMatchObject({ format: 'aws-ledger-bundle/1', workspaceId: fixture().workspaceId, head: { sequence: head } });
     expect(bundle.events).toHaveLength(head);
     // Checked offline, by the command line tool, as a process.
-    const verified = spawnSync(path.join(root, 'node_modules', '.bin', 'tsx'), ['scripts/ledger-verify.ts', '--bundle', file], {
+    const verified = spawnSync(process.execPath, ['scripts/tool.mjs', 'ledger-verify', '--bundle', file], {
       cwd: root,
       encoding: 'utf8',
       env: { ...process.env, LOG_LEVEL: 'silent' },

@@ -5,8 +5,11 @@
  * bundle starts right after that head unless --from says otherwise). JSON to --out, or to stdout.
  * Anyone can check it with no database: npm run ledger:verify -- --bundle <file> [--previous <file>].
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { bundleText, exportBundle, ledgerBundleSchema } from '@/server/ledger/bundle';
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { bundleFrame, bundleText, eventPages, type BundleHead } from '@/server/ledger/bundle';
+import { readBundleFrame } from '@/server/ledger/bundle-file';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 
 const cli = {
@@ -23,30 +26,30 @@ const cli = {
 const values = parseCli(cli);
 if (values.from !== undefined && !/^[1-9]\d*$/.test(values.from)) usageError(cli, '--from takes a sequence number (1 or more)');
 
-let previous: { sequence: number; headHash: string } | null = null;
+let previous: BundleHead | null = null;
 if (values.previous) {
-  let earlier: unknown;
+  // Only its head is needed: its events are not read into memory (the bundle may be long).
+  let earlier: Awaited<ReturnType<typeof readBundleFrame>>;
   try {
-    earlier = JSON.parse(readFileSync(values.previous, 'utf8'));
+    earlier = await readBundleFrame(values.previous);
   } catch (err) {
     fail(`Cannot read ${values.previous}: ${(err as Error).message}`);
   }
-  const parsed = ledgerBundleSchema.safeParse(earlier);
-  if (!parsed.success) fail(`${values.previous} is not a ledger bundle.`);
-  previous = parsed.data.head;
+  if (earlier.problem) fail(`${values.previous} is not a ledger bundle (${earlier.problem}).`);
+  previous = earlier.frame.head;
 }
 
 await withRuntime(async ({ db }) => {
   const workspace = await findWorkspace(db, values.workspace!);
   // --from N starts the bundle at event N; after an earlier export, right after its head.
   const after = values.from !== undefined ? Number(values.from) - 1 : (previous?.sequence ?? 0);
-  const bundle = await exportBundle(db, workspace.id, { after, previous });
-  const text = bundleText(bundle);
+  const frame = await bundleFrame(db, workspace.id, { after, previous });
+  // Written as it is read, a page of events at a time: memory stays flat however long the ledger.
+  const text = Readable.from(bundleText(frame, eventPages(db, frame)), { highWaterMark: 1 });
   if (values.out) {
-    writeFileSync(values.out, text);
-    console.error(
-      `Wrote ${bundle.events.length} events (${bundle.from.sequence + 1}–${bundle.head.sequence}) of ${workspace.name} to ${values.out}`,
-    );
-  } else process.stdout.write(text);
+    await pipeline(text, createWriteStream(values.out));
+    const count = frame.head.sequence - frame.from.sequence;
+    console.error(`Wrote ${count} events (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}`);
+  } else await pipeline(text, process.stdout, { end: false });
   return 0;
 });

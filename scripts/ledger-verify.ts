@@ -9,8 +9,8 @@
  * On a terminal (or with --progress) a workspace's verification shows its progress on stderr:
  * events verified of the head's count, events a second, and the time left.
  */
-import { readFileSync } from 'node:fs';
-import { verifyBundle, type BundleReport } from '@/server/ledger/bundle';
+import type { BundleReport } from '@/server/ledger/bundle';
+import { verifyBundleFile } from '@/server/ledger/bundle-file';
 import type { VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
@@ -29,11 +29,11 @@ const cli = {
     workers: {
       type: 'string',
       value: '<n>',
-      description: 'with --workspace: worker threads computing the digests (default: one per core)',
+      description: 'worker threads computing the digests (default: one per core)',
     },
     progress: {
       type: 'boolean',
-      description: 'with --workspace: show progress on stderr (events/s, time left); the default when stderr is a terminal',
+      description: 'show progress on stderr (events/s, time left); the default when stderr is a terminal',
     },
   },
   notes: [`Exit status ${BROKEN}: the chain or bundle does not verify (the report says where).`],
@@ -41,9 +41,11 @@ const cli = {
 const values = parseCli(cli);
 if (!values.workspace === !values.bundle) usageError(cli, 'give --workspace or --bundle (one of them)');
 if (values.previous && !values.bundle) usageError(cli, '--previous goes with --bundle');
-if (values.workers !== undefined && (!values.workspace || !/^[1-9][0-9]{0,2}$/.test(values.workers))) {
-  usageError(cli, '--workers goes with --workspace and takes a whole number from 1 to 999');
+if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
+  usageError(cli, '--workers takes a whole number from 1 to 999');
 }
+const workers = values.workers === undefined ? undefined : Number(values.workers);
+const showProgress = values.progress || process.stderr.isTTY;
 
 /** The report as GET /ledger/verify serves it (same fields), with what was checked; and a line to read. */
 function print(context: Record<string, unknown>, report: VerifyReport | BundleReport): number {
@@ -80,23 +82,28 @@ function progressLine(started: number, terminal: boolean): (checked: number, tot
 }
 
 if (values.bundle) {
-  const readJson = (file: string): unknown => {
-    try {
-      return JSON.parse(readFileSync(file, 'utf8'));
-    } catch (err) {
-      fail(`Cannot read ${file}: ${(err as Error).message}`);
-    }
-  };
-  const report = verifyBundle(readJson(values.bundle), values.previous ? readJson(values.previous) : undefined);
-  process.exit(print({ bundle: values.bundle }, report));
+  // Streamed, checked on every core, in flat memory however long the bundle (server/ledger/bundle-file.ts).
+  const started = performance.now();
+  let report: BundleReport;
+  try {
+    report = await verifyBundleFile(values.bundle, {
+      previous: values.previous,
+      workers,
+      onProgress: showProgress ? progressLine(started, Boolean(process.stderr.isTTY)) : undefined,
+    });
+  } catch (err) {
+    fail(`Cannot read ${(err as Error & { file?: string }).file ?? values.bundle}: ${(err as Error).message}`);
+  }
+  const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
+  process.exit(print({ bundle: values.bundle, seconds }, report));
 }
 
 await withRuntime(async (runtime) => {
   const workspace = await findWorkspace(runtime.db, values.workspace!);
   const started = performance.now();
   const report = await verifyWorkspaceParallel(runtime, workspace.id, {
-    workers: values.workers === undefined ? undefined : Number(values.workers),
-    onProgress: values.progress || process.stderr.isTTY ? progressLine(started, Boolean(process.stderr.isTTY)) : undefined,
+    workers,
+    onProgress: showProgress ? progressLine(started, Boolean(process.stderr.isTTY)) : undefined,
   });
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
   return print({ workspace: workspace.name, workspaceId: workspace.id, seconds }, report);

@@ -1,23 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GENESIS_HASH } from '@/db/schema';
-import { sealedChain } from '@/test/support/chain';
-import { BUNDLE_FORMAT, verifyBundle, type LedgerBundle } from './bundle';
+import { bundleOf, sealedChain } from '@/test/support/chain';
+import { verifyBundle } from './bundle';
 import { digestOf, eventHashOf, type LedgerEvent } from './canonical';
-
-/** A bundle of `events` (a sealed chain) from sequence `after` on, as exportBundle writes one. */
-function bundleOf(events: LedgerEvent[], after = 0, previous: LedgerBundle['previous'] = null): LedgerBundle {
-  const last = events[events.length - 1]!;
-  return {
-    format: BUNDLE_FORMAT,
-    workspaceId: last.workspaceId,
-    exportedAt: new Date(0).toISOString(),
-    from: after === 0 ? { sequence: 0, hash: GENESIS_HASH } : { sequence: after, hash: events[after - 1]!.eventHash },
-    events: events.slice(after),
-    head: { sequence: last.sequence, headHash: last.eventHash },
-    previous,
-  };
-}
 
 /** The events sealed again from the first one: digests, links and hashes recomputed, as a forger would. */
 function reseal(events: LedgerEvent[]): LedgerEvent[] {

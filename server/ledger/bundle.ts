@@ -10,68 +10,24 @@
  * chain: either as its `from`, or as one of its events. A later export that passes both cannot have
  * rewritten anything the earlier one showed, because every event's hash covers the one before it.
  */
-import { z } from 'zod';
 import type { Executor } from '@/db';
 import { GENESIS_HASH } from '@/db/schema';
-import type { LedgerEvent } from './canonical';
+import { BUNDLE_FORMAT, bundleProblem, type BundleFrame, type BundleHead, type LedgerBundle } from './bundle-shape';
 import { readEvents, readHead } from './read';
-import { ChainVerifier, type ChainBreak, type VerifyReport } from './chain';
+import { ChainVerifier, type ChainBreak, type ChainPosition, type VerifyReport } from './chain';
 
-export const BUNDLE_FORMAT = 'aws-ledger-bundle/1';
-
-const head = z.object({ sequence: z.number().int().nonnegative(), headHash: z.string() }).strict();
-const event = z
-  .object({
-    id: z.string(),
-    workspaceId: z.string(),
-    sequence: z.number().int().positive(),
-    ownerId: z.string(),
-    aggregateType: z.string(),
-    aggregateId: z.string(),
-    aggregateVersion: z.number().int(),
-    eventType: z.string(),
-    schemaVersion: z.number().int(),
-    actorType: z.string(),
-    actorId: z.string(),
-    // Passed through as parsed: a schema that rebuilt it could drop a "__proto__" key and change
-    // what is hashed.
-    payload: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'an object'),
-    payloadDigest: z.string(),
-    occurredAtCanonical: z.string(),
-    idempotencyKey: z.string().nullable(),
-    causationId: z.string(),
-    correlationId: z.string(),
-    contextManifestDigest: z.string(),
-    previousHash: z.string(),
-    eventHash: z.string(),
-  })
-  .strict();
-
-export const ledgerBundleSchema = z
-  .object({
-    format: z.literal(BUNDLE_FORMAT),
-    workspaceId: z.string(),
-    exportedAt: z.string(),
-    from: z.object({ sequence: z.number().int().nonnegative(), hash: z.string() }).strict(),
-    events: z.array(event),
-    head,
-    previous: head.nullable(),
-  })
-  .strict();
-
-export type LedgerBundle = z.infer<typeof ledgerBundleSchema>;
-type Head = z.infer<typeof head>;
+export type { BundleFrame, BundleHead, LedgerBundle } from './bundle-shape';
 
 /**
- * The bundle of `workspaceId`'s events after sequence `after` (0: the whole chain), up to the head
- * as read first. `previous` is the head of the export this one follows, recorded so the two can be
- * checked together later. Reads in pages of `pageSize`.
+ * Where the bundle of `workspaceId`'s events after sequence `after` (0: the whole chain) starts and
+ * ends: the head as read now, and the position before its first event. `previous` is the head of
+ * the export this one follows, recorded so the two can be checked together later.
  */
-export async function exportBundle(
+export async function bundleFrame(
   db: Executor,
   workspaceId: string,
-  opts: { after?: number; previous?: Head | null; pageSize?: number } = {},
-): Promise<LedgerBundle> {
+  opts: { after?: number; previous?: BundleHead | null } = {},
+): Promise<BundleFrame> {
   const at = (await readHead(db, workspaceId)) ?? { sequence: 0, headHash: GENESIS_HASH };
   const after = Math.min(opts.after ?? 0, at.sequence);
   let from = { sequence: 0, hash: GENESIS_HASH };
@@ -80,28 +36,48 @@ export async function exportBundle(
     if (!before || before.sequence !== after) throw new Error(`no event at sequence ${after} in workspace ${workspaceId}`);
     from = { sequence: after, hash: before.eventHash };
   }
-  const events: LedgerEvent[] = [];
-  const pageSize = opts.pageSize ?? 2000;
-  for (let last = after; last < at.sequence;) {
-    const page = await readEvents(db, workspaceId, { after: last, limit: Math.min(pageSize, at.sequence - last) });
-    if (page.length === 0) break;
-    events.push(...page);
-    last = page[page.length - 1]!.sequence;
-  }
   return {
     format: BUNDLE_FORMAT,
     workspaceId,
     exportedAt: new Date().toISOString(),
     from,
-    events,
     head: { sequence: at.sequence, headHash: at.headHash },
     previous: opts.previous ?? null,
   };
 }
 
-/** The bundle as a file: what npm run ledger:export writes and the web interface downloads. */
-export function bundleText(bundle: LedgerBundle): string {
-  return JSON.stringify(bundle, null, 2) + '\n';
+/**
+ * The frame's events as JSON text (as GET /events/stream serves them), in pages of `pageSize` up to
+ * its head: only a page is held at a time. (Parsed and written again: building the text from the
+ * ledger's text columns, as the events page does, made the export 1.5 × slower, most of it in the
+ * garbage collector.)
+ */
+export async function* eventPages(db: Executor, frame: BundleFrame, pageSize = 1000): AsyncGenerator<string[]> {
+  for (let last = frame.from.sequence; last < frame.head.sequence;) {
+    const page = await readEvents(db, frame.workspaceId, { after: last, limit: Math.min(pageSize, frame.head.sequence - last) });
+    if (page.length === 0) return;
+    yield page.map((e) => JSON.stringify(e));
+    last = page[page.length - 1]!.sequence;
+  }
+}
+
+/**
+ * The bundle's text, a piece at a time: what npm run ledger:export writes and the web interface
+ * downloads. The frame's members come first, then the events (`pages` of their JSON texts) one to
+ * a line: however long the ledger, only a page is held, and a reader can check the events as they
+ * come (bundle-file.ts).
+ */
+export async function* bundleText(frame: BundleFrame, pages: AsyncIterable<string[]> | Iterable<string[]>): AsyncGenerator<string> {
+  const { format, workspaceId, exportedAt, from, head, previous } = frame;
+  yield JSON.stringify({ format, workspaceId, exportedAt, from, head, previous }).slice(0, -1) + ',\n"events":[';
+  let first = true;
+  for await (const page of pages) {
+    if (page.length === 0) continue;
+    // Joined in one go (a flat string), not appended event by event (a rope of thousands of pieces).
+    yield (first ? '\n' : ',\n') + page.join(',\n');
+    first = false;
+  }
+  yield '\n]}\n';
 }
 
 type BundleBreakReason = ChainBreak['reason'] | 'not_a_bundle' | 'other_workspace' | 'does_not_extend';
@@ -113,31 +89,86 @@ export interface BundleReport extends Omit<VerifyReport, 'firstBreak'> {
 }
 
 /**
+ * What checking a bundle found, before it is judged against an earlier one: gathered from a bundle
+ * in memory (factsOfBundle) or from a file as it streams (bundle-file.ts), and judged by judgeBundle,
+ * so that both report the same.
+ */
+export interface BundleFacts {
+  /** Why it is not a bundle (the first problem), or null. */
+  problem: string | null;
+  /** Its members other than its events (meaningful when `problem` is null). */
+  frame: BundleFrame;
+  /** ChainVerifier's report over its events from `frame.from`, finished with `frame.head`. */
+  chain: VerifyReport;
+  /** The first event that belongs to another workspace than the bundle's. */
+  otherWorkspace: { sequence: number; workspaceId: string } | null;
+  /** The eventHash the bundle's chain has at `sequence`; undefined when the bundle does not cover it. */
+  hashAt(sequence: number): string | undefined;
+}
+
+/** The facts of a bundle in memory (parsed JSON of unknown shape). */
+function factsOfBundle(bundle: unknown): BundleFacts {
+  const problem = bundleProblem(bundle);
+  if (problem) return notABundle(problem);
+  const b = bundle as LedgerBundle;
+  const verifier = new ChainVerifier(b.from);
+  // Any string is hashed as it is: a bundle is judged by its hashes, not by what the service writes.
+  for (const e of b.events) if (!verifier.push(e)) break;
+  const other = b.events.find((e) => e.workspaceId !== b.workspaceId);
+  return {
+    problem: null,
+    frame: b,
+    chain: verifier.finish(b.head),
+    otherWorkspace: other ? { sequence: other.sequence, workspaceId: other.workspaceId } : null,
+    hashAt: (sequence) => (sequence === b.from.sequence ? b.from.hash : b.events.find((e) => e.sequence === sequence)?.eventHash),
+  };
+}
+
+/** The facts of something that is not a bundle. */
+export function notABundle(problem: string): BundleFacts {
+  const genesis: ChainPosition = { sequence: 0, hash: GENESIS_HASH };
+  return {
+    problem,
+    frame: {
+      format: BUNDLE_FORMAT,
+      workspaceId: '',
+      exportedAt: '',
+      from: genesis,
+      head: { sequence: 0, headHash: GENESIS_HASH },
+      previous: null,
+    },
+    chain: { ok: false, checkedEvents: 0, lastVerified: genesis, head: genesis, firstBreak: null },
+    otherWorkspace: null,
+    hashAt: () => undefined,
+  };
+}
+
+/**
  * Checks a bundle on its own, and, given the earlier bundle it claims to follow, that it extends it.
  * `bundle` and `earlier` are parsed JSON of unknown shape: anything that is not a bundle is
  * reported as `not_a_bundle`, never thrown.
  */
 export function verifyBundle(bundle: unknown, earlier?: unknown): BundleReport {
-  const parsed = ledgerBundleSchema.safeParse(bundle);
-  if (!parsed.success) return refused('not_a_bundle', 'a ledger bundle (' + BUNDLE_FORMAT + ')', parsed.error.issues[0]?.message ?? '');
-  const b = parsed.data;
-  const verifier = new ChainVerifier(b.from);
-  // Any string is hashed as it is: a bundle is judged by its hashes, not by what the service writes.
-  for (const e of b.events) if (!verifier.push(e as LedgerEvent)) break;
-  const report: BundleReport = { ...verifier.finish(b.head), extendsPrevious: null };
+  return judgeBundle(factsOfBundle(bundle), earlier === undefined ? undefined : factsOfBundle(earlier));
+}
+
+/** The report on a bundle from its facts (and the earlier bundle's, when it names one to extend). */
+export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts): BundleReport {
+  if (facts.problem) return refused('not_a_bundle', 'a ledger bundle (' + BUNDLE_FORMAT + ')', facts.problem);
+  const b = facts.frame;
+  const report: BundleReport = { ...facts.chain, extendsPrevious: null };
   if (!report.ok) return report;
-  for (const e of b.events) {
-    if (e.workspaceId !== b.workspaceId) return broken(report, e.sequence, 'other_workspace', b.workspaceId, e.workspaceId);
-  }
+  const other = facts.otherWorkspace;
+  if (other) return broken(report, other.sequence, 'other_workspace', b.workspaceId, other.workspaceId);
 
   // The head this bundle says it follows must lie on its chain; given the earlier bundle itself,
   // that bundle must verify, belong to the same workspace, and end at that head.
   let previous = b.previous;
   if (earlier !== undefined) {
-    const before = verifyBundle(earlier);
+    const before = judgeBundle(earlier);
     if (!before.ok)
       return broken(report, before.firstBreak?.sequence ?? 0, 'does_not_extend', 'an earlier bundle that verifies', 'one that does not');
-    const e = ledgerBundleSchema.parse(earlier);
+    const e = earlier.frame;
     if (e.workspaceId !== b.workspaceId) return broken(report, 0, 'other_workspace', e.workspaceId, b.workspaceId);
     if (previous && (previous.sequence !== e.head.sequence || previous.headHash !== e.head.headHash)) {
       return broken(
@@ -151,7 +182,7 @@ export function verifyBundle(bundle: unknown, earlier?: unknown): BundleReport {
     previous = e.head;
   }
   if (!previous) return report;
-  const found = hashAt(b, previous.sequence);
+  const found = facts.hashAt(previous.sequence);
   if (found === undefined) {
     return broken(
       report,
@@ -163,12 +194,6 @@ export function verifyBundle(bundle: unknown, earlier?: unknown): BundleReport {
   }
   if (found !== previous.headHash) return broken(report, previous.sequence, 'does_not_extend', previous.headHash, found);
   return { ...report, extendsPrevious: true };
-}
-
-/** The hash the bundle's chain has at `sequence`, or undefined when the bundle does not cover it. */
-function hashAt(b: LedgerBundle, sequence: number): string | undefined {
-  if (sequence === b.from.sequence) return b.from.hash;
-  return b.events.find((e) => e.sequence === sequence)?.eventHash;
 }
 
 function broken(report: BundleReport, sequence: number, reason: BundleBreakReason, expected: string, actual: string): BundleReport {

@@ -1,8 +1,10 @@
 /**
- * A worker thread of verify-parallel.ts's pool: parses each batch of events it is sent and runs
- * ChainVerifier over it, answering in the order the batches came.
+ * A worker thread of verify-parallel.ts's pool: parses each batch of events it is sent (from the
+ * database, or from a bundle file: bundle-file.ts) and runs ChainVerifier over it, answering in the order the batches came.
  */
 import { parentPort } from 'node:worker_threads';
-import { eventsOfBatch, verifyBatch, type Batch } from './verify-batch';
+import { eventsOfBatch, verifyBatch, verifyBundleBatch, type Batch } from './verify-batch';
 
-parentPort!.on('message', (batch: Batch) => parentPort!.postMessage(verifyBatch(eventsOfBatch(batch))));
+parentPort!.on('message', (batch: Batch) =>
+  parentPort!.postMessage('json' in batch ? verifyBundleBatch(batch) : verifyBatch(eventsOfBatch(batch))),
+);

@@ -23,7 +23,8 @@ import { createTestRuntime, testEngine, type TestRuntime } from '../support/engi
 import { extendsEarlier, firstBreak } from '../support/readme-verifier';
 
 const run = promisify(execFile);
-const tsx = path.join(process.cwd(), 'node_modules', '.bin', 'tsx');
+// As npm runs them (package.json): scripts/tool.mjs bundles the tool and runs it.
+const toolArgs = (script: string, args: string[]) => [path.join('scripts', 'tool.mjs'), path.basename(script, '.ts'), ...args];
 
 let dir: string | undefined;
 let pgRuntime: TestRuntime | undefined;
@@ -45,7 +46,7 @@ async function withHere<T>(fn: (rt: Runtime) => Promise<T>): Promise<T> {
 
 async function tool(script: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(tsx, [path.join('scripts', script), ...args], {
+    const { stdout, stderr } = await run(process.execPath, toolArgs(script, args), {
       env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' },
       timeout: 60_000,
     });
@@ -311,7 +312,7 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
 
       // Checked with no database: the tool gets no connection settings at all.
       const offline = (...args: string[]) =>
-        run(tsx, [path.join('scripts', 'ledger-verify.ts'), ...args], {
+        run(process.execPath, toolArgs('ledger-verify.ts', args), {
           env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' },
         }).then(
           (r) => ({ code: 0, stdout: r.stdout }),

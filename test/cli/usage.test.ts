@@ -12,12 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = process.cwd();
-const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
 
-// The tools are the package's scripts that run `tsx scripts/<file>.ts`.
+// The tools are the package's scripts that run `node scripts/tool.mjs <name>` (scripts/<name>.ts).
 const scripts = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts as Record<string, string>;
 const tools = Object.entries(scripts)
-  .map(([name, command]) => ({ name, file: /^tsx (scripts\/[\w-]+\.ts)$/.exec(command)?.[1] }))
+  .map(([name, command]) => ({ name, tool: /^node scripts\/tool\.mjs ([\w-]+)$/.exec(command)?.[1] }))
+  .map(({ name, tool }) => ({ name, file: tool && `scripts/${tool}.ts` }))
   .filter((t): t is { name: string; file: string } => t.file !== undefined);
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'aws-cli-usage-'));
@@ -27,7 +27,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function tool(file: string, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run(tsx, [file, ...args], { cwd: root, env, timeout: 60_000 });
+    const name = path.basename(file, '.ts');
+    const { stdout, stderr } = await run(process.execPath, ['scripts/tool.mjs', name, ...args], { cwd: root, env, timeout: 60_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

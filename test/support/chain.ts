@@ -1,6 +1,7 @@
 /** Well-formed ledger events built in memory, for tests of hashing and verification. */
 import { randomUUID } from 'node:crypto';
 import { GENESIS_HASH } from '@/db/schema';
+import { BUNDLE_FORMAT, type LedgerBundle } from '@/server/ledger/bundle-shape';
 import { digestOf, eventHashOf, type LedgerEvent } from '@/server/ledger/canonical';
 
 /** A chain of `n` sealed events of one workspace, sequences 1..n. */
@@ -36,4 +37,18 @@ export function sealedChain(n: number): LedgerEvent[] {
     previousHash = event.eventHash;
   }
   return events;
+}
+
+/** A bundle of `events` (a sealed chain) from sequence `after` on, as ledger:export writes one. */
+export function bundleOf(events: LedgerEvent[], after = 0, previous: LedgerBundle['previous'] = null): LedgerBundle {
+  const last = events[events.length - 1]!;
+  return {
+    format: BUNDLE_FORMAT,
+    workspaceId: last.workspaceId,
+    exportedAt: new Date(0).toISOString(),
+    from: after === 0 ? { sequence: 0, hash: GENESIS_HASH } : { sequence: after, hash: events[after - 1]!.eventHash },
+    events: events.slice(after),
+    head: { sequence: last.sequence, headHash: last.eventHash },
+    previous,
+  };
 }

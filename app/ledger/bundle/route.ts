@@ -6,7 +6,7 @@
 import { NextResponse, type NextRequest } from 'next/server';
 import { WORKSPACE_COOKIE } from '@/app/_lib/session';
 import { readSessionUser } from '@/server/auth/session';
-import { bundleText, exportBundle } from '@/server/ledger/bundle';
+import { bundleFrame, bundleText, eventPages } from '@/server/ledger/bundle';
 import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
@@ -22,11 +22,24 @@ export async function GET(req: NextRequest): Promise<NextResponse> {
   const preferred = named ?? req.cookies.get(WORKSPACE_COOKIE)?.value;
   const workspaceId = preferred && mine.includes(preferred) ? preferred : mine[0];
   if (!workspaceId) return new NextResponse('You are not a member of any workspace.', { status: 404 });
-  const bundle = await exportBundle(runtime.db, workspaceId);
-  return new NextResponse(bundleText(bundle), {
+  const frame = await bundleFrame(runtime.db, workspaceId);
+  // Sent as it is read, a page of events at a time (bundleText): a long ledger is never held whole.
+  const pieces = bundleText(frame, eventPages(runtime.db, frame));
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await pieces.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
+    },
+    async cancel() {
+      await pieces.return(undefined);
+    },
+  });
+  return new NextResponse(body, {
     headers: {
       'Content-Type': 'application/json; charset=utf-8',
-      'Content-Disposition': `attachment; filename="ledger-${workspaceId}-${bundle.head.sequence}.json"`,
+      'Content-Disposition': `attachment; filename="ledger-${workspaceId}-${frame.head.sequence}.json"`,
       'Cache-Control': 'no-store',
     },
   });
