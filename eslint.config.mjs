@@ -2,7 +2,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['.next/**', 'node_modules/**', '.data/**', 'drizzle/**', 'test-results/**', 'playwright-report/**', 'next-env.d.ts'] },
+  {
+    ignores: [
+      '.next/**',
+      'node_modules/**',
+      '.data/**',
+      'drizzle/**',
+      'test-results/**',
+      'playwright-report/**',
+      'next-env.d.ts',
+      'clients/typescript/schema.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -10,6 +21,7 @@ export default tseslint.config(
       globals: {
         process: 'readonly',
         console: 'readonly',
+        fetch: 'readonly',
         Buffer: 'readonly',
         URL: 'readonly',
         setTimeout: 'readonly',
@@ -25,7 +37,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/**', 'test/**', 'e2e/**', 'bench/**', '**/*.test.ts'],
+    files: ['scripts/**', 'test/**', 'e2e/**', 'bench/**', 'examples/**', '**/*.test.ts'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -1,10 +1,28 @@
-import { defineConfig } from '@playwright/test';
+import { existsSync } from 'node:fs';
+import { chromium, defineConfig } from '@playwright/test';
 
 const port = process.env.E2E_PORT ?? '3100';
 
-// Debian's Chromium, never a downloaded browser. The app must be built first (npm run test:e2e does).
+/**
+ * The Chromium to drive: CHROMIUM_PATH, else the system's (Debian's package), else the one
+ * `npx playwright install chromium` put in Playwright's cache (undefined: Playwright's default).
+ * With none, the run stops at once and says how to get one.
+ */
+function chromiumPath(): string | undefined {
+  for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
+    if (candidate && existsSync(candidate)) return candidate;
+  }
+  if (existsSync(chromium.executablePath())) return undefined;
+  throw new Error(
+    'The end-to-end tests need Chromium and found none. Install one (Debian or Ubuntu: apt-get install chromium), ' +
+      'point CHROMIUM_PATH at one, or run: npx playwright install chromium',
+  );
+}
+
+// The app must be built first (npm run test:e2e does).
 export default defineConfig({
   testDir: 'e2e',
+  globalSetup: './e2e/global-setup.ts',
   timeout: 30_000,
   retries: 0,
   workers: 1,
@@ -12,7 +30,7 @@ export default defineConfig({
   use: {
     baseURL: `http://127.0.0.1:${port}`,
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      executablePath: chromiumPath(),
       args: [
         '--no-sandbox',
         '--headless',

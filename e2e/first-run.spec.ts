@@ -89,7 +89,8 @@ async function tryPassword(page: Page, email: string, password: string) {
 }
 
 test.describe('sign-in limits across two instances', () => {
-  const admin = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  // Set by e2e/global-setup.ts: the machine's server, or an embedded one started for the run.
+  const admin = process.env.TEST_DATABASE_URL!;
   const name = `aws_e2e_limits_${Date.now()}`;
   let dirs: string[] = [];
   let a: Started | undefined;

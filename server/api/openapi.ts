@@ -44,6 +44,28 @@ function errorCodesOf(meta: Meta): ErrorCode[] {
   return [...codes];
 }
 
+/**
+ * Every tag an operation carries, declared once with what it groups (linters and generated clients
+ * read them; an undeclared tag is a warning under spectral:oas). A tag missing here fails the build
+ * of the document, so a new one cannot go undescribed.
+ */
+const TAGS: Record<string, string> = {
+  work: 'Creating work: a task in its place in the plan (the Inbox when none is given), idempotent by key.',
+  tasks: 'Tasks: reading one, listing with filters and the ready-work query agents poll, and moving their status.',
+  runs: 'Runs: an agent’s attempt at a task, its checkpoints, and how it ends.',
+  decisions: 'Decisions: questions an agent raises for a human ruling, polled or followed on the event stream.',
+  initiatives: 'Initiatives: the plan from the top down (workstreams, milestones, tasks) and its progress.',
+  receipts: 'Receipts: the record that a task was accepted and what happened, exported and validated as agent-work-receipt documents.',
+  dedup: 'Dedup claims: one agent at a time on a piece of work, by key.',
+  lifecycle: 'Lifecycle: the operating map of states and transitions.',
+  'artifact-types': 'The artifact catalog: the kinds of output a task can produce.',
+  events: 'The event stream: the workspace’s ledger events in order, as JSON pages or a server-sent event lease.',
+  ledger: 'The ledger: verifying the workspace’s hash chain.',
+  workspace: 'The workspace an API key belongs to.',
+  webhooks: 'Webhook endpoints: the workspace’s events delivered to a URL, signed, with retries.',
+  meta: 'About the API itself: health, this document, and the error codes. No credential needed.',
+};
+
 const cache = new Map<string, OpenAPIObject>();
 
 export function openApiDocument(appUrl: string): OpenAPIObject {
@@ -85,8 +107,13 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
       const info = byRoute.get(`${method} ${path}`);
       if (!info) throw new Error(`OpenAPI operation ${method} ${path} has no procedure`);
       operation.responses = responsesFor(info.meta, operation.responses as Record<string, Json>);
-      // Which credentials an operation accepts (the generator lists every scheme on every one).
-      if (operation.security) operation.security = (info.meta.auth ?? ['ApiKey']).map((scheme) => ({ [scheme]: [] }));
+      // Which credentials an operation accepts (the generator lists every scheme on every one); a
+      // public one says it takes none (security: [] overrides nothing here, as there is no global
+      // requirement, but says so to readers and linters).
+      operation.security = info.meta.openapi?.protect === false ? [] : (info.meta.auth ?? ['ApiKey']).map((scheme) => ({ [scheme]: [] }));
+      for (const tag of (operation.tags as string[] | undefined) ?? []) {
+        if (!(tag in TAGS)) throw new Error(`OpenAPI tag ${tag} (${method} ${path}) is not declared in TAGS`);
+      }
       // An empty body counts as {}: a body is only required when the schema requires fields.
       const body = operation.requestBody as { required?: boolean; content?: Record<string, { schema?: Json }> } | undefined;
       const schema = body?.content?.['application/json']?.schema;
@@ -94,12 +121,22 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
     }
   }
   // format=sse answers with an event stream instead of a JSON page (server/api/event-stream.ts).
-  const stream = paths['/events/stream']?.get as { responses: Record<string, { content?: Record<string, Json> }> } | undefined;
-  const page = stream?.responses['200'];
-  if (page?.content) {
-    page.content['text/event-stream'] = {
-      schema: { type: 'string', description: 'SSE frames: id/event/data per ledger event, keepalive comments, then lease_end.' },
+  // The 200 is documented as the JSON page alone, and the lease beside it (x-sse and the format
+  // parameter's description): listed as a second media type of the same 200, it made the body of
+  // every generated client's call a union of the page and a string, to be narrowed by each caller,
+  // though only format=sse ever answers text/event-stream (issue 21). OpenAPI 3.1 has no way to say
+  // which media type a query parameter selects.
+  const stream = paths['/events/stream']?.get;
+  if (stream) {
+    stream['x-sse'] = {
+      when: 'format=sse',
+      mediaType: 'text/event-stream',
+      frames:
+        'Per ledger event: `id: <cursor>`, `event: <eventType>`, `data: <the event as in a JSON page>`; `: keepalive` ' +
+        'comments at least every 15 s; at the end `event: lease_end` with `data: {"nextCursor": …}`, then the response closes.',
+      resume: 'Last-Event-ID header (or last_event_id) with the id of the last event processed.',
     };
+    stream.description = `${String(stream.description)} With format=sse the 200 is a text/event-stream lease instead of a JSON page (see \`x-sse\`).`;
   }
   documentReceiptValidation(paths);
   // The generator adds an error schema per tRPC code ("error.INTERNAL_SERVER_ERROR", titled
@@ -107,6 +144,9 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
   // contract's Error, set above. Leaving them would document bodies the API never sends.
   const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
+  doc.tags = Object.entries(TAGS).map(([name, description]) => ({ name, description }));
+  doc.info.contact = { name: 'Accountable Work Service', url: appUrl };
+  doc.info.license = { name: 'Apache 2.0', identifier: 'Apache-2.0' };
   // The way back to the app from any viewer of the document (the API reference page links it too).
   doc.externalDocs = { description: 'The Accountable Work Service in the browser: decisions, initiatives, settings', url: appUrl };
   cache.set(appUrl, doc);

@@ -88,8 +88,33 @@ describe('GET /openapi.json', () => {
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.components.securitySchemes.Session).toMatchObject({ type: 'apiKey', in: 'cookie' });
     expect(doc.paths['/work'].post.security).toEqual([{ ApiKey: [] }]);
-    expect(doc.paths['/errors'].get.security).toBeUndefined();
+    // Public operations say they take no credential (security: []), as linters ask (issue 21).
+    for (const [path, method] of <[string, string][]>[
+      ['/errors', 'get'],
+      ['/health', 'get'],
+      ['/openapi.json', 'get'],
+      ['/agent-work-receipts/validate', 'post'],
+    ]) {
+      expect(doc.paths[path][method].security, `${method} ${path}`).toEqual([]);
+    }
     expect(doc.paths['/errors'].get.responses['401']).toBeUndefined();
+  });
+
+  it('declares every tag it uses, with a description, and says who publishes it under which licence', () => {
+    const declared = new Map<string, string>(doc.tags.map((t: { name: string; description: string }) => [t.name, t.description]));
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { tags?: string[] }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const tag of operation.tags ?? []) expect(declared.get(tag), `${method} ${path}: ${tag}`).toMatch(/\w/);
+      }
+    }
+    expect(doc.info.license).toEqual({ name: 'Apache 2.0', identifier: 'Apache-2.0' });
+    expect(doc.info.contact.url).toMatch(/^http/);
+  });
+
+  it('types the event stream’s 200 as the JSON page, the SSE lease beside it, so a generated client needs no narrowing', () => {
+    const stream = doc.paths['/events/stream'].get;
+    expect(Object.keys(stream.responses['200'].content)).toEqual(['application/json']);
+    expect(stream['x-sse']).toMatchObject({ when: 'format=sse', mediaType: 'text/event-stream' });
   });
 
   it('describes the error envelope of CONTRACT §1', () => {

@@ -17,12 +17,15 @@ export function testEngine(): TestEngine {
   return engine;
 }
 
-/** The PostgreSQL server tests may create databases on (trust auth on the project's machines). */
+/**
+ * The PostgreSQL server tests may create databases on: the one global-setup.ts found answering
+ * (TEST_DATABASE_URL or 127.0.0.1:5432), or the embedded one it started (postgres-server.ts).
+ */
 export function adminUrl(): string {
-  return process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  return inject('pgAdminUrl');
 }
 
-export function databaseUrl(name: string): string {
+function databaseUrl(name: string): string {
   const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   return url.toString();
@@ -79,6 +82,7 @@ export async function createTestRuntime(overrides: Record<string, string> = {}, 
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    pgAdminUrl: string;
     pgTemplate: string;
     pgliteSnapshot: string;
   }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '@/db';
-import { adminUrl, databaseUrl } from './engine';
+import { testPostgres } from './postgres-server';
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | void> {
   const engine = project.config.env?.TEST_ENGINE ?? process.env.TEST_ENGINE;
@@ -29,22 +29,34 @@ async function pgliteSnapshot(project: TestProject): Promise<() => Promise<void>
   return async () => rmSync(dir, { recursive: true, force: true });
 }
 
-/** PostgreSQL: a migrated template database; each test file clones it with create database … template. */
+/**
+ * PostgreSQL: a migrated template database; each test file clones it with create database …
+ * template. On the server at TEST_DATABASE_URL (or 127.0.0.1:5432) when it answers, else on an
+ * embedded one started for this run (postgres-server.ts).
+ */
 async function postgresTemplate(project: TestProject): Promise<() => Promise<void>> {
+  const server = await testPostgres();
   const name = `aws_template_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(adminUrl(), { max: 1, onnotice: () => undefined });
+  const admin = postgres(server.adminUrl, { max: 1, onnotice: () => undefined });
   try {
     await admin.unsafe(`create database ${name}`);
   } catch (err) {
     await admin.end();
-    throw new Error(`Integration tests on PostgreSQL need a server at ${adminUrl()} (set TEST_DATABASE_URL): ${(err as Error).message}`);
+    await server.stop();
+    throw new Error(
+      `Integration tests on PostgreSQL cannot create a database at ${new URL(server.adminUrl).host}: ${(err as Error).message}`,
+    );
   }
-  const handle = await openDatabase({ url: databaseUrl(name), poolMax: 1 });
+  const url = new URL(server.adminUrl);
+  url.pathname = `/${name}`;
+  const handle = await openDatabase({ url: url.toString(), poolMax: 1 });
   await handle.migrate();
   await handle.close();
+  project.provide('pgAdminUrl', server.adminUrl);
   project.provide('pgTemplate', name);
   return async () => {
     await admin.unsafe(`drop database if exists ${name} with (force)`);
     await admin.end();
+    await server.stop();
   };
 }

@@ -49,6 +49,9 @@ export const metaRouter = router({
         path: '/openapi.json',
         tags: ['meta'],
         summary: 'The OpenAPI 3.1 document of this API',
+        description:
+          'This document, as the server serves it: what `clients/typescript` is generated from. Its `servers` entry is ' +
+          'the address of the service that served it. No credential needed.',
         protect: false,
       },
     })
@@ -67,6 +70,9 @@ export const metaRouter = router({
         path: '/health',
         tags: ['meta'],
         summary: 'Liveness and database reachability',
+        description:
+          'Answers 200 with the database engine once a query has reached the database, 503 `service_unavailable` ' +
+          'when it cannot. No credential needed: for load balancers and uptime checks.',
         protect: false,
       },
     })

@@ -161,7 +161,13 @@ export const runsRouter = router({
 
   get: memberProcedure
     .meta({
-      openapi: { method: 'GET', path: '/runs/{runId}', tags: ['runs'], summary: 'Read a run with its checkpoints' },
+      openapi: {
+        method: 'GET',
+        path: '/runs/{runId}',
+        tags: ['runs'],
+        summary: 'Read a run with its checkpoints',
+        description: 'The run (its task, agent, status and state) with its checkpoints. 404 `not_found` for a run of another workspace.',
+      },
       auth: ['ApiKey', 'Session'],
       errorCodes: ['not_found'],
     })

@@ -195,7 +195,13 @@ export const webhooksRouter = router({
 
   get: memberProcedure
     .meta({
-      openapi: { ...common, method: 'GET', path: '/webhooks/{id}', summary: 'Read a webhook endpoint' },
+      openapi: {
+        ...common,
+        method: 'GET',
+        path: '/webhooks/{id}',
+        summary: 'Read a webhook endpoint',
+        description: 'The endpoint (never its secret) with an ETag of its version, for a conditional PATCH.',
+      },
       auth,
       errorCodes: ['not_found', 'forbidden'],
       successHeaders: { ETag: 'The endpoint’s aggregateVersion, quoted: send it back as If-Match on PATCH.' },

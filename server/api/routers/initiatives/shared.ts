@@ -176,7 +176,11 @@ const stageSchema = z.object({
   depends_on: z.array(z.uuid()),
   milestones: z.int(),
   tasks_total: z.int(),
-  task_counts: z.record(z.enum(taskStatuses), z.int()),
+  // An object with every status, not z.record: the record's JSON Schema requires the statuses
+  // without defining them (redocly's no-required-schema-properties-undefined).
+  task_counts: z
+    .object(Object.fromEntries(taskStatuses.map((s) => [s, z.int()])) as Record<(typeof taskStatuses)[number], z.ZodInt>)
+    .meta({ description: 'The stage’s tasks by status (every status, 0 when none).' }),
   run_counts: z
     .partialRecord(z.enum(runStatuses), z.int())
     .meta({ description: 'Runs of the stage’s tasks, by status (statuses that occur).' }),

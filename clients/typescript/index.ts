@@ -1,0 +1,192 @@
+/**
+ * A typed client of the Accountable Work Service's REST API v1: `openapi-fetch` over the types
+ * `openapi-typescript` generates from the served OpenAPI document (schema.d.ts, kept in step with
+ * the server by `npm run client:generate`; CI fails when they differ), and three things every agent
+ * needs and should not write itself:
+ *
+ * - an `Idempotency-Key` on every write (a UUID unless the caller gives one), the same key on each
+ *   of the client's own retries, so a write retried after a lost answer happens once;
+ * - retries of 503 (the database unavailable or busy) and 429 (rate limited), and of 409
+ *   `idempotency_in_progress`, after the `Retry-After` the server sends;
+ * - `events()`: an async iterator over the workspace's event stream (server-sent event leases, one
+ *   after another), which resumes from the last event it yielded when a lease ends or is cut, and
+ *   checks each event's `previousHash` against the `eventHash` before it.
+ *
+ * Usage:
+ *   const aws = createAwsClient({ baseUrl: 'http://127.0.0.1:3000/api/v1', apiKey });
+ *   const { data, error } = await aws.api.POST('/work', { body: { title: 'Write the report' } });
+ *   for await (const event of aws.events({ signal })) …
+ */
+import createClient, { type Client } from 'openapi-fetch';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import type { components, paths } from './schema';
+
+export type { components, paths } from './schema';
+
+/** A ledger event as the event stream carries it. */
+export type LedgerEvent = components['schemas']['EventPage']['data'][number];
+
+export interface AwsClientOptions {
+  /** The API's base address, with its version prefix: `http://127.0.0.1:3000/api/v1`. */
+  baseUrl: string;
+  /** A workspace API key (`awk_…`). */
+  apiKey: string;
+  /** How many times a request is retried on 503, 429 or 409 idempotency_in_progress (default 5). */
+  retries?: number;
+  /** The longest wait between two attempts, in ms, whatever Retry-After says (default 30 s). */
+  maxRetryDelayMs?: number;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof globalThis.fetch;
+}
+
+/** The chain did not hold: an event's previousHash is not the eventHash of the event before it. */
+export class ChainBreakError extends Error {
+  constructor(
+    readonly event: LedgerEvent,
+    readonly expectedPreviousHash: string,
+  ) {
+    super(`event ${event.sequence} (${event.id}) links to ${event.previousHash}, not to ${expectedPreviousHash}`);
+  }
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const sleep = (ms: number, signal?: AbortSignal | null) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+
+/** Whether an answer is worth the same request again, after Retry-After: the server says so. */
+async function retryable(response: Response): Promise<boolean> {
+  if (response.status === 503 || response.status === 429) return true;
+  if (response.status !== 409 || !response.headers.has('retry-after')) return false;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { error?: { code?: string } } | null;
+  return body?.error?.code === 'idempotency_in_progress';
+}
+
+/**
+ * A fetch that adds the key's Authorization, an Idempotency-Key on writes (kept across its own
+ * retries), and retries what the server says to retry after the Retry-After it sends.
+ */
+function retryingFetch(opts: AwsClientOptions): (input: Request) => Promise<Response> {
+  const base = opts.fetch ?? globalThis.fetch;
+  const retries = opts.retries ?? 5;
+  const maxDelay = opts.maxRetryDelayMs ?? 30_000;
+  return async (input: Request) => {
+    const request = new Request(input);
+    request.headers.set('authorization', `Bearer ${opts.apiKey}`);
+    if (WRITES.has(request.method) && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', crypto.randomUUID());
+    for (let attempt = 0; ; attempt++) {
+      // A clone per attempt: a body can be sent once.
+      const response = await base(request.clone());
+      if (attempt >= retries || !(await retryable(response))) return response;
+      const seconds = Number(response.headers.get('retry-after'));
+      const wait = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 2 ** attempt * 250;
+      await response.body?.cancel();
+      await sleep(Math.min(wait, maxDelay), request.signal);
+    }
+  };
+}
+
+export interface EventsOptions {
+  /** Start after this cursor (a `meta.nextCursor`, or an event's SSE id); default: from the first event. */
+  cursor?: string;
+  /** The eventHash of the event before the first one yielded, when known: its link is checked too. */
+  previousHash?: string;
+  /** Only events of these types (their links are then not checked: the events between them are not read). */
+  types?: string[];
+  /** Ends the iteration (the open lease is closed). */
+  signal?: AbortSignal;
+  /** How long a lease lasts, in ms (the server's default when not given). */
+  leaseMs?: number;
+  /** The wait before reopening a lease that was cut (doubling up to 10 s). Default 250 ms. */
+  reconnectDelayMs?: number;
+}
+
+export interface AwsClient {
+  /** Every operation of the API, typed from the OpenAPI document (openapi-fetch). */
+  api: Client<paths, 'application/json'>;
+  /**
+   * The workspace's events in order, from `cursor` on, for as long as the caller iterates: SSE
+   * leases one after another, resumed from the last event yielded when one ends or is cut. Each
+   * event's previousHash is checked against the eventHash of the one before (ChainBreakError
+   * when it does not match). With `types`, only events of those types come, so the links between
+   * them cannot be checked and are not.
+   */
+  events(options?: EventsOptions): AsyncGenerator<LedgerEvent>;
+}
+
+export function createAwsClient(opts: AwsClientOptions): AwsClient {
+  const fetch = retryingFetch(opts);
+  const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+  const api = createClient<paths, 'application/json'>({ baseUrl, fetch });
+
+  async function* events(options: EventsOptions = {}): AsyncGenerator<LedgerEvent> {
+    let cursor = options.cursor;
+    let lastHash = options.previousHash;
+    let lastSequence = 0;
+    let delay = options.reconnectDelayMs ?? 250;
+    const checkLinks = !options.types || options.types.length === 0;
+    while (!options.signal?.aborted) {
+      const url = new URL(`${baseUrl}/events/stream`);
+      url.searchParams.set('format', 'sse');
+      if (options.leaseMs) url.searchParams.set('lease_ms', String(options.leaseMs));
+      for (const type of options.types ?? []) url.searchParams.append('type', type);
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (cursor) headers['last-event-id'] = cursor;
+      let response: Response;
+      try {
+        response = await fetch(new Request(url, { headers, signal: options.signal }));
+      } catch {
+        if (options.signal?.aborted) return;
+        // The server is not reachable (restarting?): try again, waiting longer each time.
+        await sleep(delay, options.signal).catch(() => undefined);
+        delay = Math.min(delay * 2, 10_000);
+        continue;
+      }
+      if (!response.ok || !response.body) {
+        const text = await response.text().catch(() => '');
+        throw new Error(`GET /events/stream answered ${response.status}: ${text.slice(0, 300)}`);
+      }
+      const frames = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+      let ended = false;
+      try {
+        for (let next = await frames.read(); !next.done; next = await frames.read()) {
+          const frame = next.value;
+          if (frame.event === 'lease_end') {
+            const next = (JSON.parse(frame.data) as { nextCursor?: string | null }).nextCursor;
+            if (next) cursor = next;
+            ended = true;
+            break;
+          }
+          const event = JSON.parse(frame.data) as LedgerEvent;
+          // A lease resumed after a cut may repeat what was already yielded.
+          if (event.sequence <= lastSequence) continue;
+          if (checkLinks && lastHash !== undefined && event.previousHash !== lastHash) throw new ChainBreakError(event, lastHash);
+          lastHash = event.eventHash;
+          lastSequence = event.sequence;
+          if (frame.id) cursor = frame.id;
+          delay = options.reconnectDelayMs ?? 250;
+          yield event;
+        }
+      } catch (err) {
+        if (err instanceof ChainBreakError) throw err;
+        if (options.signal?.aborted) return;
+        // The lease was cut mid-stream: reopened below from the last event yielded.
+      } finally {
+        await frames.cancel().catch(() => undefined);
+      }
+      if (!ended) {
+        await sleep(delay, options.signal).catch(() => undefined);
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+
+  return { api, events };
+}

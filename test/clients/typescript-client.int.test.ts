@@ -1,0 +1,101 @@
+/**
+ * The typed client (clients/typescript) against the real transport over sockets: its event stream
+ * resumes after a lease is cut mid-stream, from the last event it yielded, with no gap and no
+ * repeat; it refuses a stream whose links do not hold; and it sends one Idempotency-Key per write.
+ * (The retry of a 503 from a stopped database: typescript-client.postgres.int.test.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChainBreakError, createAwsClient, type LedgerEvent } from '@/clients/typescript';
+import { startTestApp, type TestApp } from '../support/app';
+import { startDbProxy, type DbProxy } from '../support/db-proxy';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+let app: TestApp;
+// A TCP proxy between the client and the server, to cut the lease's connection from outside.
+let cut: DbProxy;
+beforeAll(async () => {
+  app = await startTestApp();
+  cut = await startDbProxy();
+});
+afterAll(async () => {
+  await cut?.close();
+  await app?.close();
+});
+
+const write = async (title: string) => expect((await app.request('POST', '/work', { body: { title } })).status).toBe(201);
+
+describe('the typed client', () => {
+  it('resumes the event stream after its lease is cut mid-stream, from the last event, with no gap and no repeat', async () => {
+    const aws = createAwsClient({ baseUrl: `${cut.via(app.url)}api/v1`, apiKey: app.ws.apiKey });
+    for (let i = 0; i < 3; i++) await write(`before the cut ${i}`);
+    const head = async () => (await app.request('GET', '/ledger/verify')).body.data.head.sequence as number;
+    const seen: LedgerEvent[] = [];
+    const stop = new AbortController();
+    const reading = (async () => {
+      for await (const event of aws.events({ signal: stop.signal, leaseMs: 60_000, reconnectDelayMs: 50 })) seen.push(event);
+    })();
+    const before = await head();
+    await until(() => seen.length >= before, 10_000, `${before} events`);
+
+    // The connection is cut under the open lease, and events are written while it is down.
+    await cut.down();
+    for (let i = 0; i < 3; i++) await write(`during the cut ${i}`);
+    await sleep(200);
+    await cut.up();
+    for (let i = 0; i < 2; i++) await write(`after the cut ${i}`);
+    const after = await head();
+    await until(() => seen.length >= after, 15_000, `${after} events`);
+    stop.abort();
+    await reading;
+
+    expect(seen.map((e) => e.sequence)).toEqual(Array.from({ length: after }, (_, i) => i + 1));
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.previousHash).toBe(seen[i - 1]!.eventHash);
+  });
+
+  it('stops with ChainBreakError when an event does not link to the one before', async () => {
+    await write('one more');
+    // The server's answer with one link changed on its way to the client.
+    const tampering: typeof fetch = async (input) => {
+      const response = await fetch(input);
+      if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+      const text = await response.text();
+      let frames = 0;
+      const changed = text.replace(/"previousHash":"sha256:[0-9a-f]{64}"/g, (m) =>
+        ++frames === 3 ? `"previousHash":"sha256:${'f'.repeat(64)}"` : m,
+      );
+      return new Response(changed, { status: response.status, headers: response.headers });
+    };
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: app.ws.apiKey, fetch: tampering });
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const event of aws.events({ leaseMs: 200 })) seen.push(event.sequence);
+    })();
+    await expect(reading).rejects.toBeInstanceOf(ChainBreakError);
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it('sends one Idempotency-Key per write, a UUID unless the caller gives one; reads carry none', async () => {
+    const keys: (string | null)[] = [];
+    const recording: typeof fetch = async (input) => {
+      keys.push((input as Request).headers.get('idempotency-key'));
+      return fetch(input);
+    };
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: app.ws.apiKey, fetch: recording });
+    const created = await aws.api.POST('/work', { body: { title: 'keyed by the client' } });
+    expect(created.response.status).toBe(201);
+    const mine = await aws.api.POST('/work', { body: { title: 'keyed by me' }, params: { header: { 'idempotency-key': 'my-key-1' } } });
+    expect(mine.response.status).toBe(201);
+    await aws.api.GET('/workspace');
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys.slice(1)).toEqual(['my-key-1', null]);
+  });
+});
