@@ -13,12 +13,13 @@ export async function register(): Promise<void> {
   const { boot } = await import('./server/boot');
   const waiting = (globalThis as { [key: symbol]: ((hooks: ServerHooks) => void) | undefined })[Symbol.for('aws.serve-hooks')];
   if (waiting) {
-    const [{ handleApiRequest }, { endEventStreams }, { onStop }] = await Promise.all([
+    const [{ handleApiRequest }, { endEventStreams }, { onStop }, { metricsText }] = await Promise.all([
       import('./server/http/node-api'),
       import('./server/api/event-stream'),
       import('./server/lifecycle'),
+      import('./server/metrics'),
     ]);
-    waiting({ handleApiRequest, endEventStreams, onStop, boot });
+    waiting({ handleApiRequest, endEventStreams, onStop, metricsText, boot });
   }
   await boot();
 }

@@ -62,9 +62,23 @@ export interface DatabaseHandle {
    * it to its end: stopping early would leave the connection paused under the copy.
    */
   copyOut?: (statement: string) => Promise<AsyncIterable<Buffer>>;
+  /**
+   * PostgreSQL only: the connection pool's state now (patches/postgres+3.4.9.patch, change 10): its
+   * size, connections idle, in use (running a query or reserved by a transaction) and opening, and
+   * queries waiting for a connection.
+   */
+  poolStats?: () => PoolStats;
   /** PostgreSQL only: NOTIFY `channel` once per payload, in one statement. */
   notify?: (channel: string, payloads: string[]) => Promise<void>;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  max: number;
+  idle: number;
+  inUse: number;
+  connecting: number;
+  waiting: number;
 }
 
 export interface OpenOptions {
@@ -149,6 +163,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
       db,
       engine: 'postgres',
       copyOut: (statement) => client.unsafe(statement).readable(),
+      poolStats: () => (client as unknown as { stats: PoolStats }).stats,
       async migrate() {
         // The lock lives on a connection of its own: taking one from the pool could leave the
         // migration none to run on (a pool of one would wait for itself).

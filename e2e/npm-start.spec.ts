@@ -12,7 +12,7 @@ import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import { npmStart, signInAt, type Started } from './npm-start';
+import { freePort, npmStart, signInAt, type Started } from './npm-start';
 
 /** The processes of the launcher's group: npm, its shell (if any), start.mjs, serve.mjs. */
 function groupPids(started: Started): { pid: number; cmd: string }[] {
@@ -194,3 +194,65 @@ for (const [index, [who, send]] of signals.entries()) {
     }
   });
 }
+
+test('behind a load balancer: on SIGTERM /ready turns 503 at once while the instance goes on serving for DRAIN_DELAY_MS, then stops', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'aws-npm-drain-'));
+  let s: Started | undefined;
+  try {
+    s = await npmStart(path.join(dataDir, 'pglite'), undefined, { DRAIN_DELAY_MS: '2000' });
+    expect((await api(s, 'GET', '/ready')).status).toBe(200);
+    const signalled = Date.now();
+    process.kill(groupPids(s).find((p) => p.cmd.includes('serve.mjs'))!.pid, 'SIGTERM');
+    await expect.poll(async () => (await api(s!, 'GET', '/ready')).status, { timeout: 1_500 }).toBe(503);
+    // Still serving: the balancer is being told, not yet obeyed.
+    expect((await api(s, 'GET', '/health')).status).toBe(200);
+    expect((await api(s, 'POST', '/work', { title: 'Written while draining' })).status).toBe(201);
+    expect(Date.now() - signalled).toBeLessThan(2_000);
+    const exit = await s.exited;
+    expect(exit).toMatchObject({ code: 0, signal: null });
+    expect(exit.at - signalled).toBeGreaterThanOrEqual(2_000);
+    expect(exit.at - signalled).toBeLessThan(10_000);
+  } finally {
+    if (s && s.npm.exitCode === null) {
+      process.kill(-s.npm.pid!, 'SIGKILL');
+      await s.exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('an operator scrapes /metrics from its own listener while the service is under load', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'aws-npm-metrics-'));
+  const metricsPort = await freePort();
+  let s: Started | undefined;
+  try {
+    s = await npmStart(path.join(dataDir, 'pglite'), undefined, { METRICS_PORT: String(metricsPort) });
+    const started = s;
+    // Load: writers and readers at once.
+    const writes = Array.from({ length: 40 }, (_, i) => api(started, 'POST', '/work', { title: `load ${i}` }));
+    const reads = Array.from({ length: 20 }, () => api(started, 'GET', '/tasks?limit=5'));
+    const scrapedUnderLoad = fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    const answers = await Promise.all([...writes, ...reads]);
+    expect(answers.every((a) => a.status === 201 || a.status === 200)).toBe(true);
+    expect((await scrapedUnderLoad).status).toBe(200);
+
+    const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(scraped.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await scraped.text();
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
+    expect(value(/^aws_http_requests_total\{operation="POST \/work",status="201"\} (\d+)$/m)).toBeGreaterThanOrEqual(40);
+    expect(value(/^aws_http_requests_total\{operation="GET \/tasks",status="200"\} (\d+)$/m)).toBeGreaterThanOrEqual(20);
+    expect(value(/^aws_ledger_events_appended_total (\d+)$/m)).toBeGreaterThanOrEqual(40);
+    expect(text).toMatch(/^aws_http_request_duration_seconds_bucket\{(?=[^}]*le="0\.1")(?=[^}]*operation="POST \/work")[^}]*\} \d+$/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
+    // Not on the API's port, and nothing else on the metrics port.
+    expect((await fetch(`http://127.0.0.1:${started.port}/metrics`)).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/api/v1/health`)).status).toBe(404);
+  } finally {
+    if (s && s.npm.exitCode === null) {
+      process.kill(-s.npm.pid!, 'SIGKILL');
+      await s.exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -28,7 +28,7 @@ const hooks = new Promise((resolve) => {
   globalThis[Symbol.for('aws.serve-hooks')] = resolve;
 });
 await app.prepare();
-const { handleApiRequest, endEventStreams, onStop, boot } = await hooks;
+const { handleApiRequest, endEventStreams, onStop, metricsText, boot } = await hooks;
 // Next runs instrumentation.ts (server/boot.ts) without waiting for it; the banner waits, and a
 // start that failed (a database that cannot be opened) says why in one line.
 await boot().catch((err) => {
@@ -82,12 +82,18 @@ server.on('error', (err) => {
   process.exit(1);
 });
 
-// How long requests in flight get to finish once the service is stopping; then their connections
-// are cut. Under the 10 s the launcher promises, with room for closing the database after.
-const DRAIN_MS = 7_000;
-// On SIGINT or SIGTERM (server/lifecycle.ts, installed by server/boot.ts): take no new connection,
-// end event-stream leases with lease_end, let the rest finish; then the jobs and the database stop.
+// Behind a load balancer: how long to go on serving as usual once stopping has begun, while GET
+// /api/v1/ready already answers 503, so the balancer has seen it and stopped sending before the
+// listener closes (set it above the balancer's check interval). 0 by default, at most 5 s.
+const DRAIN_DELAY_MS = Math.min(Math.max(Number(process.env.DRAIN_DELAY_MS ?? 0) || 0, 0), 5_000);
+// How long requests in flight get to finish once the listener has closed; then their connections
+// are cut. With the delay, under the 10 s the launcher promises, with room for closing the database after.
+const DRAIN_MS = 7_000 - DRAIN_DELAY_MS;
+// On SIGINT or SIGTERM (server/lifecycle.ts, installed by server/boot.ts): after DRAIN_DELAY_MS,
+// take no new connection, end event-stream leases with lease_end, let the rest finish; then the
+// jobs and the database stop.
 onStop('requests', async () => {
+  if (DRAIN_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, DRAIN_DELAY_MS));
   stopping = true;
   server.close();
   server.closeIdleConnections();
@@ -100,6 +106,37 @@ onStop('requests', async () => {
   }
   server.closeAllConnections();
 });
+
+// The metrics (server/metrics.ts) for an operator's scraper, on a listener of their own and only
+// when METRICS_PORT is set: bound to 127.0.0.1 unless METRICS_HOST says otherwise, never on the
+// API's port, so no API client can read them. Only GET /metrics is served there.
+if (process.env.METRICS_PORT) {
+  const metricsHost = process.env.METRICS_HOST || '127.0.0.1';
+  const metricsPort = Number(process.env.METRICS_PORT);
+  const metrics = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '/').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Only GET /metrics is served here.\n');
+      return;
+    }
+    metricsText().then(
+      ({ contentType, text }) => res.writeHead(200, { 'Content-Type': contentType }).end(text),
+      (err) => {
+        console.error('metrics failed', err);
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end('The metrics could not be collected.\n');
+      },
+    );
+  });
+  metrics.on('error', (err) => {
+    console.error(`Cannot serve metrics on ${metricsHost}:${metricsPort}: ${err.message}`);
+    process.exit(1);
+  });
+  metrics.listen(metricsPort, metricsHost);
+  // Scraped to the end: closed with the database, after the requests have finished.
+  onStop('resources', async () => {
+    metrics.closeAllConnections();
+    await new Promise((resolve) => metrics.close(resolve));
+  });
+}
 
 // The one address to open: APP_URL (what npm start sets; links, sign-in cookies and resolve_url
 // use it), else where the server listens.

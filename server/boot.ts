@@ -8,6 +8,7 @@ import { startBackgroundJobs } from './jobs';
 import { onStop, stopOnSignals } from './lifecycle';
 import { log } from './log';
 import { closeRuntime, getRuntime, type Runtime } from './runtime';
+import { measurePoolWith } from './metrics';
 
 const booted = Symbol.for('accountable-work-service.boot');
 type GlobalWithBoot = typeof globalThis & { [booted]?: Promise<Runtime> };
@@ -36,6 +37,7 @@ async function start(): Promise<Runtime> {
     const token = await issueSetupToken(runtime.db);
     if (token) printSetup(token, runtime.env.APP_URL);
   }
+  if (runtime.poolStats) measurePoolWith(runtime.poolStats);
   const stopJobs = startBackgroundJobs(runtime);
   // Once requests have drained (server/lifecycle.ts): nothing is writing when the database closes.
   onStop('resources', async () => {

@@ -205,6 +205,15 @@ export function isStoreUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** The SQLSTATE `err` (or what it wraps) carries, if any. */
+export function sqlStateOf(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
 /** True when `err` (or what it wraps) carries SQLSTATE `code`. */
 export function hasSqlState(err: unknown, code: string): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {

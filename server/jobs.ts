@@ -4,11 +4,14 @@
  * attempts older than 30 days, and delivering the
  * ledger to webhook endpoints (server/webhooks/dispatcher.ts).
  */
+import { sql } from 'drizzle-orm';
+import { query, type Database } from '@/db';
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { pruneAttemptCounters } from './auth/attempt-limits';
 import { attemptLimitsOf } from './auth/sign-in';
 import { pruneDeliveries } from './domain/webhooks/endpoints';
 import { log } from './log';
+import { jobSucceeded, measureDeliveryLagWith, type DeliveryLag } from './metrics';
 import { pruneRateLimitCounters, RATE_LIMIT_WINDOW_MS } from './rate-limits';
 import type { Runtime } from './runtime';
 import { WebhookDispatcher } from './webhooks/dispatcher';
@@ -23,6 +26,7 @@ function every(name: string, everyMs: number, job: () => Promise<unknown>): () =
     if (running) return;
     running = true;
     job()
+      .then(() => jobSucceeded(name))
       .catch((err: unknown) => log('warn', `${name} failed`, { error: String(err) }))
       .finally(() => {
         running = false;
@@ -37,6 +41,7 @@ function every(name: string, everyMs: number, job: () => Promise<unknown>): () =
  * deliveries in flight are aborted and their leases given back).
  */
 export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; pruneMs?: number } = {}): () => Promise<void> {
+  measureDeliveryLagWith(() => deliveryLag(runtime.db));
   const webhooks = new WebhookDispatcher(runtime);
   webhooks.start();
   const stops = [
@@ -53,4 +58,23 @@ export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; 
     stops.forEach((stop) => stop());
     await webhooks.stop();
   };
+}
+
+/**
+ * The enabled webhook endpoints that are behind, with the age of the oldest event each has not
+ * been delivered (the one after its delivered_sequence), the furthest behind first, at most 100:
+ * what the delivery-lag metric shows (bounded: only endpoints behind).
+ */
+async function deliveryLag(db: Database): Promise<DeliveryLag[]> {
+  const rows = await query<{ id: string; seconds: number | string }>(
+    db,
+    sql`select e.id, extract(epoch from now() - le.occurred_at::timestamptz)::float8 as seconds
+          from webhook_endpoints e
+          join ledger_heads h on h.workspace_id = e.workspace_id and h.sequence > e.delivered_sequence
+          join ledger_events le on le.workspace_id = e.workspace_id and le.sequence = e.delivered_sequence + 1
+         where e.status = 'enabled'
+         order by seconds desc, e.id
+         limit 100`,
+  );
+  return rows.map((r) => ({ endpointId: r.id, seconds: Math.max(0, Number(r.seconds)) }));
 }

@@ -35,6 +35,14 @@ export function onStop(phase: StopPhase, hook: Hook): void {
   registry().hooks[phase].push(hook);
 }
 
+/**
+ * True once the service has begun to stop: GET /api/v1/ready answers 503 from then on, so a load
+ * balancer sends new requests elsewhere while this instance finishes its own.
+ */
+export function isStopping(): boolean {
+  return registry().stopping !== null;
+}
+
 /** Runs every phase in order, once however often it is called; a failing hook does not stop the others. */
 function stopService(): Promise<void> {
   const r = registry();

@@ -4,8 +4,10 @@
  * instrumentation as separate module graphs and must still share one database (PGlite allows one).
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
-import { openDatabase, type Database, type DatabaseHandle, type Engine } from '@/db';
+import { openDatabase, query, type Database, type DatabaseHandle, type Engine } from '@/db';
 import { instanceSecrets } from '@/db/schema';
 import { env as readEnv, type Env } from './env';
 import { LedgerWakeups, WAKE_CHANNEL } from './ledger/wake';
@@ -24,6 +26,8 @@ export interface Runtime {
   engine: Engine;
   /** PostgreSQL only: a COPY's rows as they arrive (DatabaseHandle.copyOut; ledger:verify reads with it). */
   copyOut?: DatabaseHandle['copyOut'];
+  /** PostgreSQL only: the connection pool's state (DatabaseHandle.poolStats), for the metrics. */
+  poolStats?: DatabaseHandle['poolStats'];
   env: Env;
   secrets: InstanceSecrets;
   /** Wakes open event-stream leases when a workspace's ledger moves. */
@@ -63,6 +67,7 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
       db: handle.db,
       engine: handle.engine,
       copyOut: handle.copyOut,
+      poolStats: handle.poolStats,
       env,
       secrets,
       wakeups,
@@ -114,4 +119,29 @@ export async function closeRuntime(): Promise<void> {
 /** A trivial query used by health checks. */
 export async function ping(db: Database): Promise<void> {
   await db.execute(sql`select 1`);
+}
+
+/** The newest migration this code ships (drizzle/meta/_journal.json), read once. */
+let shipped: { tag: string; when: number } | undefined;
+function newestShippedMigration(): { tag: string; when: number } {
+  if (!shipped) {
+    const journal = JSON.parse(readFileSync(path.join(process.cwd(), 'drizzle', 'meta', '_journal.json'), 'utf8')) as {
+      entries: { tag: string; when: number }[];
+    };
+    const last = journal.entries.at(-1);
+    if (!last) throw new Error('drizzle/meta/_journal.json lists no migration');
+    shipped = { tag: last.tag, when: last.when };
+  }
+  return shipped;
+}
+
+/**
+ * Whether the database has every migration this code ships (drizzle's own record of them, by the
+ * journal's timestamp): an instance whose schema is behind must not take traffic. Throws what the
+ * database throws when it cannot be reached.
+ */
+export async function schemaState(db: Database): Promise<{ current: boolean; newest: string }> {
+  const newest = newestShippedMigration();
+  const [row] = await query<{ applied: string | null }>(db, sql`select max(created_at)::text as applied from drizzle.__drizzle_migrations`);
+  return { current: Number(row?.applied ?? 0) >= newest.when, newest: newest.tag };
 }

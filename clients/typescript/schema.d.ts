@@ -624,6 +624,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: whether this instance should get traffic
+         * @description For load balancers and orchestrators (a readiness probe; GET /health is the liveness one). 200 while this instance can serve; 503 `service_unavailable` while its database cannot be reached, while the database lacks a migration this instance ships (another instance is still migrating it), and from the moment the instance begins to stop (SIGTERM): it goes on serving what it is sent for DRAIN_DELAY_MS, so that the balancer has seen the 503 and stopped sending before it closes. No credential needed.
+         */
+        get: operations["meta-ready"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workspace": {
         parameters: {
             query?: never;
@@ -6843,6 +6863,69 @@ export interface operations {
                         status: "ok";
                         /** @enum {string} */
                         engine: "postgres" | "pglite";
+                    };
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "meta-ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "ready";
+                        /** @enum {string} */
+                        engine: "postgres" | "pglite";
+                        migration: string;
                     };
                 };
             };

@@ -12,6 +12,7 @@ import { authenticateApiKey, type KeyPrincipal } from '@/server/auth/api-keys';
 import { AppError } from '@/server/errors';
 import { isExceeded, rateLimitedError, rateLimitHeaders } from '@/server/rate-limits';
 import type { Runtime } from '@/server/runtime';
+import { countRefusal } from '@/server/metrics';
 
 /** The key in an Authorization header of the form `Bearer <key>`, or null. */
 export function bearerToken(header: string | null): string | null {
@@ -37,7 +38,10 @@ export async function presentKey(runtime: Runtime, authorization: string | null)
   const now = new Date();
   const found = await authenticateApiKey(runtime.db, token, runtime.env.RATE_LIMIT_API_PER_MIN, now);
   if (!found) return { key: null, headers: {} };
-  if (isExceeded(found.usage)) throw rateLimitedError(found.usage, now, 'for this API key');
+  if (isExceeded(found.usage)) {
+    countRefusal('api_rate_limit');
+    throw rateLimitedError(found.usage, now, 'for this API key');
+  }
   const { usage, ...key } = found;
   return { key, headers: rateLimitHeaders(usage) };
 }

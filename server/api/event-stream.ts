@@ -29,6 +29,7 @@ import { EVENT_LIST_PARAMS } from './event-page';
 import { queryInput } from './operations';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
 import { eventPageInput } from './routers/events';
+import { countLeasesWith, countRefusal } from '@/server/metrics';
 
 /** The query of an SSE lease: the JSON form's (events.list), with the lease's own settings defaulted. */
 const sseQuery = eventPageInput.extend({
@@ -84,6 +85,7 @@ export async function serveEventStream(request: ApiRequest, runtime: Runtime, pr
   const deadline = Date.now() + q.lease_ms;
   const place = hub.admit(reader.kind === 'key' ? reader.keyId : `user:${reader.userId}`, deadline, runtime.env.SSE_LEASES_PER_KEY);
   if ('retryAfterMs' in place) {
+    countRefusal('event_stream_leases');
     const retryAfter = Math.max(1, Math.ceil(place.retryAfterMs / 1000));
     throw new AppError(
       'rate_limited',
@@ -294,6 +296,7 @@ interface OpenLease {
   done: Promise<void>;
 }
 const openLeases = new Set<OpenLease>();
+countLeasesWith(() => openLeases.size);
 
 /**
  * Ends every open lease of this process with lease_end (the service is stopping): each client gets

@@ -15,6 +15,7 @@ import { clientAddress, hit, isExceeded, rateLimitedError, rateLimitHeaders, typ
 import { requireKey, type PresentedKey } from './api-key-auth';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
 import type { Runtime } from '@/server/runtime';
+import { countRefusal } from '@/server/metrics';
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Answer {
   return { status, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
@@ -48,7 +49,10 @@ export async function allowValidatorRequest(request: ApiRequest, runtimeOf: () =
       error: new AppError('service_unavailable', 'The rate limiter is unavailable, so the validator is closed. Retry shortly.'),
     };
   }
-  if (isExceeded(usage)) return { ok: false, error: rateLimitedError(usage, now, 'from this client address') };
+  if (isExceeded(usage)) {
+    countRefusal('validator_rate_limit');
+    return { ok: false, error: rateLimitedError(usage, now, 'from this client address') };
+  }
   return { ok: true, headers: rateLimitHeaders(usage) };
 }
 

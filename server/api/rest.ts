@@ -11,9 +11,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
-import { AppError, isStoreUnavailable } from '@/server/errors';
+import { AppError, isStoreUnavailable, sqlStateOf } from '@/server/errors';
 import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
 import { describeError as describe, log, logs } from '@/server/log';
+import { countDbError, countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
 import { readStrictJson, utf8 } from '@/server/strict-json';
 import { presentKey } from './api-key-auth';
@@ -66,9 +67,11 @@ export function createRestHandler(opts: RestHandlerOptions) {
     const started = performance.now();
     // Headers decided before the answer is (the rate limit's), for success and error alike.
     const extraHeaders: Record<string, string> = {};
+    // Which operation this was, for the metrics: its route template, once dispatch has found it.
+    const route = { operation: 'unmatched' };
     let answer: Answer;
     try {
-      answer = await dispatch(request, requestId, opts, extraHeaders);
+      answer = await dispatch(request, requestId, opts, extraHeaders, route);
     } catch (err) {
       answer = errorAnswer(requestId, toAppError(err, requestId), await appUrlOf(opts));
     }
@@ -77,6 +80,7 @@ export function createRestHandler(opts: RestHandlerOptions) {
     Object.assign(headers, SECURITY_HEADERS);
     headers['X-Request-Id'] = requestId;
     if (!hasHeader(headers, 'Cache-Control')) headers['Cache-Control'] = 'no-store';
+    countRequest(route.operation, answer.status, (performance.now() - started) / 1000);
     const level = answer.status >= 500 ? 'warn' : 'debug';
     if (logs(level)) {
       log(level, 'request', {
@@ -96,6 +100,7 @@ async function dispatch(
   requestId: string,
   opts: RestHandlerOptions,
   extraHeaders: Record<string, string>,
+  seen: { operation: string },
 ): Promise<Answer> {
   const { url, method } = request;
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
@@ -106,6 +111,7 @@ async function dispatch(
   const route = routePath.replace(/\/+$/, '').toLowerCase();
   // The public validator is limited per client address before anything else is read.
   if (PUBLIC_VALIDATOR_ROUTES.has(route)) {
+    seen.operation = `${method} ${route}`;
     const allowance = await allowValidatorRequest(request, opts.runtime);
     // POST …/validate reads its own body (byte limit, strict JSON) and answers in its own shape.
     if (method === 'POST' && route === '/agent-work-receipts/validate') {
@@ -120,12 +126,14 @@ async function dispatch(
     throw new AppError('unknown_field', 'Unknown query parameter: __proto__.', { fields: ['__proto__'] });
   }
   const match = findOperation(method, routePath);
+  if (match) seen.operation = `${method} ${match.operation.path}`;
   const runtime = await opts.runtime();
   // A presented API key is resolved and counted once, before the body is read, on every route
   // that is not public (unknown routes too); its 401, if any, comes where a credential is needed.
   const presented = match?.operation.isPublic ? null : await presentKey(runtime, request.headers.get('authorization'));
   if (presented) Object.assign(extraHeaders, presented.headers);
   if (method === 'POST' && route === '/agent-work-receipts/import') {
+    seen.operation = `${method} ${route}`;
     // It reads its own body, so the rule below (operations with a body take no query) is applied here.
     if (url.search.length > 1) throw queryOnBodyOperation(url);
     return serveReceiptImport(request, requestId, runtime, presented);
@@ -237,6 +245,8 @@ interface ZodLikeIssue {
 function toAppError(err: unknown, requestId: string): AppError {
   const cause = err instanceof TRPCError ? (err.cause ?? err) : err;
   if (cause instanceof AppError) return cause;
+  const sqlState = sqlStateOf(cause);
+  if (sqlState) countDbError(sqlState);
 
   const issues = (cause as { issues?: unknown }).issues;
   if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && Array.isArray(issues)) {

@@ -10,6 +10,7 @@ import { clientAddress } from '@/server/rate-limits';
 import type { Runtime } from '@/server/runtime';
 import { accountBucket, addressBucket, countAttempt, settleSuccess, tooManyAttempts, type AttemptLimits } from './attempt-limits';
 import { hashPassword, verifyPassword } from './passwords';
+import { countRefusal } from '@/server/metrics';
 
 // Verifying against a real hash when the email is unknown keeps both paths equally slow, so timing
 // does not tell which emails have accounts.
@@ -37,13 +38,19 @@ export async function checkSignIn(runtime: Runtime, email: string, password: str
   if (!normal || !password || normal.length > 320 || password.length > 1024) return null;
   const buckets = [accountBucket(normal), addressBucket(clientAddress(headers, runtime.env.TRUSTED_PROXY_HOPS))] as const;
   const verdict = await countAttempt(runtime.db, buckets, attemptLimitsOf(runtime));
-  if (!verdict.allowed) throw tooManyAttempts(verdict, 'sign-in attempts');
+  if (!verdict.allowed) {
+    countRefusal('sign_in_locked');
+    throw tooManyAttempts(verdict, 'sign-in attempts');
+  }
   const [user] = await runtime.db
     .select({ id: users.id, email: users.email, name: users.displayName, hash: users.passwordHash, epoch: users.sessionEpoch })
     .from(users)
     .where(eq(users.email, normal));
   const ok = await verifyPassword(user?.hash ?? (await dummy()), password);
-  if (!user || !ok) return null;
+  if (!user || !ok) {
+    countRefusal('sign_in_failed');
+    return null;
+  }
   await settleSuccess(runtime.db, [buckets[0]], [buckets[1]]);
   await runtime.db.update(users).set({ lastSignInAt: new Date() }).where(eq(users.id, user.id));
   return { id: user.id, email: user.email, name: user.name, epoch: user.epoch };

@@ -12,6 +12,8 @@ export interface ServerHooks {
   /** Ends open event-stream leases with lease_end (stopping). */
   endEventStreams(): Promise<number>;
   onStop(phase: StopPhase, hook: () => Promise<void>): void;
+  /** The metrics in the Prometheus text format (server/metrics.ts), for the METRICS_PORT listener. */
+  metricsText(): Promise<{ contentType: string; text: string }>;
   /** Settles once the database is open and the service has started. */
   boot(): Promise<Runtime>;
 }

@@ -9,6 +9,7 @@ import type { Tx } from '@/db';
 import { compiledSql } from '@/db/compiled';
 import { atCommit } from '@/db/connection';
 import type { Actor } from '@/server/domain/actor';
+import { countAppended } from '@/server/metrics';
 import { digestOf, eventCanonicalSegments, type LedgerEvent, type UnsealedEvent } from './canonical';
 import { makeStandIns } from './stand-ins';
 
@@ -43,6 +44,7 @@ export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEve
   if (pendingAppends.has(tx)) throw new Error('this transaction appends at commit: append the rest at commit too (appendEventsAtCommit)');
   const unsealed = unsealedEvents(actor, events, at);
   const rows = await appendStatement(tx, { workspaceId: actor.workspaceId, events: appendInput(unsealed) });
+  countAppended(1, rows.length);
   return unsealed.map((e, i) => {
     const row = checkedRow(rows[i], e);
     return {
@@ -93,7 +95,10 @@ export function appendEventsAtCommit(tx: Tx, actor: Actor, events: readonly NewE
     pendingAppends.set(tx, created);
     atCommit(tx, () => {
       const sent = appendStatement(tx, { workspaceId: created.workspaceId, events: appendInput(created.unsealed) });
-      sent.then((rows) => settle.resolve(sealPending(created, rows)), settle.reject);
+      sent.then((rows) => {
+        countAppended(1, rows.length);
+        settle.resolve(sealPending(created, rows));
+      }, settle.reject);
       return sent;
     });
   } else if (pending.workspaceId !== actor.workspaceId) {

@@ -36,6 +36,7 @@ import { describeError, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { decryptSecret, signatureHeader } from './secrets';
 import { deliveryAgents } from './url-policy';
+import { countDelivery, jobSucceeded } from '@/server/metrics';
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -152,6 +153,8 @@ export class WebhookDispatcher {
     const room = CONCURRENCY - this.running.size;
     if (room <= 0) return;
     const claimed = await this.claim(room);
+    // The claim query ran: the dispatcher is alive and reaching the database.
+    jobSucceeded('webhook dispatch');
     for (const row of claimed) {
       const run = this.deliverTo(row)
         .catch((err: unknown) => log('warn', 'webhook delivery failed', { endpointId: row.id, error: describeError(err) }))
@@ -213,6 +216,7 @@ export class WebhookDispatcher {
             if (passed > cursor) await this.advance(row.id, passed);
             return;
           }
+          countDelivery(outcome.ok ? 'succeeded' : 'failed');
           if (!outcome.ok) {
             await this.failed(row, event, outcome, failures + 1, passed);
             return;

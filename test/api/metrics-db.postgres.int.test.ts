@@ -1,0 +1,55 @@
+/**
+ * The database metrics (issue 22), PostgreSQL only: the connection pool's size, connections in use
+ * and queries waiting for one (patches/postgres+3.4.9.patch, change 10), and the database errors
+ * that reach a request, by SQLSTATE class.
+ */
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { measurePoolWith } from '@/server/metrics';
+import { metricValue } from '../support/metrics';
+import { startTestApp, type TestApp } from '../support/app';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ DB_POOL_MAX: '2', DB_LOCK_TIMEOUT_MS: '300' });
+  measurePoolWith(app.runtime.poolStats!);
+});
+afterAll(async () => app?.close());
+
+it('shows the pool: its size, connections in use, and transactions waiting for one', async () => {
+  expect(await metricValue('aws_db_pool_connections', { state: 'max' })).toBe(2);
+  expect(await metricValue('aws_db_pool_waiting')).toBe(0);
+  // Three transactions on a pool of two: two hold a connection, one waits for it.
+  const running = Array.from({ length: 3 }, () => app.runtime.db.transaction((tx) => tx.execute(sql`select pg_sleep(0.6)`)));
+  await expect.poll(() => metricValue('aws_db_pool_waiting'), { timeout: 2_000, interval: 20 }).toBe(1);
+  expect(await metricValue('aws_db_pool_connections', { state: 'in_use' })).toBe(2);
+  await Promise.all(running);
+  expect(await metricValue('aws_db_pool_waiting')).toBe(0);
+  expect(await metricValue('aws_db_pool_connections', { state: 'in_use' })).toBe(0);
+});
+
+it('counts a database error that reached a request by its SQLSTATE class', async () => {
+  const before = await metricValue('aws_db_errors_total', { class: '55' });
+  // Another session holds the workspace's ledger head past lock_timeout: 55P03 lock_not_available.
+  const other = postgres(app.runtime.databaseUrl!, { max: 1, onnotice: () => undefined });
+  try {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const holding = new Promise<void>((r) => (locked = r));
+    const held = other.begin(async (tx) => {
+      await tx`select 1 from ledger_heads where workspace_id = ${app.ws.workspaceId} for update`;
+      locked();
+      await released;
+    });
+    await holding;
+    const res = await app.request('POST', '/work', { body: { title: 'waits for the head' } });
+    release();
+    await held;
+    expect(res.status).toBe(503);
+  } finally {
+    await other.end();
+  }
+  expect(await metricValue('aws_db_errors_total', { class: '55' })).toBe(before + 1);
+});
