@@ -11,8 +11,11 @@ const integration = (engine: 'pglite' | 'postgres') => ({
     name: `int-${engine}`,
     include: ['**/*.int.test.ts'],
     exclude: ['node_modules/**', '.next/**', 'e2e/**', ...(engine === 'pglite' ? ['**/*.postgres.int.test.ts'] : [])],
-    env: { TEST_ENGINE: engine, LOG_LEVEL: 'silent' },
+    // Every log line is written (and kept, not shown: test/support/log-capture.ts searches them
+    // all for credentials once each file is done).
+    env: { TEST_ENGINE: engine, LOG_LEVEL: 'debug' },
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/log-capture.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

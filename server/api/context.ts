@@ -35,6 +35,8 @@ export interface ApiContext {
   presentedKey?: PresentedKey | null;
   /** Status and headers the procedure wants on its success response. */
   res: { status: number | undefined; headers: Record<string, string> };
+  /** Who called, once a procedure has authenticated them (for the access log: ids, never a credential). */
+  caller?: { keyId: string; workspaceId: string } | { userId: string };
 }
 
 export interface ContextInit {

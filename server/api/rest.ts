@@ -34,6 +34,14 @@ import {
 
 const API_BASE = '/api/v1';
 
+/** What a request was, as far as its dispatch got: for the metrics and the access log. */
+interface Seen {
+  operation: string;
+  keyId?: string;
+  workspaceId?: string;
+  userId?: string;
+}
+
 /** Methods whose request carries a body (a DELETE's is read and checked, and takes no input). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -67,8 +75,9 @@ export function createRestHandler(opts: RestHandlerOptions) {
     const started = performance.now();
     // Headers decided before the answer is (the rate limit's), for success and error alike.
     const extraHeaders: Record<string, string> = {};
-    // Which operation this was, for the metrics: its route template, once dispatch has found it.
-    const route = { operation: 'unmatched' };
+    // What the metrics and the access log say of this request: its operation (the route template,
+    // once dispatch has found it) and who called (ids only), as far as dispatch got.
+    const route: Seen = { operation: 'unmatched' };
     let answer: Answer;
     try {
       answer = await dispatch(request, requestId, opts, extraHeaders, route);
@@ -80,15 +89,21 @@ export function createRestHandler(opts: RestHandlerOptions) {
     Object.assign(headers, SECURITY_HEADERS);
     headers['X-Request-Id'] = requestId;
     if (!hasHeader(headers, 'Cache-Control')) headers['Cache-Control'] = 'no-store';
-    countRequest(route.operation, answer.status, (performance.now() - started) / 1000);
-    const level = answer.status >= 500 ? 'warn' : 'debug';
+    const seconds = (performance.now() - started) / 1000;
+    countRequest(route.operation, answer.status, seconds);
+    // The access log: a line per request (LOG_LEVEL info; a 5xx at warn). The route template, never
+    // the raw path or query, and ids, never a credential or a body: nothing in it can carry a secret.
+    const level = answer.status >= 500 ? 'warn' : 'info';
     if (logs(level)) {
       log(level, 'request', {
         requestId,
-        method: request.method,
-        path: request.url.pathname,
+        operation: route.operation,
         status: answer.status,
-        ms: Math.round(performance.now() - started),
+        ms: Math.round(seconds * 1000),
+        // An event stream's length is not known when it starts.
+        bytes: answer.stream ? null : Buffer.byteLength(answer.body ?? ''),
+        workspaceId: route.workspaceId ?? null,
+        ...(route.userId ? { userId: route.userId } : { keyId: route.keyId ?? null }),
       });
     }
     return answer;
@@ -100,7 +115,7 @@ async function dispatch(
   requestId: string,
   opts: RestHandlerOptions,
   extraHeaders: Record<string, string>,
-  seen: { operation: string },
+  seen: Seen,
 ): Promise<Answer> {
   const { url, method } = request;
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
@@ -132,6 +147,7 @@ async function dispatch(
   // that is not public (unknown routes too); its 401, if any, comes where a credential is needed.
   const presented = match?.operation.isPublic ? null : await presentKey(runtime, request.headers.get('authorization'));
   if (presented) Object.assign(extraHeaders, presented.headers);
+  if (presented?.key) Object.assign(seen, { keyId: presented.key.keyId, workspaceId: presented.key.workspaceId });
   if (method === 'POST' && route === '/agent-work-receipts/import') {
     seen.operation = `${method} ${route}`;
     // It reads its own body, so the rule below (operations with a body take no query) is applied here.
@@ -174,7 +190,9 @@ async function dispatch(
     presentedKey: presented,
   });
   // Straight to the procedure (its middlewares, input and output checks), without a caller proxy.
-  const data = await callProcedure(operation.run, operation.procedure, ctx, input);
+  const data = await callProcedure(operation.run, operation.procedure, ctx, input).finally(() => {
+    if (ctx.caller && 'userId' in ctx.caller) seen.userId = ctx.caller.userId;
+  });
   const status = ctx.res.status ?? 200;
   const headers = { ...ctx.res.headers, 'Content-Type': 'application/json' };
   // Not modified and no content: the headers, no body.

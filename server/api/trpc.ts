@@ -167,6 +167,7 @@ async function authenticate(ctx: ApiContext, type: string): Promise<{ principal:
     principal = { kind: 'human', ...user };
   }
   if (!principal) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>, or sign in.');
+  ctx.caller = principal.kind === 'api_key' ? { keyId: principal.keyId, workspaceId: principal.workspaceId } : { userId: principal.userId };
   return { principal, trace: traceOf(ctx, type) };
 }
 

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { credentialsIn } from './secret-scan';
+
+describe('credentialsIn (the log search of test/support/log-capture.ts)', () => {
+  it('finds each form of credential the service issues, wherever it sits in a line', () => {
+    const forms = [
+      'awk_' + 'a'.repeat(43),
+      'whsec_' + 'b'.repeat(32),
+      'awi_' + 'c'.repeat(43),
+      'aws_setup_' + 'd'.repeat(43),
+      'Bearer abcdefghijkl',
+      'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig',
+    ];
+    for (const secret of forms) {
+      expect(credentialsIn({ msg: 'x', error: `failed with ${secret}` }), secret).toHaveLength(1);
+      expect(credentialsIn({ msg: 'x', nested: [{ deep: secret }] }), secret).toHaveLength(1);
+    }
+  });
+
+  it('finds any value under a credential’s name, and passes a line with ids and counts only', () => {
+    for (const key of ['password', 'secret', 'token', 'cookie', 'authorization', 'apiKey', 'session_token']) {
+      expect(credentialsIn({ msg: 'x', fields: { [key]: 'hunter2' } }), key).toHaveLength(1);
+    }
+    const accessLine = {
+      time: '2026-11-26T00:00:00.000Z',
+      level: 'info',
+      msg: 'request',
+      requestId: 'r',
+      operation: 'POST /work',
+      status: 201,
+      ms: 3,
+      bytes: 512,
+      workspaceId: 'w',
+      keyId: 'k',
+    };
+    expect(credentialsIn(accessLine)).toEqual([]);
+  });
+});
