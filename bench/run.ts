@@ -40,6 +40,7 @@ import {
   type Stat,
 } from './lib';
 import { runLimit } from './limit';
+import { measureRetention, retentionCheck, retentionLines, type RetentionResult } from './retention';
 import { measureScaleOut, scaleReport, type ScaleResult } from './scale';
 import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
@@ -51,6 +52,7 @@ const quick = process.argv.includes('--quick');
  * `--only drivers`: the peer on postgres.js against the peer on node-postgres, pipelined and not (the same SQL).
  * `--only scale`: 1, 2 and 3 instances of ours on one database (bench/scale.ts), and SSE across instances.
  * `--only verify`: ledger:verify over a 1,000,000-event ledger with 1 worker thread and one per core, twice.
+ * `--only retention`: the retention job against an hour of keyed writes at ours' measured rate (bench/retention.ts), twice.
  */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const SECONDS = quick ? 2 : 8;
@@ -198,7 +200,8 @@ async function main(): Promise<void> {
   if (only === 'drivers') return driversOnly();
   if (only === 'scale') return scaleOnly();
   if (only === 'verify') return verifyOnly();
-  if (only !== undefined) throw new Error(`--only takes: queue, writes, drivers, scale, verify (not ${only})`);
+  if (only === 'retention') return retentionOnly();
+  if (only !== undefined) throw new Error(`--only takes: queue, writes, drivers, scale, verify, retention (not ${only})`);
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 2} workspaces…`);
@@ -216,6 +219,8 @@ async function main(): Promise<void> {
     const writes = await writeMatrix(db, peer, ours);
     const peakRss = await peakRssMiB(ours.pid);
     const scale = await scaleOut(db, ours);
+    const hourly = writes.find((w) => w.target === 'ours' && w.clients === 32 && w.spread === WORKSPACES)!.rps.median;
+    const retention = await measureRetention(db, ours.url, hourly, log);
 
     // Reads: one workspace (not used by the writers) grown to a large ledger, read by cursor pages.
     const reader = db.workspaces[WORKSPACES]!;
@@ -268,6 +273,7 @@ async function main(): Promise<void> {
       queue,
       sse,
       pglite,
+      retention,
       started,
     });
   } finally {
@@ -345,6 +351,25 @@ async function verifyOnly(): Promise<void> {
     rmSync(path.dirname(file), { recursive: true, force: true });
   } finally {
     await db.drop();
+  }
+}
+
+/** The retention measure alone, twice, each on a database of its own (bench/retention.ts). */
+async function retentionOnly(): Promise<void> {
+  buildIfStale();
+  for (let run = 1; run <= 2; run++) {
+    const db = await createBenchDb(WORKSPACES);
+    const ours = await startOurs({ DATABASE_URL: db.url });
+    try {
+      await loadWork(ours.url, db.workspaces, 8, WARMUP_SECONDS);
+      const rate = (await loadWork(ours.url, db.workspaces, 32, SECONDS)).rps;
+      const result = await measureRetention(db, ours.url, rate, log);
+      const [name, ok, value] = retentionCheck(result);
+      process.stdout.write([`run ${run}:`, ...retentionLines(result), `- ${ok ? 'PASS' : 'FAIL'} ${name}: ${value}`, ''].join('\n'));
+    } finally {
+      await ours.stop();
+      await db.drop();
+    }
   }
 }
 
@@ -467,6 +492,7 @@ interface Report {
   queue: Awaited<ReturnType<typeof measureTaskQueue>>;
   sse: Awaited<ReturnType<typeof measureSse>>;
   pglite: { rps: Stat; p50: Stat; p99: Stat; failures: Stat };
+  retention: RetentionResult;
   started: number;
 }
 
@@ -526,6 +552,7 @@ function report(r: Report): void {
   );
   lines.push(`| POST /work on PGlite, 8 clients, one workspace | ${range(r.pglite.rps)} req/s, p50 ${fmt(r.pglite.p50.median, 1)} ms |`);
   lines.push(`| server peak RSS (PostgreSQL, under load) | ${fmt(r.peakRss)} MiB |`);
+  lines.push('', ...retentionLines(r.retention));
 
   // Targets (issues 7 and 19).
   const P = (c: number, s: number) => row('peer', c, s)!;
@@ -605,6 +632,7 @@ function report(r: Report): void {
   ]);
   // Issue 20: more instances.
   checks.push(scale.check);
+  checks.push(retentionCheck(r.retention));
   checks.push([`peak RSS ≤ 300 MB`, r.peakRss * 1.048576 <= 300, `${fmt(r.peakRss * 1.048576)} MB`]);
   lines.push('', '## Targets', '');
   for (const [name, ok, value] of checks) lines.push(`- ${ok ? 'PASS' : 'FAIL'} ${name}: ${value}`);

@@ -31,6 +31,8 @@ const envSchema = z.object({
   API_BODY_LIMIT_BYTES: intFromString(1024 * 1024, 1024, 64 * 1024 * 1024),
   /** Idempotency records are kept at least this many hours. */
   IDEMPOTENCY_TTL_HOURS: intFromString(24, 24, 24 * 30),
+  /** Webhook delivery attempts (GET …/deliveries) are kept this many days, then deleted. */
+  DELIVERY_LOG_DAYS: intFromString(30, 1, 3650),
   /** Event-stream leases send a `: keepalive` comment at least this often (CONTRACT: at most 15 s). */
   SSE_KEEPALIVE_MS: intFromString(15000, 10, 15000),
   /**

@@ -1,23 +1,23 @@
 /**
- * Work the service does on its own: timing out overdue decisions every few seconds, deleting
- * rate-limit windows and sign-in attempt counters whose windows have ended and webhook delivery
- * attempts older than 30 days, and delivering the
- * ledger to webhook endpoints (server/webhooks/dispatcher.ts).
+ * Work the service does on its own: timing out overdue decisions every few seconds, deleting what
+ * is kept only for a while once a minute (server/retention.ts: expired idempotency records, ended
+ * dedup claims, rate-limit windows and attempt counters, old webhook delivery attempts), and
+ * delivering the ledger to webhook endpoints (server/webhooks/dispatcher.ts).
  */
 import { sql } from 'drizzle-orm';
 import { query, type Database } from '@/db';
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
-import { pruneAttemptCounters } from './auth/attempt-limits';
 import { attemptLimitsOf } from './auth/sign-in';
-import { pruneDeliveries } from './domain/webhooks/endpoints';
 import { log } from './log';
 import { jobSucceeded, measureDeliveryLagWith, type DeliveryLag } from './metrics';
-import { pruneRateLimitCounters, RATE_LIMIT_WINDOW_MS } from './rate-limits';
+import { runRetention } from './retention';
 import type { Runtime } from './runtime';
 import { WebhookDispatcher } from './webhooks/dispatcher';
 
 /** How often overdue decisions are timed out (reads of a decision also do it for what they show). */
 const TIMEOUT_SWEEP_MS = 5_000;
+/** How often the retention job runs (on one instance at a time). */
+const RETENTION_MS = 60_000;
 
 /** Runs `job` every `everyMs`, never overlapping a slow run with the next; returns the stopper. */
 function every(name: string, everyMs: number, job: () => Promise<unknown>): () => void {
@@ -40,21 +40,25 @@ function every(name: string, everyMs: number, job: () => Promise<unknown>): () =
  * Starts the background jobs; returns a function that stops them (settling once webhook
  * deliveries in flight are aborted and their leases given back).
  */
-export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; pruneMs?: number } = {}): () => Promise<void> {
+export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; retentionMs?: number } = {}): () => Promise<void> {
   measureDeliveryLagWith(() => deliveryLag(runtime.db));
+  let stopping = false;
   const webhooks = new WebhookDispatcher(runtime);
   webhooks.start();
   const stops = [
     every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () =>
       sweepDecisionTimeouts(runtime.db, { onCommitted: (id) => runtime.wakeups.committed(id) }),
     ),
-    every('rate-limit prune', opts.pruneMs ?? RATE_LIMIT_WINDOW_MS, async () => {
-      await pruneRateLimitCounters(runtime.db);
-      await pruneAttemptCounters(runtime.db, attemptLimitsOf(runtime));
-      await pruneDeliveries(runtime.db);
-    }),
+    every('retention', opts.retentionMs ?? RETENTION_MS, () =>
+      runRetention(
+        runtime.db,
+        { deliveryLogDays: runtime.env.DELIVERY_LOG_DAYS, attemptLimits: attemptLimitsOf(runtime) },
+        { stopped: () => stopping },
+      ),
+    ),
   ];
   return async () => {
+    stopping = true;
     stops.forEach((stop) => stop());
     await webhooks.stop();
   };

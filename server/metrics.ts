@@ -70,6 +70,12 @@ function build() {
       labelNames: ['job'] as const,
       registers,
     }),
+    retentionDeleted: new Counter({
+      name: 'aws_retention_deleted_total',
+      help: 'Rows the retention job deleted, by table: expired idempotency records, ended dedup claims, ended rate-limit windows and attempt counters, old webhook delivery attempts.',
+      labelNames: ['table'] as const,
+      registers,
+    }),
     lag,
     deliveries: new Counter({
       name: 'aws_webhook_deliveries_total',
@@ -182,6 +188,11 @@ export function measurePoolWith(read: () => PoolStats): void {
 /** A background job finished without an error now. */
 export function jobSucceeded(job: string): void {
   metrics().jobSuccess.set({ job }, Date.now() / 1000);
+}
+
+/** The retention job deleted `rows` rows of `table`. */
+export function countRetained(table: string, rows: number): void {
+  if (rows > 0) metrics().retentionDeleted.inc({ table }, rows);
 }
 
 /** Where the open leases are counted (server/api/event-stream.ts): read at each scrape. */

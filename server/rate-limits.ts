@@ -91,14 +91,19 @@ export async function hit(db: Executor, bucket: string, limit: number, now = new
 }
 
 /**
- * Deletes windows that ended (run by the background jobs). The previous window is kept too: an
- * instance whose clock runs a little behind may still be counting in it.
+ * Deletes up to `limit` windows that ended (the retention job, server/retention.ts, calls it until
+ * fewer come back). The previous window is kept too: an instance whose clock runs a little behind
+ * may still be counting in it.
  */
-export async function pruneRateLimitCounters(db: Executor, now = new Date()): Promise<number> {
+export async function pruneRateLimitCounters(db: Executor, now = new Date(), limit = 1000): Promise<number> {
   const before = new Date(windowStartOf(now).getTime() - RATE_LIMIT_WINDOW_MS);
   const [row] = await query<{ deleted: number | string }>(
     db,
-    sql`with gone as (delete from rate_limit_counters where window_start < ${before.toISOString()}::timestamptz returning 1)
+    sql`with gone as (
+          delete from rate_limit_counters where (bucket, window_start) in (
+            select bucket, window_start from rate_limit_counters
+             where window_start < ${before.toISOString()}::timestamptz limit ${limit})
+          returning 1)
         select count(*) as deleted from gone`,
   );
   return Number(row?.deleted ?? 0);

@@ -2,7 +2,7 @@
  * Idempotency records: the response of an idempotent request, stored in the same transaction
  * as the write it describes, keyed by (workspace, Idempotency-Key).
  */
-import { integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { workspaces } from './workspaces';
 
 export const idempotencyRecords = pgTable(
@@ -23,5 +23,9 @@ export const idempotencyRecords = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.key] })],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.key] }),
+    // The retention job (server/retention.ts) deletes expired records oldest first, a batch at a time.
+    index('idempotency_records_expires_idx').on(t.expiresAt),
+  ],
 );

@@ -10,3 +10,4 @@ export * from './decisions';
 export * from './artifact-types';
 export * from './rate-limits';
 export * from './webhooks';
+export * from './job-leases';

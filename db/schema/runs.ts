@@ -86,5 +86,10 @@ export const dedupClaims = pgTable(
     version: integer('version').notNull().default(1),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('dedup_claims_fingerprint_idx').on(t.workspaceId, t.fingerprintHash)],
+  (t) => [
+    uniqueIndex('dedup_claims_fingerprint_idx').on(t.workspaceId, t.fingerprintHash),
+    // When a claim ended: its release, else its expiry (a claim is released only before it expires).
+    // The retention job (server/retention.ts) prunes ended claims by it.
+    index('dedup_claims_ended_idx').on(sql`coalesce(${t.releasedAt}, ${t.expiresAt})`),
+  ],
 );

@@ -80,5 +80,9 @@ export const webhookDeliveries = pgTable(
     /** When the next attempt at this event is due (failures that will be retried). */
     nextAttemptAt: ts('next_attempt_at'),
   },
-  (t) => [index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.createdAt, t.id)],
+  (t) => [
+    index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.createdAt, t.id),
+    // The retention job (server/retention.ts) deletes attempts older than DELIVERY_LOG_DAYS by it.
+    index('webhook_deliveries_created_idx').on(t.createdAt),
+  ],
 );

@@ -97,12 +97,15 @@ export function tooManyAttempts(verdict: AttemptVerdict, what: string): AppError
   );
 }
 
-/** Deletes counters whose window ended (run by the background jobs). */
-export async function pruneAttemptCounters(db: Executor, limits: AttemptLimits, now = new Date()): Promise<number> {
+/** Deletes up to `limit` counters whose window ended (the retention job, server/retention.ts). */
+export async function pruneAttemptCounters(db: Executor, limits: AttemptLimits, now = new Date(), limit = 1000): Promise<number> {
   const before = new Date(now.getTime() - limits.windowMinutes * 60_000).toISOString();
   const [row] = await query<{ deleted: number | string }>(
     db,
-    sql`with gone as (delete from attempt_counters where window_start <= ${before}::timestamptz returning 1)
+    sql`with gone as (
+          delete from attempt_counters where bucket in (
+            select bucket from attempt_counters where window_start <= ${before}::timestamptz limit ${limit})
+          returning 1)
         select count(*) as deleted from gone`,
   );
   return Number(row?.deleted ?? 0);

@@ -5,7 +5,7 @@
  * carries its response.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Executor, Tx } from '@/db';
+import { query, type Executor, type Tx } from '@/db';
 import { compiled, compiledSql } from '@/db/compiled';
 import { atCommit } from '@/db/connection';
 import { idempotencyRecords } from '@/db/schema';
@@ -159,3 +159,23 @@ const storeStatement = compiled<{ workspaceId: string; key: string; status: numb
     .set({ responseStatus: sql`${p('status')}`, responseBody: sql`${p('body')}` })
     .where(and(eq(idempotencyRecords.workspaceId, p('workspaceId')), eq(idempotencyRecords.key, p('key')))),
 );
+
+/**
+ * Deletes up to `limit` expired records, oldest first (the retention job, server/retention.ts,
+ * calls it until fewer come back). A record a request is taking over right now is locked by it and
+ * skipped; one taken over before the delete reaches it is no longer expired and stays.
+ */
+export async function pruneExpiredIdempotencyRecords(db: Executor, now = new Date(), limit = 1000): Promise<number> {
+  const [row] = await query<{ deleted: number | string }>(
+    db,
+    sql`with gone as (
+          delete from idempotency_records where (workspace_id, key) in (
+            select workspace_id, key from idempotency_records
+             where expires_at < ${now.toISOString()}::timestamptz
+             order by expires_at limit ${limit} for update skip locked)
+            and expires_at < ${now.toISOString()}::timestamptz
+          returning 1)
+        select count(*) as deleted from gone`,
+  );
+  return Number(row?.deleted ?? 0);
+}

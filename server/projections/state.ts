@@ -234,6 +234,11 @@ function apply(state: ProjectionState, event: LedgerEvent): void {
       return;
     }
 
+    // The retention job removed a claim that had ended (server/domain/dedup/claims.ts pruneEndedClaims).
+    case 'dedup.pruned':
+      state.claims.delete((p.claim as ClaimRecord).claim_id);
+      return;
+
     case 'decision.created':
       state.decisions.set(event.aggregateId, {
         id: event.aggregateId,

@@ -26,8 +26,7 @@ import https from 'node:https';
 import { and, eq, sql } from 'drizzle-orm';
 import { query } from '@/db';
 import { webhookEndpoints } from '@/db/schema';
-import { systemTrace, type Actor } from '@/server/domain/actor';
-import { workspaceOwner } from '@/server/domain/decisions/timeouts';
+import { systemActor } from '@/server/domain/decisions/timeouts';
 import { subscribes } from '@/server/domain/webhooks/endpoints';
 import { appendEvents } from '@/server/ledger/append';
 import type { LedgerEvent } from '@/server/ledger/canonical';
@@ -305,13 +304,7 @@ export class WebhookDispatcher {
           .returning({ id: webhookEndpoints.id });
         if (!disabled) return;
         await tx.execute(insertAttempt);
-        const actor: Actor = {
-          type: 'system',
-          id: 'system:webhooks',
-          ownerId: await workspaceOwner(tx, row.workspaceId),
-          workspaceId: row.workspaceId,
-          trace: systemTrace(randomUUID()),
-        };
+        const actor = await systemActor(tx, row.workspaceId, 'system:webhooks');
         const [appended] = await appendEvents(
           tx,
           actor,

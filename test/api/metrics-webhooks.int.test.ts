@@ -19,7 +19,7 @@ beforeAll(async () => {
     WEBHOOK_TIMEOUT_MS: '400',
     WEBHOOK_POLL_MS: '50',
   });
-  stopJobs = startBackgroundJobs(app.runtime, { sweepMs: 50, pruneMs: 50 });
+  stopJobs = startBackgroundJobs(app.runtime, { sweepMs: 50, retentionMs: 50 });
 });
 afterAll(async () => {
   await stopJobs?.();

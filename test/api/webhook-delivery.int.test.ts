@@ -205,7 +205,7 @@ describe('delivery attempts', () => {
       .update(webhookDeliveries)
       .set({ createdAt: new Date(Date.now() - 31 * 86_400_000) })
       .where(eq(webhookDeliveries.id, older.id));
-    await pruneDeliveries(app.runtime.db);
+    await pruneDeliveries(app.runtime.db, 30);
     const left = (await app.request('GET', `/webhooks/${id}/deliveries`, { key: ws.apiKey })).body.data;
     expect(left.map((d: { id: string }) => d.id)).not.toContain(older.id);
     expect(left).toHaveLength(1);

@@ -27,6 +27,11 @@ export async function workspaceOwner(tx: Tx, workspaceId: string): Promise<strin
   return owner.userId;
 }
 
+/** The service itself acting in a workspace (`id`: `system:<job>`), on behalf of its owner. */
+export async function systemActor(tx: Tx, workspaceId: string, id: string): Promise<Actor> {
+  return { type: 'system', id, ownerId: await workspaceOwner(tx, workspaceId), workspaceId, trace: systemTrace(randomUUID()) };
+}
+
 /** Times out one decision if it is still pending and due; returns whether it did. */
 export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: string, now = new Date()): Promise<boolean> {
   await lockWorkspaceLedger(tx, workspaceId); // the lock order of every change to existing decisions and runs
@@ -54,13 +59,7 @@ export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: strin
     .where(and(eq(decisions.id, decisionId), eq(decisions.status, 'pending')))
     .returning({ id: decisions.id });
   if (!updated) return false;
-  const actor: Actor = {
-    type: 'system',
-    id: 'system:decision-timeouts',
-    ownerId: await workspaceOwner(tx, workspaceId),
-    workspaceId,
-    trace: systemTrace(randomUUID()),
-  };
+  const actor = await systemActor(tx, workspaceId, 'system:decision-timeouts');
   await appendEvents(
     tx,
     actor,

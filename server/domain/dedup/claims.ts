@@ -7,13 +7,14 @@
  * (a store that cannot record it makes the request fail with 503, never `claimed: true`).
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { v5 as uuidv5 } from 'uuid';
-import type { Tx } from '@/db';
+import type { Database, Tx } from '@/db';
 import { dedupClaims } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
 import { canonicalJson, sha256Hex } from '@/server/ledger/canonical';
 import type { Actor } from '../actor';
+import { systemActor } from '../decisions/timeouts';
 import { claimRecord, type ClaimRow } from '../hierarchy/records';
 
 export const DEFAULT_TTL_SECONDS = 6 * 60 * 60;
@@ -76,7 +77,10 @@ export async function claimFingerprint(tx: Tx, actor: Actor, input: ClaimInput):
       claimedAt: now,
       expiresAt,
       releasedAt: null,
-      version: 1,
+      // The claim's next aggregate version: 1, or after the row was pruned (pruneEndedClaims), the
+      // one its ledger events go on with, as the projection replayed from them has it.
+      version: sql`(select coalesce(max(aggregate_version), 0) + 1 from ledger_events
+                     where workspace_id = ${actor.workspaceId} and aggregate_id = ${claimId(actor.workspaceId, fingerprint)})`,
       updatedAt: now,
     })
     // No conflict target: the id is derived from (workspace, fingerprint), so a racing insert
@@ -199,4 +203,60 @@ export async function releaseFingerprint(tx: Tx, actor: Actor, input: ReleaseInp
     active_run_id: holding ? current.activeRunId : null,
     expires_at: holding ? current.expiresAt.toISOString() : null,
   };
+}
+
+/** A claim that ended is kept this long before it may be pruned (room for clocks that disagree). */
+const PRUNE_GRACE_MS = 60_000;
+
+/** When a claim ended: its release, else its expiry (drizzle/0018's index on it). */
+const endedAt = sql`coalesce(${dedupClaims.releasedAt}, ${dedupClaims.expiresAt})`;
+
+/**
+ * Deletes up to `limit` claims that ended (released, or expired) more than a minute before `now`,
+ * oldest first: they dedupe nothing any more, and a later claim of the fingerprint inserts it anew.
+ * Each goes with a `dedup.pruned` ledger event in its workspace's transaction (the projection
+ * drops the row on it), so the table still follows from the ledger. Returns how many were found;
+ * one claimed again meanwhile is no longer ended and stays.
+ */
+export async function pruneEndedClaims(db: Database, now = new Date(), limit = 1000): Promise<number> {
+  const before = new Date(now.getTime() - PRUNE_GRACE_MS).toISOString();
+  const ended = await db
+    .select({ id: dedupClaims.id, workspaceId: dedupClaims.workspaceId })
+    .from(dedupClaims)
+    .where(sql`${endedAt} <= ${before}::timestamptz`)
+    .orderBy(endedAt)
+    .limit(limit);
+  // Map.groupBy is Node 21's.
+  const byWorkspace = new Map<string, typeof ended>();
+  for (const c of ended) byWorkspace.set(c.workspaceId, [...(byWorkspace.get(c.workspaceId) ?? []), c]);
+  for (const [workspaceId, claims] of byWorkspace) {
+    await db.transaction(async (tx) => {
+      const gone = await tx
+        .delete(dedupClaims)
+        .where(
+          and(
+            eq(dedupClaims.workspaceId, workspaceId),
+            inArray(
+              dedupClaims.id,
+              claims.map((c) => c.id),
+            ),
+            sql`${endedAt} <= ${before}::timestamptz`,
+          ),
+        )
+        .returning();
+      if (gone.length === 0) return;
+      await appendEvents(
+        tx,
+        await systemActor(tx, workspaceId, 'system:retention'),
+        gone.map((row) => ({
+          aggregateType: 'dedup_claim',
+          aggregateId: row.id,
+          eventType: 'dedup.pruned',
+          payload: { claim: claimRecord(row) },
+        })),
+        now,
+      );
+    });
+  }
+  return ended.length;
 }

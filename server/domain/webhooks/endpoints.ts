@@ -8,8 +8,8 @@
  * check resolves the host, and no transaction should wait on DNS.
  */
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, lt } from 'drizzle-orm';
-import type { Executor, Tx } from '@/db';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { query, type Executor, type Tx } from '@/db';
 import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
@@ -345,12 +345,21 @@ export async function listDeliveries(
   }));
 }
 
-/** How long delivery attempts are kept. */
-const DELIVERY_RETENTION_DAYS = 30;
-
-/** Deletes delivery attempts older than DELIVERY_RETENTION_DAYS (the background prune job). */
-export async function pruneDeliveries(db: Executor, now = new Date()): Promise<void> {
-  await db.delete(webhookDeliveries).where(lt(webhookDeliveries.createdAt, new Date(now.getTime() - DELIVERY_RETENTION_DAYS * 86_400_000)));
+/**
+ * Deletes up to `limit` delivery attempts older than `days` days (the retention job,
+ * server/retention.ts, with DELIVERY_LOG_DAYS).
+ */
+export async function pruneDeliveries(db: Executor, days: number, now = new Date(), limit = 1000): Promise<number> {
+  const before = new Date(now.getTime() - days * 86_400_000).toISOString();
+  const [row] = await query<{ deleted: number | string }>(
+    db,
+    sql`with gone as (
+          delete from webhook_deliveries where id in (
+            select id from webhook_deliveries where created_at < ${before}::timestamptz limit ${limit})
+          returning 1)
+        select count(*) as deleted from gone`,
+  );
+  return Number(row?.deleted ?? 0);
 }
 
 /** Whether an endpoint subscribing to `patterns` receives an event of `eventType`. */
