@@ -16,7 +16,7 @@ import { releaseHold } from './hold';
 
 const SWEEP_BATCH = 100;
 
-export async function workspaceOwner(tx: Tx, workspaceId: string): Promise<string> {
+async function workspaceOwner(tx: Tx, workspaceId: string): Promise<string> {
   const [owner] = await tx
     .select({ userId: memberships.userId })
     .from(memberships)
