@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { judgeBundle, notABundle, type BundleFacts, type BundleReport } from './bundle';
 import { BundleScanner, BundleSyntaxError } from './bundle-scan';
 import { frameProblem, type BundleFrame } from './bundle-shape';
+import type { LedgerEvent } from './canonical';
 import type { ChainPosition } from './chain';
 import { ChainJoin, type BundleBatchResult } from './verify-batch';
 import { VerifierPool } from './verify-parallel';
@@ -43,6 +44,20 @@ function membersOf(scanner: BundleScanner): Record<string, unknown> {
   const members = Object.fromEntries(scanner.members) as Record<string, unknown>;
   if (scanner.events !== 'absent') members.events = scanner.events === 'array' ? [] : null;
   return members;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The events of a bundle file in order, a batch at a time, parsed on this thread (a restore reads
+ * them so, once the file has verified): one batch is held at a time, however long the file.
+ */
+export async function* bundleEvents(file: string): AsyncGenerator<LedgerEvent[]> {
+  const scanner = new BundleScanner();
+  for await (const chunk of chunksOf(file)) {
+    for (const batch of scanner.push(chunk)) yield JSON.parse(utf8.decode(new Uint8Array(batch.json, 0, batch.length))) as LedgerEvent[];
+  }
+  scanner.end();
 }
 
 /**

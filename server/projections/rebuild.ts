@@ -81,54 +81,57 @@ async function rebuildWorkspace(db: Database, workspaceId: string): Promise<Rebu
 }
 
 async function rebuildOnce(db: Database, workspaceId: string): Promise<RebuildReport> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`set local lock_timeout = '200ms'`);
-    // Holding the head row keeps appends out until the rebuilt rows are committed.
-    await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
-    // Children first: the foreign keys point upward.
-    await tx.delete(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId));
-    await tx.delete(decisions).where(eq(decisions.workspaceId, workspaceId));
-    await tx.delete(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId));
-    await tx.delete(importedReceipts).where(eq(importedReceipts.workspaceId, workspaceId));
-    await tx.delete(runCheckpoints).where(eq(runCheckpoints.workspaceId, workspaceId));
-    await tx.delete(runs).where(eq(runs.workspaceId, workspaceId));
-    await tx.delete(receipts).where(eq(receipts.workspaceId, workspaceId));
-    await tx.delete(tasks).where(eq(tasks.workspaceId, workspaceId));
-    await tx.delete(milestones).where(eq(milestones.workspaceId, workspaceId));
-    await tx.delete(workstreams).where(eq(workstreams.workspaceId, workspaceId));
-    await tx.delete(initiatives).where(eq(initiatives.workspaceId, workspaceId));
+  return db.transaction((tx) => rebuildInTransaction(tx, workspaceId));
+}
 
-    const { state, events } = await replayWorkspace(tx, workspaceId);
-    // Parents first.
-    await insertChunks([...state.initiatives.values()], (c) => tx.insert(initiatives).values(c));
-    await insertChunks([...state.workstreams.values()], (c) => tx.insert(workstreams).values(c));
-    await insertChunks([...state.milestones.values()], (c) => tx.insert(milestones).values(c));
-    await insertChunks([...state.tasks.values()], (c) => tx.insert(tasks).values(c));
-    await insertChunks([...state.receipts.values()], (c) => tx.insert(receipts).values(c));
-    await insertChunks([...state.runs.values()], (c) => tx.insert(runs).values(c));
-    await insertChunks([...state.checkpoints.values()], (c) => tx.insert(runCheckpoints).values(c));
-    await insertChunks([...state.claims.values()], (c) => tx.insert(dedupClaims).values(c));
-    await insertChunks([...state.imported.values()], (c) => tx.insert(importedReceipts).values(c));
-    await insertChunks([...state.decisions.values()], (c) => tx.insert(decisions).values(c));
-    await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
-    return {
-      workspaceId,
-      events,
-      rows: {
-        initiatives: state.initiatives.size,
-        workstreams: state.workstreams.size,
-        milestones: state.milestones.size,
-        tasks: state.tasks.size,
-        receipts: state.receipts.size,
-        runs: state.runs.size,
-        checkpoints: state.checkpoints.size,
-        claims: state.claims.size,
-        imported: state.imported.size,
-        decisions: state.decisions.size,
-        attention: state.attention.size,
-      },
-    };
-  });
+/** Rebuilds one workspace's work tables in the caller's transaction (a restore's, or rebuildOnce's). */
+export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise<RebuildReport> {
+  await tx.execute(sql`set local lock_timeout = '200ms'`);
+  // Holding the head row keeps appends out until the rebuilt rows are committed.
+  await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
+  // Children first: the foreign keys point upward.
+  await tx.delete(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId));
+  await tx.delete(decisions).where(eq(decisions.workspaceId, workspaceId));
+  await tx.delete(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId));
+  await tx.delete(importedReceipts).where(eq(importedReceipts.workspaceId, workspaceId));
+  await tx.delete(runCheckpoints).where(eq(runCheckpoints.workspaceId, workspaceId));
+  await tx.delete(runs).where(eq(runs.workspaceId, workspaceId));
+  await tx.delete(receipts).where(eq(receipts.workspaceId, workspaceId));
+  await tx.delete(tasks).where(eq(tasks.workspaceId, workspaceId));
+  await tx.delete(milestones).where(eq(milestones.workspaceId, workspaceId));
+  await tx.delete(workstreams).where(eq(workstreams.workspaceId, workspaceId));
+  await tx.delete(initiatives).where(eq(initiatives.workspaceId, workspaceId));
+
+  const { state, events } = await replayWorkspace(tx, workspaceId);
+  // Parents first.
+  await insertChunks([...state.initiatives.values()], (c) => tx.insert(initiatives).values(c));
+  await insertChunks([...state.workstreams.values()], (c) => tx.insert(workstreams).values(c));
+  await insertChunks([...state.milestones.values()], (c) => tx.insert(milestones).values(c));
+  await insertChunks([...state.tasks.values()], (c) => tx.insert(tasks).values(c));
+  await insertChunks([...state.receipts.values()], (c) => tx.insert(receipts).values(c));
+  await insertChunks([...state.runs.values()], (c) => tx.insert(runs).values(c));
+  await insertChunks([...state.checkpoints.values()], (c) => tx.insert(runCheckpoints).values(c));
+  await insertChunks([...state.claims.values()], (c) => tx.insert(dedupClaims).values(c));
+  await insertChunks([...state.imported.values()], (c) => tx.insert(importedReceipts).values(c));
+  await insertChunks([...state.decisions.values()], (c) => tx.insert(decisions).values(c));
+  await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
+  return {
+    workspaceId,
+    events,
+    rows: {
+      initiatives: state.initiatives.size,
+      workstreams: state.workstreams.size,
+      milestones: state.milestones.size,
+      tasks: state.tasks.size,
+      receipts: state.receipts.size,
+      runs: state.runs.size,
+      checkpoints: state.checkpoints.size,
+      claims: state.claims.size,
+      imported: state.imported.size,
+      decisions: state.decisions.size,
+      attention: state.attention.size,
+    },
+  };
 }
 
 /** Rebuilds every workspace (or the one given). */

@@ -45,7 +45,7 @@ function declaredOptions(file: string): { name: string; type: string }[] {
 }
 
 describe('every command-line tool', () => {
-  it('is found: eight tools', () => {
+  it('is found: nine tools', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([
       'key:create',
       'key:revoke',
@@ -55,6 +55,7 @@ describe('every command-line tool', () => {
       'user:add',
       'user:reset-password',
       'workspace:create',
+      'workspace:restore',
     ]);
   });
 

@@ -22,6 +22,8 @@ export async function createApiKey(tx: Tx, actor: Actor, input: { name: string; 
   const id = randomUUID();
   const key = generateApiKey();
   const ownerUserId = input.ownerUserId ?? actor.ownerId;
+  // The row and its event carry the same time (a restore gives the row the event's).
+  const now = new Date();
   await tx.insert(apiKeys).values({
     id,
     workspaceId: actor.workspaceId,
@@ -29,15 +31,21 @@ export async function createApiKey(tx: Tx, actor: Actor, input: { name: string; 
     name: input.name,
     prefix: key.prefix,
     secretHash: key.hash,
+    createdAt: now,
   });
-  await appendEvents(tx, actor, [
-    {
-      aggregateType: 'api_key',
-      aggregateId: id,
-      eventType: 'api_key.created',
-      payload: { id, name: input.name, prefix: key.prefix, owner_user_id: ownerUserId },
-    },
-  ]);
+  await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'api_key',
+        aggregateId: id,
+        eventType: 'api_key.created',
+        payload: { id, name: input.name, prefix: key.prefix, owner_user_id: ownerUserId },
+      },
+    ],
+    now,
+  );
   return { id, name: input.name, prefix: key.prefix, workspaceId: actor.workspaceId, secret: key.secret };
 }
 

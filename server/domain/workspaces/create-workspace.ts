@@ -78,9 +78,11 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
   await tx.insert(ledgerHeads).values({ workspaceId });
   if (!existing) {
     if (!input.owner.passwordHash) throw new AppError('validation_failed', 'A new owner needs a password.');
-    await tx.insert(users).values({ id: ownerUserId, email, displayName: input.owner.displayName, passwordHash: input.owner.passwordHash });
+    await tx
+      .insert(users)
+      .values({ id: ownerUserId, email, displayName: input.owner.displayName, passwordHash: input.owner.passwordHash, createdAt: at });
   }
-  await tx.insert(memberships).values({ workspaceId, userId: ownerUserId, role: 'owner' });
+  await tx.insert(memberships).values({ workspaceId, userId: ownerUserId, role: 'owner', createdAt: at });
 
   const actor: Actor = input.byHuman
     ? { type: 'human', id: ownerUserId, ownerId: ownerUserId, workspaceId, role: 'owner', trace }

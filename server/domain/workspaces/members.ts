@@ -32,30 +32,37 @@ export async function addMember(tx: Tx, actor: Actor, input: AddMemberInput): Pr
   const email = normalEmail(input.email);
   const [existing] = await tx.select({ id: users.id, displayName: users.displayName }).from(users).where(eq(users.email, email));
   const userId = existing?.id ?? input.newUserId ?? randomUUID();
+  // The rows and their event carry the same time (a restore gives the rows the event's).
+  const now = new Date();
   if (!existing) {
     if (!input.passwordHash) throw new AppError('validation_failed', 'A new user needs a password.');
-    await tx.insert(users).values({ id: userId, email, displayName: input.displayName, passwordHash: input.passwordHash });
+    await tx.insert(users).values({ id: userId, email, displayName: input.displayName, passwordHash: input.passwordHash, createdAt: now });
   }
   const inserted = await tx
     .insert(memberships)
-    .values({ workspaceId: actor.workspaceId, userId, role: input.role })
+    .values({ workspaceId: actor.workspaceId, userId, role: input.role, createdAt: now })
     .onConflictDoNothing()
     .returning({ userId: memberships.userId });
   if (inserted.length === 0) throw new AppError('conflict', `${email} is already a member of this workspace.`);
-  await appendEvents(tx, actor, [
-    {
-      aggregateType: 'membership',
-      aggregateId: membershipId(actor.workspaceId, userId),
-      eventType: 'membership.created',
-      payload: {
-        user_id: userId,
-        email,
-        display_name: existing?.displayName ?? input.displayName,
-        role: input.role,
-        user_created: !existing,
+  await appendEvents(
+    tx,
+    actor,
+    [
+      {
+        aggregateType: 'membership',
+        aggregateId: membershipId(actor.workspaceId, userId),
+        eventType: 'membership.created',
+        payload: {
+          user_id: userId,
+          email,
+          display_name: existing?.displayName ?? input.displayName,
+          role: input.role,
+          user_created: !existing,
+        },
       },
-    },
-  ]);
+    ],
+    now,
+  );
   return { userId, userCreated: !existing };
 }
 
