@@ -44,6 +44,7 @@ import { measureRetention, retentionCheck, retentionLines, type RetentionResult 
 import { measureScaleOut, scaleReport, type ScaleResult } from './scale';
 import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
+import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
 const quick = process.argv.includes('--quick');
 /**
@@ -98,8 +99,8 @@ async function startOurs(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
   return startServer(
     process.execPath,
-    // As `npm start` runs it (scripts/start.mjs, SERVER_HEAP_MB default).
-    ['--max-old-space-size=256', path.join(ROOT, 'scripts', 'serve.mjs')],
+    // As `npm start` runs it (scripts/start.mjs), with its V8 flags.
+    [...serverNodeFlags({}), path.join(ROOT, 'scripts', 'serve.mjs')],
     {
       ...env,
       HOST: '127.0.0.1',

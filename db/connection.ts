@@ -39,6 +39,24 @@ export function runStatement(executor: object): RunStatement {
 /** Where db/index.ts keeps a transaction's statements for its COMMIT (registered, like RUN_STATEMENT). */
 export const AT_COMMIT = Symbol.for('aws.at-commit');
 
+/** Where db/index.ts keeps what modules attach to one transaction (registered, like RUN_STATEMENT). */
+export const TX_LOCALS = Symbol.for('aws.tx-locals');
+
+/**
+ * What modules keep for one transaction while it runs (the ledger's append left for COMMIT), each
+ * under a symbol of its own; undefined for anything that is not a transaction db/index.ts opened.
+ *
+ * On the transaction, not in a WeakMap keyed by it: V8's young-generation collector (the
+ * scavenger) keeps a WeakMap entry's value alive for as long as the entry is there, whether or not
+ * its key is still reachable, so a request's pending append (its events and payloads) could
+ * outlive the request by a collection and be promoted to the old generation, to be marked again by
+ * the next full collection (issue 19; a test program keeping short-lived values in a WeakMap
+ * promoted 35 times as much as one keeping them on their key).
+ */
+export function transactionLocals(tx: object): Record<symbol, unknown> | undefined {
+  return (tx as { [TX_LOCALS]?: Record<symbol, unknown> })[TX_LOCALS];
+}
+
 /** What atCommit registers: sends one statement (or several) and gives back its outcome. */
 export type CommitStatement = () => Promise<unknown>;
 

@@ -21,7 +21,7 @@
  * keeps 64 subtransaction ids in shared memory; past that every snapshot taken anywhere has to
  * read pg_subtrans.
  */
-import { AT_COMMIT, type CommitStatement } from './connection';
+import { AT_COMMIT, TX_LOCALS, type CommitStatement } from './connection';
 
 /** At most this many members share a transaction (under PostgreSQL's 64 cached subtransactions). */
 export const MAX_MEMBERS = 32;
@@ -157,10 +157,12 @@ function isOwnFailure(err: unknown): boolean {
 
 /**
  * The group's transaction as one member sees it: the same connection and statements, and its own
- * list of statements left for COMMIT, taken into the group's only if the member succeeds.
+ * list of statements left for COMMIT, taken into the group's only if the member succeeds, and its
+ * own transaction locals (db/connection.ts: its pending ledger append).
  */
 function memberView<Tx extends object>(tx: Tx, own: CommitStatement[]): Tx {
+  const locals: Record<symbol, unknown> = {};
   return new Proxy(tx, {
-    get: (target, prop) => (prop === AT_COMMIT ? own : Reflect.get(target, prop)),
+    get: (target, prop) => (prop === AT_COMMIT ? own : prop === TX_LOCALS ? locals : Reflect.get(target, prop)),
   });
 }

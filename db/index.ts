@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { Logger, SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { AT_COMMIT, RUN_STATEMENT, runStatement, withRunStatement, type CommitStatement, type RunStatement } from './connection';
+import { AT_COMMIT, RUN_STATEMENT, TX_LOCALS, runStatement, withRunStatement, type CommitStatement, type RunStatement } from './connection';
 import { groupedTransactions } from './group';
 
 /**
@@ -305,9 +305,12 @@ function withGroups(transaction: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>
 function lazyTx(build: () => Tx, run: RunStatement, atCommit: CommitStatement[]): Tx {
   let real: Tx | undefined;
   const target = () => (real ??= withRunStatement(build(), run));
+  const locals: Record<symbol, unknown> = {};
+  const own = (prop: string | symbol) =>
+    prop === RUN_STATEMENT ? run : prop === AT_COMMIT ? atCommit : prop === TX_LOCALS ? locals : undefined;
   return new Proxy({} as Tx, {
-    get: (_, prop) => (prop === RUN_STATEMENT ? run : prop === AT_COMMIT ? atCommit : Reflect.get(target(), prop)),
-    has: (_, prop) => prop === RUN_STATEMENT || prop === AT_COMMIT || Reflect.has(target(), prop),
+    get: (_, prop) => own(prop) ?? Reflect.get(target(), prop),
+    has: (_, prop) => own(prop) !== undefined || Reflect.has(target(), prop),
     set: (_, prop, value) => Reflect.set(target(), prop, value),
     getPrototypeOf: () => Reflect.getPrototypeOf(target()),
   });

@@ -61,6 +61,8 @@ test('npm start caps the server’s heap at 256 MB, or at SERVER_HEAP_MB', async
   test.setTimeout(150_000);
   const flags = await serverFlags({});
   expect(flags).toContain('--max-old-space-size=256');
+  // Under the cap, V8 would collect the whole heap each time it grew by 30 % (scripts/server-flags.mjs).
+  expect(flags).toContain('--heap-growing-percent=100');
   expect(flags.some((f) => f.endsWith(path.join('scripts', 'serve.mjs')))).toBe(true);
   expect(await serverFlags({ SERVER_HEAP_MB: '384' })).toContain('--max-old-space-size=384');
 });

@@ -3,6 +3,7 @@
 import { spawnSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { serverNodeFlags } from './server-flags.mjs';
 
 // next's own entry, run by this node: no npx layer in between to swallow signals on shutdown.
 const nextBin = path.join(import.meta.dirname, '..', 'node_modules', 'next', 'dist', 'bin', 'next');
@@ -36,12 +37,9 @@ const env = {
   PORT: port,
   APP_URL: process.env.APP_URL || `http://${['127.0.0.1', '0.0.0.0', '::'].includes(host) ? 'localhost' : host}:${port}`,
 };
-// V8 lets a busy server's heap grow to several times what it holds before collecting it: RSS went
-// past 300 MB under two minutes of writes at 32 clients, though the server ran as fast capped at
-// 120 MB. The cap makes it collect sooner (bench/, issue 7); SERVER_HEAP_MB raises it for big imports.
-const heapFlag = `--max-old-space-size=${process.env.SERVER_HEAP_MB || '256'}`;
-// An IPC channel, so the server stops by itself if this launcher is ever killed outright.
-const server = spawn(process.execPath, [heapFlag, path.join(root, 'scripts', 'serve.mjs')], {
+// An IPC channel, so the server stops by itself if this launcher is ever killed outright. The heap's
+// flags (its cap, SERVER_HEAP_MB) are in server-flags.mjs, which says why.
+const server = spawn(process.execPath, [...serverNodeFlags(), path.join(root, 'scripts', 'serve.mjs')], {
   cwd: root,
   stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   env,

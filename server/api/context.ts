@@ -33,8 +33,11 @@ export interface ApiContext {
    * undefined where the transport did not (the internal endpoint refuses keys).
    */
   presentedKey?: PresentedKey | null;
-  /** Status and headers the procedure wants on its success response. */
-  res: { status: number | undefined; headers: Record<string, string> };
+  /**
+   * Status and headers the procedure wants on its success response, and the JSON text of its body
+   * when runMutation has made it already (the stored idempotent response: server/api/mutation.ts).
+   */
+  res: { status: number | undefined; headers: Record<string, string>; serialised?: { body: unknown; text: string } };
   /** Who called, once a procedure has authenticated them (for the access log: ids, never a credential). */
   caller?: { keyId: string; workspaceId: string } | { userId: string };
 }

@@ -35,12 +35,15 @@ export interface MutationOptions<T> {
 
 /** Bodies runMutation has checked against their operation's output schema, inside the transaction. */
 const checkedBodies = new WeakSet<object>();
-/** Bodies runMutation has serialised for their stored response: the answer reuses the text. */
-const serialised = new WeakMap<object, string>();
-
-/** The JSON text of a procedure's result: the text stored for its Idempotency-Key when there is one. */
-export function jsonText(data: unknown): string {
-  return (typeof data === 'object' && data !== null && serialised.get(data)) || JSON.stringify(data);
+/**
+ * The JSON text of a procedure's result: the text runMutation stored for its Idempotency-Key when
+ * there is one (kept on the request's context, not in a WeakMap keyed by the body: V8's scavenger
+ * keeps a WeakMap's values alive as long as their entry, which promoted every response text to the
+ * old generation; db/connection.ts transactionLocals).
+ */
+export function jsonText(ctx: Pick<ApiContext, 'res'>, data: unknown): string {
+  const stored = ctx.res.serialised;
+  return stored && stored.body === data ? stored.text : JSON.stringify(data);
 }
 const PATCHED = Symbol('checkedInTransaction');
 
@@ -139,7 +142,7 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
     fillValue(body, sealedValues(sealing.standIns, values));
     text = fillText(text!, sealing.standIns, values);
   }
-  if (typeof body === 'object' && body !== null) serialised.set(body, text!);
+  ctx.res.serialised = { body, text: text! };
   ctx.runtime.wakeups.committed(workspaceId);
   ctx.res.status = opts.status;
   return body;

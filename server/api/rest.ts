@@ -197,7 +197,7 @@ async function dispatch(
   const headers = { ...ctx.res.headers, 'Content-Type': 'application/json' };
   // Not modified and no content: the headers, no body.
   if (status === 204 || status === 304) return { status, headers };
-  return { status, headers, body: jsonText(data) };
+  return { status, headers, body: jsonText(ctx, data) };
 }
 
 function queryOnBodyOperation(url: URL): AppError {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { compiledSql } from '@/db/compiled';
-import { atCommit } from '@/db/connection';
+import { atCommit, transactionLocals } from '@/db/connection';
 import type { Actor } from '@/server/domain/actor';
 import { countAppended } from '@/server/metrics';
 import { digestOf, eventCanonicalSegments, type LedgerEvent, type UnsealedEvent } from './canonical';
@@ -41,7 +41,7 @@ interface AppendRow {
  */
 export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEvent[], at: Date = new Date()): Promise<LedgerEvent[]> {
   if (events.length === 0) return [];
-  if (pendingAppends.has(tx)) throw new Error('this transaction appends at commit: append the rest at commit too (appendEventsAtCommit)');
+  if (pendingAppendOf(tx)) throw new Error('this transaction appends at commit: append the rest at commit too (appendEventsAtCommit)');
   const unsealed = unsealedEvents(actor, events, at);
   const rows = await appendStatement(tx, { workspaceId: actor.workspaceId, events: appendInput(unsealed) });
   countAppended(1, rows.length);
@@ -68,7 +68,10 @@ interface PendingAppend {
   values: Promise<string[]>;
 }
 
-const pendingAppends = new WeakMap<Tx, PendingAppend>();
+/** Where a transaction keeps its pending append (db/connection.ts transactionLocals says why not a WeakMap). */
+const PENDING_APPEND = Symbol('pending append');
+
+const pendingAppendOf = (tx: Tx) => transactionLocals(tx)?.[PENDING_APPEND] as PendingAppend | undefined;
 
 /**
  * Appends `events` when the transaction commits, in the same flight as its COMMIT
@@ -85,14 +88,13 @@ const pendingAppends = new WeakMap<Tx, PendingAppend>();
  */
 export function appendEventsAtCommit(tx: Tx, actor: Actor, events: readonly NewEvent[], at: Date = new Date()): LedgerEvent[] {
   const unsealed = unsealedEvents(actor, events, at);
-  let pending = pendingAppends.get(tx);
+  let pending = pendingAppendOf(tx);
   if (!pending) {
     let settle!: { resolve: (values: string[]) => void; reject: (err: unknown) => void };
     const values = new Promise<string[]>((resolve, reject) => (settle = { resolve, reject }));
     values.catch(() => undefined);
     const created: PendingAppend = { workspaceId: actor.workspaceId, unsealed: [], events: [], standIns: [], values };
     pending = created;
-    pendingAppends.set(tx, created);
     atCommit(tx, () => {
       const sent = appendStatement(tx, { workspaceId: created.workspaceId, events: appendInput(created.unsealed) });
       sent.then((rows) => {
@@ -101,6 +103,8 @@ export function appendEventsAtCommit(tx: Tx, actor: Actor, events: readonly NewE
       }, settle.reject);
       return sent;
     });
+    // After atCommit, which refuses anything but a transaction (which has its locals).
+    transactionLocals(tx)![PENDING_APPEND] = created;
   } else if (pending.workspaceId !== actor.workspaceId) {
     throw new Error('one transaction appends to one workspace');
   }
@@ -133,7 +137,7 @@ function sealPending(pending: PendingAppend, rows: AppendRow[]): string[] {
  * per event, SEALED_FIELDS order; numbers as their JSON text), and their values once it has run.
  */
 export function appendAtCommitOf(tx: Tx): { eventIds: string[]; standIns: string[]; values: Promise<string[]> } | undefined {
-  const pending = pendingAppends.get(tx);
+  const pending = pendingAppendOf(tx);
   if (!pending) return undefined;
   return { eventIds: pending.unsealed.map((e) => e.id), standIns: pending.standIns.map(String), values: pending.values };
 }

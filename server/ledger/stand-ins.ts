@@ -9,7 +9,7 @@
  * hex digits), so a body holding stand-ins passes its operation's output schema, and it is random
  * (crypto), so no text a client sends can contain one.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 // Per event, a stand-in for each of aggregateVersion, previousHash, sequence and eventHash, in
 // that order (SEALED_FIELDS order, as server/domain/idempotency.ts's store reads the values).
@@ -18,11 +18,24 @@ const HASH_BYTES = 32;
 // 6 random bytes, scaled into [10^15, 9 × 10^15): always 16 digits, always a safe integer.
 const INT_BYTES = 6;
 
+const EVENT_BYTES = 2 * INT_BYTES + 2 * HASH_BYTES;
+
+// Random bytes for 64 events at a time: a call into the random generator for each event's 76 bytes
+// cost ~10 µs of a write's CPU (a system call behind Next's wrapper of node:crypto). The bytes are
+// turned into numbers and text at once, so the buffer is refilled in place.
+const pool = Buffer.alloc(64 * EVENT_BYTES);
+let taken = pool.length;
+
 /** Stand-ins for one event, in SEALED_FIELDS order: numbers for the integers, strings for the hashes. */
 export function makeStandIns(): [number, string, number, string] {
-  const bytes = randomBytes(2 * INT_BYTES + 2 * HASH_BYTES);
-  const int = (at: number) => 1e15 + Math.floor((bytes.readUIntBE(at, INT_BYTES) / 2 ** 48) * 8e15);
-  const hash = (at: number) => `sha256:${bytes.toString('hex', at, at + HASH_BYTES)}`;
+  if (taken === pool.length) {
+    randomFillSync(pool);
+    taken = 0;
+  }
+  const at = taken;
+  taken += EVENT_BYTES;
+  const int = (from: number) => 1e15 + Math.floor((pool.readUIntBE(at + from, INT_BYTES) / 2 ** 48) * 8e15);
+  const hash = (from: number) => `sha256:${pool.toString('hex', at + from, at + from + HASH_BYTES)}`;
   return [int(0), hash(2 * INT_BYTES), int(INT_BYTES), hash(2 * INT_BYTES + HASH_BYTES)];
 }
 
