@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase, query, type DatabaseHandle, type Tx } from '@/db';
-import { atCommit, runStatement } from '@/db/connection';
+import { atCommit, runStatement, transactionLocals } from '@/db/connection';
 import { MAX_MEMBERS } from '@/db/group';
 import { instanceSecrets } from '@/db/schema';
 import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
@@ -55,6 +55,30 @@ describe(`grouped transactions (${testEngine()})`, () => {
       handle.db.transaction(member(`group-${++run}-plain`)),
     ]);
     expect(new Set([txids[0], other, plain]).size).toBe(3);
+  });
+
+  it('give each member transaction locals of its own (the ledger keeps a member’s pending append there)', async () => {
+    const key = Symbol('a test’s local');
+    const seen = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        handle.db.transaction(
+          async (tx) => {
+            const locals = transactionLocals(tx)!;
+            const before = locals[key];
+            locals[key] = i;
+            const txid = await member(`group-${++run}-local-${i}`)(tx);
+            return { txid, before, after: locals[key] };
+          },
+          { group: 'locals' },
+        ),
+      ),
+    );
+    expect(new Set(seen.map((s) => s.txid)).size).toBe(1);
+    expect(seen.map(({ before, after }) => ({ before, after }))).toEqual(
+      Array.from({ length: 5 }, (_, i) => ({ before: undefined, after: i })),
+    );
+    // A database is no transaction: it has none.
+    expect(transactionLocals(handle.db)).toBeUndefined();
   });
 
   it('take back a failing member’s work only; the others commit', async () => {
