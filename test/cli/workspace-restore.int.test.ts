@@ -4,7 +4,7 @@
  * keys) is exported as a bundle, and `npm run workspace:restore`, run as a process, rebuilds it on
  * a fresh database. Then every projection row, the identity rows, the chain head and the API's
  * reads are compared with the original's. A tampered bundle writes nothing; a workspace already
- * there is refused; an incremental export restores with the one it follows.
+ * there is refused, and so is an account there under a member's email and another id; an incremental export restores with the one it follows.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -279,6 +279,21 @@ describe('npm run workspace:restore', () => {
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(result.stderr).toContain('is already on this database');
     expect(await readHead((await target.open()).db, workspaceId())).toEqual(before);
+  });
+
+  it('refuses an account already on the target under a member’s email and another id, and writes nothing', async () => {
+    const other = await freshTarget();
+    const [member] = (await identity(source.runtime.db, workspaceId())).members;
+    const db = (await other.open()).db;
+    const strangerId = randomUUID();
+    await db.insert(users).values({ id: strangerId, email: member!.email, displayName: 'Someone else', passwordHash: NO_PASSWORD });
+    const result = await tool(other, 'workspace-restore', '--bundle', bundle);
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stderr).toContain(`An account for ${member!.email} is already on this database under another id (${strangerId})`);
+    const after = (await other.open()).db;
+    expect(await after.select().from(workspaces).where(eq(workspaces.id, workspaceId()))).toEqual([]);
+    expect(await query(after, sql`select 1 from ledger_events where workspace_id = ${workspaceId()}`)).toEqual([]);
+    expect(await after.select({ id: users.id }).from(users)).toEqual([{ id: strangerId }]);
   });
 
   it('lets a member set a password again', async () => {
