@@ -20,16 +20,38 @@
  * A group takes at most MAX_MEMBERS members: each savepoint is a subtransaction, and a backend
  * keeps 64 subtransaction ids in shared memory; past that every snapshot taken anywhere has to
  * read pg_subtrans.
+ *
+ * Shared groups (`acrossWorkspaces`, issue 19): a write that takes its workspace's ledger lock
+ * only at COMMIT (its appends are left for it, and it locks nothing of the ledger before) may also
+ * share a transaction with such writes to other workspaces. Over many workspaces, writes to one
+ * workspace seldom arrive together, so per-workspace groups have one member; shared groups still
+ * save a BEGIN, a COMMIT and a WAL flush per member. Workspaces are spread over `sharedGroups`
+ * keys (DB_SHARED_GROUPS, default 2; by a hash of the workspace id), because one group's members
+ * run one after the other on one connection: a single key would make every such write in the
+ * process wait for that one connection. Such a group's COMMIT takes several workspaces' ledger locks; so that two of them
+ * committing at once can never deadlock, their statements left for COMMIT are sent in workspace
+ * order (member order within a workspace), and a member of a shared group may not take a ledger
+ * lock before COMMIT (sharedAcrossWorkspaces; server/ledger/append.ts refuses).
  */
-import { AT_COMMIT, TX_LOCALS, type CommitStatement } from './connection';
+import { AT_COMMIT, TX_LOCALS, transactionLocals, type CommitStatement } from './connection';
 
 /** At most this many members share a transaction (under PostgreSQL's 64 cached subtransactions). */
 export const MAX_MEMBERS = 32;
+
+/** Marks, in a member's transaction locals, a member of a shared group. */
+const ACROSS_WORKSPACES = Symbol('shared across workspaces');
+
+/** Whether `tx` is a member's view of a transaction shared with writes to other workspaces. */
+export function sharedAcrossWorkspaces(tx: object): boolean {
+  return transactionLocals(tx)?.[ACROSS_WORKSPACES] === true;
+}
 
 type Work<Tx> = (tx: Tx) => Promise<unknown>;
 
 interface Member<Tx> {
   work: Work<Tx>;
+  /** The workspace it writes to: the order of its statements left for COMMIT in a shared group. */
+  workspace: string;
   resolve(value: unknown): void;
   reject(err: unknown): void;
   outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -37,6 +59,8 @@ interface Member<Tx> {
 
 interface Group<Tx> {
   members: Member<Tx>[];
+  /** Whether its members write to several workspaces (acrossWorkspaces). */
+  shared: boolean;
   /** Set when the group takes no more members (about to commit, or done). */
   closed: boolean;
 }
@@ -45,7 +69,8 @@ interface Group<Tx> {
 export function groupedTransactions<Tx extends object>(
   transaction: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>,
   run: (tx: Tx, text: string) => Promise<unknown>,
-): <T>(key: string, work: (tx: Tx) => Promise<T>) => Promise<T> {
+  sharedGroups = 2,
+): <T>(workspace: string, work: (tx: Tx) => Promise<T>, acrossWorkspaces?: boolean) => Promise<T> {
   const open = new Map<string, Group<Tx>>();
 
   const close = (key: string, group: Group<Tx>) => {
@@ -62,6 +87,7 @@ export function groupedTransactions<Tx extends object>(
     try {
       await transaction(async (tx) => {
         const left = (tx as { [AT_COMMIT]: CommitStatement[] })[AT_COMMIT];
+        const leftBy: { member: Member<Tx>; own: CommitStatement[] }[] = [];
         // Members may join while earlier ones run: the loop reads the length each time round.
         for (let i = 0; i < members.length; i++) {
           const member = members[i]!;
@@ -72,9 +98,9 @@ export function groupedTransactions<Tx extends object>(
             savepoint.catch(() => undefined);
           }
           try {
-            const value = await member.work(memberView(tx, own));
+            const value = await member.work(memberView(tx, own, group.shared));
             await savepoint;
-            for (const send of own) left.push(blaming(member, send));
+            leftBy.push({ member, own });
             member.outcome = { ok: true, value };
           } catch (error) {
             member.outcome = { ok: false, error };
@@ -88,6 +114,11 @@ export function groupedTransactions<Tx extends object>(
           }
         }
         close(key, group);
+        // In workspace order (a stable sort: member order within a workspace), so that every
+        // shared group takes the ledger locks of its workspaces in one order (see the top).
+        if (group.shared)
+          leftBy.sort((a, b) => (a.member.workspace < b.member.workspace ? -1 : a.member.workspace > b.member.workspace ? 1 : 0));
+        for (const { member, own } of leftBy) for (const send of own) left.push(blaming(member, send));
       });
     } catch (err) {
       close(key, group);
@@ -102,7 +133,7 @@ export function groupedTransactions<Tx extends object>(
           if (m.outcome && !m.outcome.ok) m.reject(m.outcome.error);
           else again.push({ ...m, outcome: undefined });
         }
-        if (again.length > 0) void runGroup(key, openGroup(key, again));
+        if (again.length > 0) void runGroup(key, openGroup(key, group.shared, again));
         return;
       }
       // The transaction failed as a whole (the connection, COMMIT itself): nothing was written.
@@ -129,19 +160,27 @@ export function groupedTransactions<Tx extends object>(
     }
   }
 
-  const openGroup = (key: string, members: Member<Tx>[]): Group<Tx> => {
-    const group: Group<Tx> = { members, closed: false };
+  const openGroup = (key: string, shared: boolean, members: Member<Tx>[]): Group<Tx> => {
+    const group: Group<Tx> = { members, shared, closed: false };
     open.set(key, group);
     return group;
   };
 
-  return <T>(key: string, work: (tx: Tx) => Promise<T>) =>
+  return <T>(workspace: string, work: (tx: Tx) => Promise<T>, acrossWorkspaces = false) =>
     new Promise<T>((resolve, reject) => {
-      const member: Member<Tx> = { work, resolve: resolve as (value: unknown) => void, reject };
+      const member: Member<Tx> = { work, workspace, resolve: resolve as (value: unknown) => void, reject };
+      const key = acrossWorkspaces ? sharedKey(workspace, sharedGroups) : workspace;
       const joined = open.get(key);
       if (joined && !joined.closed && joined.members.length < MAX_MEMBERS) joined.members.push(member);
-      else void runGroup(key, openGroup(key, [member]));
+      else void runGroup(key, openGroup(key, acrossWorkspaces, [member]));
     });
+}
+
+/** The shared group a workspace's writes join: one of `groups`, by a hash (FNV-1a) of its id. */
+function sharedKey(workspace: string, groups: number): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < workspace.length; i++) hash = Math.imul(hash ^ workspace.charCodeAt(i), 0x01000193);
+  return `shared:${(hash >>> 0) % groups}`;
 }
 
 /**
@@ -158,10 +197,11 @@ function isOwnFailure(err: unknown): boolean {
 /**
  * The group's transaction as one member sees it: the same connection and statements, and its own
  * list of statements left for COMMIT, taken into the group's only if the member succeeds, and its
- * own transaction locals (db/connection.ts: its pending ledger append).
+ * own transaction locals (db/connection.ts: its pending ledger append; whether it is shared across
+ * workspaces).
  */
-function memberView<Tx extends object>(tx: Tx, own: CommitStatement[]): Tx {
-  const locals: Record<symbol, unknown> = {};
+function memberView<Tx extends object>(tx: Tx, own: CommitStatement[], shared: boolean): Tx {
+  const locals: Record<symbol, unknown> = shared ? { [ACROSS_WORKSPACES]: true } : {};
   return new Proxy(tx, {
     get: (target, prop) => (prop === AT_COMMIT ? own : prop === TX_LOCALS ? locals : Reflect.get(target, prop)),
   });

@@ -37,6 +37,12 @@ interface TransactionOptions {
    * one transaction, each in a savepoint of its own (db/group.ts): one COMMIT and one lock for all.
    */
   group?: string;
+  /**
+   * With `group`: the call takes its workspace's ledger lock only at COMMIT (its appends are left
+   * for it, appendEventsAtCommit, and it calls no lockWorkspaceLedger), so it may also share a
+   * transaction with such calls for other workspaces (db/group.ts, shared groups).
+   */
+  acrossWorkspaces?: boolean;
 }
 /** Anything that can run a query: the database or a transaction in progress. */
 export type Executor = Database | Tx;
@@ -87,6 +93,8 @@ export interface OpenOptions {
   /** PGlite data directory, or `memory://`. */
   dataDir?: string;
   poolMax?: number;
+  /** How many shared groups writes to different workspaces may join (db/group.ts; default 2). */
+  sharedGroups?: number;
   lockTimeoutMs?: number;
   statementTimeoutMs?: number;
   /** Folder holding drizzle-kit's migrations. */
@@ -158,7 +166,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
           lazyTx(() => drizzle({ client: preparing(connection, client.options), logger }) as unknown as Tx, runOn(connection), atCommit),
         ),
       );
-    db.transaction = withGroups(transaction);
+    db.transaction = withGroups(transaction, opts.sharedGroups);
     return {
       db,
       engine: 'postgres',
@@ -272,7 +280,7 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
       return out;
     });
     return result as T;
-  });
+  }, opts.sharedGroups);
   return {
     db,
     engine: 'pglite',
@@ -290,9 +298,9 @@ export async function openDatabase(opts: OpenOptions): Promise<DatabaseHandle> {
 type PostgresSql = import('postgres').Sql;
 
 /** An engine's transaction, taking the `group` option (db/group.ts) too. */
-function withGroups(transaction: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>): Database['transaction'] {
-  const grouped = groupedTransactions<Tx>(transaction, (tx, text) => runStatement(tx)(text, []));
-  return (work, opts) => (opts?.group === undefined ? transaction(work) : grouped(opts.group, work));
+function withGroups(transaction: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>, sharedGroups?: number): Database['transaction'] {
+  const grouped = groupedTransactions<Tx>(transaction, (tx, text) => runStatement(tx)(text, []), sharedGroups);
+  return (work, opts) => (opts?.group === undefined ? transaction(work) : grouped(opts.group, work, opts.acrossWorkspaces));
 }
 
 /**

@@ -16,6 +16,11 @@ const envSchema = z.object({
   PGLITE_DATA_DIR: z.string().min(1).default('.data/pglite'),
   /** Connections in the PostgreSQL pool (per process). */
   DB_POOL_MAX: intFromString(10, 1, 200),
+  /**
+   * How many transactions at a time POST /work to different workspaces may share (db/group.ts,
+   * shared groups): each runs its writes one after another on one connection.
+   */
+  DB_SHARED_GROUPS: intFromString(2, 1, 64),
   /** How long a write waits for a workspace's append lock before answering 503. */
   DB_LOCK_TIMEOUT_MS: intFromString(5000, 1, 600000),
   /** Upper bound on any single statement; past it the request answers 503. */

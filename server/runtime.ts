@@ -42,6 +42,7 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
     url: env.DATABASE_URL,
     dataDir: env.PGLITE_DATA_DIR,
     poolMax: env.DB_POOL_MAX,
+    sharedGroups: env.DB_SHARED_GROUPS,
     lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
     statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
   });

@@ -31,6 +31,12 @@ export interface MutationOptions<T> {
    * (or a stored replay) behind, and is what the operation answers.
    */
   output: { parse(body: unknown): unknown };
+  /**
+   * The operation appends only at COMMIT (appendEventsAtCommit) and takes no ledger lock before
+   * (lockWorkspaceLedger, appendEvents refuse): its transaction may be shared with writes to other
+   * workspaces (db/group.ts, shared groups). POST /work, the agents' hot path, says so.
+   */
+  acrossWorkspaces?: boolean;
 }
 
 /** Bodies runMutation has checked against their operation's output schema, inside the transaction. */
@@ -92,8 +98,9 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
         sealing = appendAtCommitOf(tx);
         return done;
       },
-      // Writes to one workspace that arrive together share a transaction (db/group.ts).
-      { group: actor.workspaceId },
+      // Writes to one workspace that arrive together share a transaction (db/group.ts); with
+      // acrossWorkspaces, writes to other workspaces may join them.
+      { group: actor.workspaceId, acrossWorkspaces: opts.acrossWorkspaces },
     );
     if (sealing) fillValue(body, sealedValues(sealing.standIns, await sealing.values));
     ctx.runtime.wakeups.committed(actor.workspaceId);
@@ -129,7 +136,7 @@ export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: Mutati
         else atCommit(tx, () => storeIdempotentResponse(tx, workspaceId, key, opts.status, text));
         return done.value;
       },
-      { group: workspaceId },
+      { group: workspaceId, acrossWorkspaces: opts.acrossWorkspaces },
     );
   } catch (err) {
     if (!(err instanceof IdempotencyKeyTaken)) throw err;

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { compiledSql } from '@/db/compiled';
 import { atCommit, transactionLocals } from '@/db/connection';
+import { sharedAcrossWorkspaces } from '@/db/group';
 import type { Actor } from '@/server/domain/actor';
 import { countAppended } from '@/server/metrics';
 import { digestOf, eventCanonicalSegments, type LedgerEvent, type UnsealedEvent } from './canonical';
@@ -42,6 +43,7 @@ interface AppendRow {
 export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEvent[], at: Date = new Date()): Promise<LedgerEvent[]> {
   if (events.length === 0) return [];
   if (pendingAppendOf(tx)) throw new Error('this transaction appends at commit: append the rest at commit too (appendEventsAtCommit)');
+  refuseEarlyLock(tx);
   const unsealed = unsealedEvents(actor, events, at);
   const rows = await appendStatement(tx, { workspaceId: actor.workspaceId, events: appendInput(unsealed) });
   countAppended(1, rows.length);
@@ -188,5 +190,18 @@ const appendStatement = compiledSql<{ workspaceId: string; events: string }, App
  * taking it before any row lock gives them one lock order, so they can never deadlock each other.
  */
 export async function lockWorkspaceLedger(tx: Tx, workspaceId: string): Promise<void> {
+  refuseEarlyLock(tx);
   await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
+}
+
+/**
+ * A write sharing its transaction with writes to other workspaces (db/group.ts, shared groups)
+ * takes ledger locks only at COMMIT, where they are taken in workspace order: a lock taken before
+ * could deadlock two such transactions. A programming error (the operation should not have asked
+ * for a shared transaction), so a plain Error: a 500 that the tests meet.
+ */
+function refuseEarlyLock(tx: Tx): void {
+  if (sharedAcrossWorkspaces(tx)) {
+    throw new Error('a transaction shared across workspaces takes ledger locks only at COMMIT: append with appendEventsAtCommit');
+  }
 }

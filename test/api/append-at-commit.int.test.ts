@@ -3,7 +3,8 @@
  * on each engine: the events a service gets back carry stand-ins until the transaction commits
  * and their values after; appends of one transaction keep their call order; a rollback appends
  * nothing; and a statement left for COMMIT that fails fails the transaction without leaving its
- * connection inside it.
+ * connection inside it; POST /work to several workspaces sharing transactions (db/group.ts)
+ * answers each request with its own event.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -19,7 +20,8 @@ import { startTestApp, type TestApp } from '../support/app';
 let app: TestApp;
 beforeAll(async () => {
   // One connection: a transaction that left it in a bad state would hand that state to the next.
-  app = await startTestApp({ DB_POOL_MAX: '1' });
+  // One shared group: POST /work to different workspaces joins one transaction when they meet.
+  app = await startTestApp({ DB_POOL_MAX: '1', DB_SHARED_GROUPS: '1' });
 });
 afterAll(async () => {
   await app?.close();
@@ -125,5 +127,39 @@ describe('appending at COMMIT', () => {
     ).rejects.toThrow(/no_such_table/);
     expect(await stored(ws.workspaceId, ids)).toEqual([]);
     expect(await query<{ ok: number }>(app.runtime.db, sql`select 1 as ok`)).toEqual([{ ok: 1 }]);
+  });
+
+  it('POST /work to several workspaces at once (shared transactions): each answer and replay has its own event’s stored values', async () => {
+    const workspaces = await Promise.all(Array.from({ length: 6 }, () => app.createWorkspace()));
+    const post = (ws: (typeof workspaces)[number], i: number, key?: string) =>
+      app.request('POST', '/work', {
+        key: ws.apiKey,
+        body: { title: `shared ${i}` },
+        headers: key ? { 'Idempotency-Key': key } : {},
+      });
+    // Two writes to each workspace, one keyed and one not, all at once.
+    const keys = workspaces.map(() => `shared-${randomUUID()}`);
+    const answers = await Promise.all(workspaces.flatMap((ws, i) => [post(ws, i, keys[i]), post(ws, i)]));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 201));
+    for (const [i, ws] of workspaces.entries()) {
+      const mine = answers.slice(2 * i, 2 * i + 2).map((a) => a.body.data);
+      const rows = await stored(
+        ws.workspaceId,
+        mine.map((d) => d.eventId),
+      );
+      expect(rows).toHaveLength(2);
+      for (const d of mine) {
+        const row = rows.find((r) => r.id === d.eventId)!;
+        expect({ aggregateVersion: d.aggregateVersion, eventHash: d.eventHash }).toEqual({
+          aggregateVersion: row.aggregate_version,
+          eventHash: row.event_hash,
+        });
+      }
+      expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).ok).toBe(true);
+      // The stored response (filled in at COMMIT by the database) is the answer, marked a duplicate.
+      const replay = await post(ws, i, keys[i]);
+      expect(replay.status).toBe(200);
+      expect(replay.body.data).toEqual({ ...mine[0], duplicate: true });
+    }
   });
 });

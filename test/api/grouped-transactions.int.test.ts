@@ -9,21 +9,28 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase, query, type DatabaseHandle, type Tx } from '@/db';
 import { atCommit, runStatement, transactionLocals } from '@/db/connection';
 import { MAX_MEMBERS } from '@/db/group';
+import { systemTrace } from '@/server/domain/actor';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { instanceSecrets } from '@/db/schema';
 import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
 
 let runtime: TestRuntime | undefined;
 let handle: DatabaseHandle;
+/** With one shared group (DB_SHARED_GROUPS=1): every shared write may join it. The same database on PostgreSQL; another on PGlite. */
+let oneShared: DatabaseHandle;
+
+const open = (sharedGroups?: number) =>
+  runtime
+    ? openDatabase({ url: runtime.databaseUrl!, poolMax: 4, sharedGroups })
+    : openDatabase({ dataDir: 'memory://', pgliteSnapshot: new Blob([readFileSync(inject('pgliteSnapshot'))]), sharedGroups });
 
 beforeAll(async () => {
-  if (testEngine() === 'postgres') {
-    runtime = await createTestRuntime();
-    handle = await openDatabase({ url: runtime.databaseUrl!, poolMax: 4 });
-  } else {
-    handle = await openDatabase({ dataDir: 'memory://', pgliteSnapshot: new Blob([readFileSync(inject('pgliteSnapshot'))]) });
-  }
+  if (testEngine() === 'postgres') runtime = await createTestRuntime();
+  handle = await open();
+  oneShared = await open(1);
 });
 afterAll(async () => {
+  await oneShared?.close();
   await handle?.close();
   await runtime?.close();
 });
@@ -38,8 +45,9 @@ const member =
     if (fail) throw new Error(`${name} failed`);
     return row!.txid;
   };
-const stored = async (names: string[]) =>
-  (await handle.db.select({ name: instanceSecrets.name }).from(instanceSecrets).where(inArray(instanceSecrets.name, names)))
+/** Which of `names` were written (to `db`: on PGlite the two handles are two databases). */
+const stored = async (names: string[], db = handle) =>
+  (await db.db.select({ name: instanceSecrets.name }).from(instanceSecrets).where(inArray(instanceSecrets.name, names)))
     .map((r) => r.name)
     .sort();
 
@@ -138,5 +146,70 @@ describe(`grouped transactions (${testEngine()})`, () => {
     expect(new Set(txids.slice(0, MAX_MEMBERS)).size).toBe(1);
     expect(new Set(txids).size).toBe(2);
     expect(await stored(names)).toHaveLength(names.length);
+  });
+});
+
+describe(`shared groups: writes to several workspaces in one transaction (${testEngine()})`, () => {
+  const workspaces = Array.from({ length: 20 }, (_, i) => `workspace-${i}`);
+  const shared = (db: DatabaseHandle, workspace: string, work: (tx: Tx) => Promise<string>) =>
+    db.db.transaction(work, { group: workspace, acrossWorkspaces: true });
+
+  it('share one transaction over workspaces, spread over DB_SHARED_GROUPS of them; per-workspace groups stay apart', async () => {
+    const one = await Promise.all(workspaces.map((w) => shared(oneShared, w, member(`group-${++run}-${w}`))));
+    expect(new Set(one).size).toBe(1);
+    // The default, two: these twenty workspaces hash into both (a fixed spread: FNV-1a of the id).
+    const two = await Promise.all(workspaces.map((w) => shared(handle, w, member(`group-${++run}-${w}`))));
+    expect(new Set(two).size).toBe(2);
+    // A write to workspace-0 that does not say acrossWorkspaces joins that workspace's own group.
+    const [own, joined] = await Promise.all([
+      oneShared.db.transaction(member(`group-${++run}-own`), { group: workspaces[0]! }),
+      shared(oneShared, workspaces[0]!, member(`group-${++run}-joined`)),
+      shared(oneShared, workspaces[1]!, member(`group-${++run}-joined`)),
+    ]);
+    expect(own).not.toBe(joined);
+  });
+
+  it('send the statements left for COMMIT in workspace order, member order within a workspace', async () => {
+    const order = ['workspace-c', 'workspace-a', 'workspace-b', 'workspace-a', 'workspace-c'];
+    const sent: string[] = [];
+    const leave = (workspace: string, i: number) => async (tx: Tx) => {
+      const txid = await member(`group-${++run}-${i}`)(tx);
+      atCommit(tx, () => {
+        sent.push(`${workspace}#${i}`);
+        return runStatement(tx)('select 1', []);
+      });
+      return txid;
+    };
+    const txids = await Promise.all(order.map((w, i) => shared(oneShared, w, leave(w, i))));
+    expect(new Set(txids).size).toBe(1);
+    expect(sent).toEqual(['workspace-a#1', 'workspace-a#3', 'workspace-b#2', 'workspace-c#0', 'workspace-c#4']);
+    // A per-workspace group keeps member order (there is one workspace).
+    sent.length = 0;
+    await Promise.all(order.map((_, i) => oneShared.db.transaction(leave('one', i), { group: 'one' })));
+    expect(sent).toEqual(order.map((_, i) => `one#${i}`));
+  });
+
+  it('refuse a ledger lock before COMMIT to a member of a shared group; that member alone fails', async () => {
+    const workspaceId = '00000000-0000-4000-8000-000000000000';
+    const actor = { type: 'system' as const, id: 'system:test', ownerId: workspaceId, workspaceId, trace: systemTrace('t') };
+    const early = [
+      (tx: Tx) => lockWorkspaceLedger(tx, workspaceId),
+      (tx: Tx) => appendEvents(tx, actor, [{ aggregateType: 'task', aggregateId: workspaceId, eventType: 'test.noted', payload: {} }]),
+    ];
+    for (const lock of early) {
+      const names = workspaces.slice(0, 3).map((w) => `group-${++run}-${w}`);
+      const outcomes = await Promise.allSettled(
+        names.map((n, i) =>
+          shared(oneShared, workspaces[i]!, async (tx) => {
+            const txid = await member(n)(tx);
+            if (i === 1) await lock(tx);
+            return txid;
+          }),
+        ),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/shared across workspaces takes ledger locks only at COMMIT/);
+      expect(await stored(names, oneShared)).toEqual([names[0], names[2]].sort());
+    }
   });
 });

@@ -94,7 +94,9 @@ export const workRouter = router({
     .input(createWorkInput)
     .output(checkedInTransaction(createWorkOutput))
     .mutation(({ ctx, input }) =>
-      runMutation(ctx, ctx.actor, { status: 201, replay: markDuplicate, output: createWorkOutput }, async (tx) =>
+      // createWork appends at COMMIT and locks nothing of the ledger before it: its transaction
+      // may be shared with POST /work to other workspaces (db/group.ts, shared groups).
+      runMutation(ctx, ctx.actor, { status: 201, replay: markDuplicate, output: createWorkOutput, acrossWorkspaces: true }, async (tx) =>
         presentCreatedWork(ctx.actor.workspaceId, await createWork(tx, ctx.actor, input)),
       ),
     ),
