@@ -31,7 +31,10 @@
  * process wait for that one connection. Such a group's COMMIT takes several workspaces' ledger locks; so that two of them
  * committing at once can never deadlock, their statements left for COMMIT are sent in workspace
  * order (member order within a workspace), and a member of a shared group may not take a ledger
- * lock before COMMIT (sharedAcrossWorkspaces; server/ledger/append.ts refuses).
+ * lock before COMMIT (sharedAcrossWorkspaces; server/ledger/append.ts refuses). When one member's
+ * append times out waiting for its workspace's lock (held by another transaction), the members
+ * writing to that workspace fail with it; the others, writes to other workspaces, run again in a
+ * new group.
  */
 import { AT_COMMIT, TX_LOCALS, transactionLocals, type CommitStatement } from './connection';
 
@@ -126,11 +129,16 @@ export function groupedTransactions<Tx extends object>(
         // The transaction was rolled back because of one member: it alone is answered with its
         // error. The members that succeeded, or had not run yet, run again in a new group (none
         // of their work was written); those that had failed on their own are answered so.
-        culprit.reject(culprit.outcome?.ok === false ? culprit.outcome.error : err);
+        const error = culprit.outcome?.ok === false ? culprit.outcome.error : err;
+        culprit.reject(error);
+        // A lock timeout on the culprit's workspace would meet the other writes to that
+        // workspace too: they are answered with it rather than wait for the lock again.
+        const lockedOut = isLockTimeout(error) ? culprit.workspace : undefined;
         const again: Member<Tx>[] = [];
         for (const m of members) {
           if (m === culprit) continue;
           if (m.outcome && !m.outcome.ok) m.reject(m.outcome.error);
+          else if (m.workspace === lockedOut) m.reject(error);
           else again.push({ ...m, outcome: undefined });
         }
         if (again.length > 0) void runGroup(key, openGroup(key, group.shared, again));
@@ -150,7 +158,7 @@ export function groupedTransactions<Tx extends object>(
       return () => {
         const sent = send();
         sent.catch((err: unknown) => {
-          if (culprit === undefined && isOwnFailure(err)) {
+          if (culprit === undefined && (isOwnFailure(err) || (group.shared && isLockTimeout(err)))) {
             culprit = member;
             member.outcome = { ok: false, error: err };
           }
@@ -181,6 +189,16 @@ function sharedKey(workspace: string, groups: number): string {
   let hash = 0x811c9dc5;
   for (let i = 0; i < workspace.length; i++) hash = Math.imul(hash ^ workspace.charCodeAt(i), 0x01000193);
   return `shared:${(hash >>> 0) % groups}`;
+}
+
+/**
+ * A lock timeout (55P03). In a shared group, when a member's statement left for COMMIT times out
+ * waiting for its workspace's ledger lock (another transaction holds it: a rebuild, a long import),
+ * the writes to that workspace fail and the others run again without them; in a workspace's own
+ * group every member waits for the same lock, and all fail.
+ */
+function isLockTimeout(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '55P03';
 }
 
 /**
