@@ -4,9 +4,9 @@
  * that reach a request, by SQLSTATE class.
  */
 import { sql } from 'drizzle-orm';
-import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { measurePoolWith } from '@/server/metrics';
+import { holdLedgerHead } from '../support/ledger-lock';
 import { metricValue } from '../support/metrics';
 import { startTestApp, type TestApp } from '../support/app';
 
@@ -32,24 +32,13 @@ it('shows the pool: its size, connections in use, and transactions waiting for o
 it('counts a database error that reached a request by its SQLSTATE class', async () => {
   const before = await metricValue('aws_db_errors_total', { class: '55' });
   // Another session holds the workspace's ledger head past lock_timeout: 55P03 lock_not_available.
-  const other = postgres(app.runtime.databaseUrl!, { max: 1, onnotice: () => undefined });
+  const head = await holdLedgerHead(app.runtime.databaseUrl!, app.ws.workspaceId);
+  let res;
   try {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const holding = new Promise<void>((r) => (locked = r));
-    const held = other.begin(async (tx) => {
-      await tx`select 1 from ledger_heads where workspace_id = ${app.ws.workspaceId} for update`;
-      locked();
-      await released;
-    });
-    await holding;
-    const res = await app.request('POST', '/work', { body: { title: 'waits for the head' } });
-    release();
-    await held;
-    expect(res.status).toBe(503);
+    res = await app.request('POST', '/work', { body: { title: 'waits for the head' } });
   } finally {
-    await other.end();
+    await head.release();
   }
+  expect(res.status).toBe(503);
   expect(await metricValue('aws_db_errors_total', { class: '55' })).toBe(before + 1);
 });

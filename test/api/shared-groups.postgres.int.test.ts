@@ -7,13 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { query } from '@/db';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { createWork } from '@/server/domain/work/create-work';
 import { verifyWorkspace } from '@/server/ledger/verify';
 import { startTestApp, type TestApp } from '../support/app';
+import { holdLedgerHead } from '../support/ledger-lock';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -28,18 +28,8 @@ it('fails only the writes whose workspace’s ledger is held past the lock timeo
   const workspaces = [first!, busy!, busy!, last!];
   const runs = workspaces.map(() => 0);
   const held = busy!.workspaceId;
-  const other = postgres(app.runtime.databaseUrl!, { max: 1, onnotice: () => undefined });
+  const head = await holdLedgerHead(app.runtime.databaseUrl!, held);
   try {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const holding = new Promise<void>((r) => (locked = r));
-    const holder = other.begin(async (tx) => {
-      await tx`select 1 from ledger_heads where workspace_id = ${held} for update`;
-      locked();
-      await released;
-    });
-    await holding;
     // Called together, as the API does for POST /work: one transaction for the three (one
     // shared group), its appends left for COMMIT.
     const outcomes = await Promise.allSettled(
@@ -62,8 +52,7 @@ it('fails only the writes whose workspace’s ledger is held past the lock timeo
         );
       }),
     );
-    release();
-    await holder;
+    await head.release();
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     for (const o of [outcomes[1], outcomes[2]]) expect((o as PromiseRejectedResult).reason).toMatchObject({ code: '55P03' });
     expect(runs).toEqual([2, 1, 1, 2]);
@@ -83,6 +72,6 @@ it('fails only the writes whose workspace’s ledger is held past the lock timeo
       expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).ok).toBe(true);
     }
   } finally {
-    await other.end();
+    await head.release();
   }
 });
