@@ -317,7 +317,7 @@ function errorBody(requestId: string, error: AppError, appUrl: string) {
 }
 
 /** The contract's error envelope, with Retry-After and WWW-Authenticate where they belong. */
-function errorAnswer(requestId: string, error: AppError, appUrl: string): Answer {
+export function errorAnswer(requestId: string, error: AppError, appUrl: string): Answer {
   const body = errorBody(requestId, error, appUrl);
   const headers: Record<string, string> = { ...error.extras.headers };
   // 429 and 503 always; any other error worth retrying (409 idempotency_in_progress) too.
