@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createRestHandler } from '@/server/api/rest';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 import { getRuntime } from '@/server/runtime';
 import { BodyCutOff, nodeHeaders, type Answer, type ApiRequest } from './exchange';
 
@@ -148,7 +148,7 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
       await pipeline(Readable.fromWeb(answer.stream as never), res);
     } catch (err) {
       // The client left mid-stream: nothing to answer to.
-      if (!res.destroyed) log('warn', 'response stream failed', { error: String(err) });
+      if (!res.destroyed) log('warn', 'response stream failed', { error: describeError(err) });
     }
     return;
   }
@@ -166,7 +166,7 @@ export function nodeApiHandler(handle: (request: ApiRequest) => Promise<Answer>)
       await send(req, res, await handle(apiRequestOf(req, res)));
     } catch (err) {
       // The transport answers every error itself; this is a failure to write (the client left).
-      log('error', 'api request failed outside the transport', { error: String(err) });
+      log('error', 'api request failed outside the transport', { error: describeError(err) });
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json', 'Content-Length': '0' });
       res.end();
     }
