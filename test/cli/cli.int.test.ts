@@ -2,7 +2,7 @@
  * The command-line tools and the first-start seed, run as a user runs them: as processes against
  * a database of the run's engine (a PGlite directory, or a PostgreSQL database).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -416,6 +416,43 @@ describe('npm run ledger:verify', () => {
     const broken = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(broken.code).toBe(3);
     expect(broken.stdout).toContain('BROKEN at sequence 3: event_hash_mismatch');
+  });
+});
+
+describe('a reader that stops early (| head)', () => {
+  it('ends ledger:export quietly with status 0, however much was left to write', async () => {
+    // Far more than a pipe holds (64 KiB): the export is still writing when head has gone.
+    await withHere(async (rt) => {
+      const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
+      for (let i = 0; i < 20; i++) {
+        await rt.db.transaction((tx) => createWork(tx, actor, { title: `Long ${i}`, description: 'x'.repeat(20_000), priority: 'low' }));
+      }
+    });
+    const command = `node scripts/tool.mjs ledger-export --workspace demo | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`;
+    const { stdout, stderr } = await run('bash', ['-c', command], { env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' } });
+    expect(stderr).toBe('');
+    expect(stdout.trim()).toBe('0');
+    // It was cut short: the whole export is longer than the pipe.
+    const whole = await tool('ledger-export.ts', '--workspace', 'demo');
+    expect(whole.stdout.length).toBeGreaterThan(256 * 1024);
+  });
+
+  it('ends any tool quietly when stdout is closed before it writes, with the status it has otherwise', async () => {
+    const closed = (script: string, ...args: string[]) => {
+      const child = spawn(process.execPath, toolArgs(script, args), {
+        env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // No reader from the start: every write to stdout fails with EPIPE.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      return new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr })));
+    };
+    expect(await closed('key-create.ts', '--workspace', 'demo', '--name', 'unread')).toEqual({ code: 0, stderr: '' });
+    // ledger:verify's verdict is still its status.
+    const open = await tool('ledger-verify.ts', '--workspace', 'demo');
+    expect(await closed('ledger-verify.ts', '--workspace', 'demo')).toEqual({ code: open.code, stderr: open.stderr });
   });
 });
 
