@@ -345,6 +345,11 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       expect(JSON.parse(alone.stdout)).toMatchObject({ ok: true, extendsPrevious: null, continuesUncheckedExport: true });
       expect(alone.stderr).toContain('continuing an earlier export that was not checked');
       expect(alone.stderr).not.toContain('extending');
+      // Through npm as the README says to read it: -s leaves out npm's own lines on stdout.
+      const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
+        env: { ...process.env, LOG_LEVEL: 'silent' },
+      });
+      expect(JSON.parse(viaNpm.stdout)).toMatchObject({ ok: true, continuesUncheckedExport: true });
       expect(JSON.parse((await offline('--bundle', second, '--previous', first, '--json')).stdout)).toMatchObject({
         ok: true,
         extendsPrevious: true,
