@@ -23,7 +23,7 @@ test('/ledger shows events newest first, verifies the chain, and its bundle pass
   await expect(page.locator(`#event-${head}`)).toContainText('decision.attention_requested');
 
   await page.getByRole('button', { name: 'Verify the chain' }).click();
-  await expect(page.getByRole('status')).toContainText(`The chain verifies: all ${head} events intact`);
+  await expect(page.getByRole('status')).toContainText(`The chain verifies: all ${head} events are intact`);
   await expect(page.getByRole('progressbar', { name: 'Events verified' })).toHaveAttribute('value', String(head));
 
   const downloading = page.waitForEvent('download');

@@ -14,6 +14,7 @@ import { verifyBundleFile } from '@/server/ledger/bundle-file';
 import type { VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
+import { plural } from '@/server/words';
 
 /** The chain or bundle does not verify (0, 1 and 2 as for every tool: scripts/cli.ts). */
 const BROKEN = 3;
@@ -52,7 +53,7 @@ function print(context: Record<string, unknown>, report: VerifyReport | BundleRe
   console.log(JSON.stringify({ ...context, ...report }, null, 2));
   if (report.ok) {
     const extended = 'extendsPrevious' in report && report.extendsPrevious ? ', extending the earlier export' : '';
-    console.log(`OK: ${report.checkedEvents} events verified, head ${report.head.sequence} ${report.head.hash}${extended}`);
+    console.log(`OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${extended}`);
     return 0;
   }
   console.log(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);
