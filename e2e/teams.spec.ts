@@ -3,7 +3,8 @@
  * sees only that workspace and rules; removed, their next page load is out of it. A person in two
  * workspaces switches between them and each list shows only its own decisions; a deep link opens
  * its decision's workspace after one click, and is a 404 for anyone else. A GET to the switch
- * changes nothing (a link or image on another site cannot switch anyone).
+ * changes nothing (a link or image on another site cannot switch anyone). What waits in every
+ * workspace shows in the switcher and in the inbox's "All workspaces".
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
@@ -189,5 +190,42 @@ test('a GET to /workspaces/switch changes nothing, from this site or another; on
   await page.getByRole('button', { name: 'Switch to e2e to see this' }).click();
   await expect(page).toHaveURL(/\/ledger$/);
   expect(await workspaceCookie(page)).toBe(to);
+  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(/^e2e \(owner\)/);
+});
+
+test('a blocking decision waiting in another workspace shows in the switcher and in the inbox of all workspaces, and opens in one click', async ({
+  page,
+  request,
+}) => {
+  const work = await agent(request, 'POST', '/work', { title: `Blocked elsewhere ${randomUUID().slice(0, 6)}` });
+  const title = `Blocking in e2e ${randomUUID().slice(0, 6)}`;
+  const raised = await agent(request, 'POST', '/decisions', {
+    workspace_id: fixture().workspaceId,
+    title,
+    blocks_task: true,
+    task_id: work.body.data.taskId,
+  });
+  expect(raised.status).toBe(201);
+  const name = await ownerWithSecondWorkspace(page);
+
+  // The switcher says what waits in each workspace; the new one has nothing.
+  const e2eOption = page.getByLabel('Current workspace').locator(`option[value="${fixture().workspaceId}"]`);
+  await expect(e2eOption).toHaveText(/^e2e \(owner\) · \d+ pending, \d+ blocking$/);
+  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(`${name} (owner)`);
+
+  // This workspace's inbox is empty, and says where decisions wait.
+  await expect(page.getByText('No decisions match')).toBeVisible();
+  await expect(page.getByRole('note')).toContainText(/Also waiting in your other workspaces: e2e · \d+ pending, \d+ blocking/);
+  await page.getByRole('link', { name: 'See all workspaces' }).click();
+  await expect(page).toHaveURL(/\/decisions\?view=all$/);
+  const all = page.getByRole('list', { name: 'Decisions in all workspaces' });
+  const item = all.getByRole('listitem').filter({ hasText: title });
+  await expect(item).toContainText('e2e');
+  await expect(item).toContainText('blocking');
+
+  // One click: that workspace becomes current and the decision opens.
+  await item.getByRole('button').click();
+  await expect(page).toHaveURL(new RegExp(`/decisions/${raised.body.decision.id}$`));
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(title);
   await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(/^e2e \(owner\)/);
 });
