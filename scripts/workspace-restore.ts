@@ -100,19 +100,6 @@ if (!verified.ok) {
 }
 console.log(`Verified: ${plural(verified.checkedEvents, 'event')}, head ${frame.head.sequence} ${frame.head.headHash}.`);
 
-// 2. Written in one transaction: a restore that fails leaves nothing.
-await withRuntime(async ({ db }) => {
-  let report: RestoreReport;
-  try {
-    report = await restoreWorkspace(db, frame, chain(frame));
-  } catch (err) {
-    if (err instanceof WorkspaceExists || err instanceof NotTheChain) fail(`Cannot restore: ${err.message} Nothing was written.`);
-    throw err;
-  }
-  summarize(report);
-  return 0;
-});
-
 /** What each rebuilt table holds, in words (one, many). */
 const PROJECTION_NOUNS: Record<keyof RestoreReport['projections'], [string, string]> = {
   initiatives: ['initiative', 'initiatives'],
@@ -129,6 +116,19 @@ const PROJECTION_NOUNS: Record<keyof RestoreReport['projections'], [string, stri
 };
 const have = (n: number, noun: string) => `${plural(n, noun)} ${n === 1 ? 'has' : 'have'}`;
 const comes = (n: number, noun: string) => `${plural(n, noun)} ${n === 1 ? 'comes' : 'come'}`;
+
+// 2. Written in one transaction: a restore that fails leaves nothing.
+await withRuntime(async ({ db }) => {
+  let report: RestoreReport;
+  try {
+    report = await restoreWorkspace(db, frame, chain(frame));
+  } catch (err) {
+    if (err instanceof WorkspaceExists || err instanceof NotTheChain) fail(`Cannot restore: ${err.message} Nothing was written.`);
+    throw err;
+  }
+  summarize(report);
+  return 0;
+});
 
 function summarize(r: RestoreReport): void {
   const rows = Object.entries(r.projections)
