@@ -17,6 +17,7 @@ import { verifyBundleFile } from '@/server/ledger/bundle-file';
 import type { VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
+import { plural } from '@/server/words';
 
 /** The chain or bundle does not verify (0, 1 and 2 as for every tool: scripts/cli.ts). */
 const BROKEN = 3;
@@ -72,7 +73,7 @@ function print(context: Record<string, unknown>, report: VerifyReport | BundleRe
   console.log(JSON.stringify({ ...context, ...report }, null, 2));
   const line = values.json ? console.error : console.log;
   if (report.ok) {
-    line(`OK: ${report.checkedEvents} events verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}`);
+    line(`OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}`);
     return 0;
   }
   line(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);

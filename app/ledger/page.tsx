@@ -5,7 +5,9 @@
  */
 import { redirect } from 'next/navigation';
 import { NoWorkspace } from '../_components/no-workspace';
-import { ACTOR_KINDS, recordedAt, when } from '../_lib/format';
+import { actorLabels } from '../_lib/actors';
+import { eventWords } from '../_lib/event-words';
+import { recordedAt, when } from '../_lib/format';
 import { caller, currentWorkspace, requireUser, switchTo } from '../_lib/session';
 import { VerifyChain } from './verify-chain';
 
@@ -30,6 +32,7 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
   const page = await (
     await caller()
   ).ledger.browse({ workspace_id: workspace.id, event_type: type, aggregate_id: aggregate, at, limit: 50 });
+  const by = await actorLabels(workspace.id, page.events);
   const filters = new URLSearchParams(Object.entries({ type, aggregate }).filter(([, v]) => v) as [string, string][]);
   const older = page.olderAt ? `/ledger?${new URLSearchParams([...filters, ['at', String(page.olderAt)]])}` : null;
 
@@ -83,7 +86,9 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
               <tr key={e.id} id={`event-${e.sequence}`} className={e.sequence === at ? 'highlight' : undefined}>
                 <td>{e.sequence}</td>
                 <td>
-                  <a href={`/ledger?type=${encodeURIComponent(e.eventType)}`}>
+                  {eventWords(e, { subject: true })}
+                  <br />
+                  <a href={`/ledger?type=${encodeURIComponent(e.eventType)}`} title="Only events of this type" className="muted">
                     <code>{e.eventType}</code>
                   </a>
                 </td>
@@ -92,7 +97,7 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
                     {e.aggregateType} {e.aggregateId.slice(0, 8)}
                   </a>
                 </td>
-                <td title={e.actorId}>{ACTOR_KINDS[e.actorType] ?? e.actorType}</td>
+                <td title={e.actorId}>{by(e)}</td>
                 <td>{when(e.occurredAtCanonical)}</td>
                 <td>
                   <details>

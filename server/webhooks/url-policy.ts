@@ -44,11 +44,11 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   try {
     url = new URL(raw);
   } catch {
-    throw invalidUrl('url must be an absolute http:// or https:// URL.');
+    throw invalidUrl('The URL must be an absolute http:// or https:// URL.');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidUrl('url must be an http:// or https:// URL.');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidUrl('The URL must be an http:// or https:// URL.');
   if (url.username || url.password) {
-    throw invalidUrl('url must not carry a user name or password: deliveries are signed, check the signature instead.');
+    throw invalidUrl('The URL must not carry a user name or password: deliveries are signed, check the signature instead.');
   }
   url.hash = '';
   if (allowPrivate) return url.toString();
@@ -66,7 +66,7 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
     const why = refusedAddress(address);
     if (why) {
       throw invalidUrl(
-        `url resolves to ${address}, a ${why}: webhooks go to public addresses only (WEBHOOKS_ALLOW_PRIVATE=true allows others).`,
+        `The URL resolves to ${address}, a ${why}: webhooks go to public addresses only (WEBHOOKS_ALLOW_PRIVATE=true allows others).`,
       );
     }
   }

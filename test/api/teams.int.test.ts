@@ -98,7 +98,8 @@ describe('creating workspaces', () => {
     const taken = await api.mutate('workspaces.create', { name: name.toUpperCase() }, { session: owner.session });
     expect(taken.status).toBe(409);
     expect(taken.code).toBe('conflict');
-    expect(taken.body.error.message).toContain('already exists');
+    // The workspace that holds the name, as it is spelled, not what was typed.
+    expect(taken.body.error.message).toBe(`A workspace named "${name}" already exists. Choose another name.`);
     for (const bad of ['', '   ', 'x'.repeat(101), 'tab\there', 'bell\u0007', 'del\u007f']) {
       const res = await api.mutate('workspaces.create', { name: bad }, { session: owner.session });
       expect(res.status, JSON.stringify(bad)).toBe(400);

@@ -4,6 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { ShownOnce } from '../../_components/shown-once';
 import { messageOf, trpc } from '../../_lib/trpc-client';
 import { copyText } from '../../_lib/use-action';
+import { plural } from '@/server/words';
 
 interface Key {
   id: string;
@@ -102,7 +103,7 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
       )}
       <table className="keys">
         <caption className="muted" style={{ textAlign: 'left' }}>
-          {keys.length} key{keys.length === 1 ? '' : 's'}
+          {plural(keys.length, 'key')}
         </caption>
         <thead>
           <tr>

@@ -8,6 +8,7 @@ import { useState, type FormEvent } from 'react';
 import { Messages } from '../../_components/messages';
 import { trpc } from '../../_lib/trpc-client';
 import { copyText, useAction } from '../../_lib/use-action';
+import { plural } from '@/server/words';
 
 type Role = 'owner' | 'approver' | 'viewer';
 const ROLES: Role[] = ['owner', 'approver', 'viewer'];
@@ -214,7 +215,7 @@ export function MembersManager(props: { workspaceId: string; me: string; members
                         if (!window.confirm(`Remove ${m.email}? They lose access at once, and API keys they own here are revoked.`)) return;
                         act(async () => {
                           const done = await trpc.members.remove.mutate({ workspace_id: workspaceId, user_id: m.user_id });
-                          return `Removed ${m.email}${done.revokedKeys ? ` and revoked ${done.revokedKeys} API key(s) they owned` : ''}.`;
+                          return `Removed ${m.email}${done.revokedKeys ? ` and revoked ${plural(done.revokedKeys, 'API key')} they owned` : ''}.`;
                         });
                       }}
                     >
