@@ -73,7 +73,9 @@ function print(context: Record<string, unknown>, report: VerifyReport | BundleRe
   console.log(JSON.stringify({ ...context, ...report }, null, 2));
   const line = values.json ? console.error : console.log;
   if (report.ok) {
-    line(`OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}`);
+    line(
+      `OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}`,
+    );
     return 0;
   }
   line(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);

@@ -18,7 +18,7 @@ import { getRuntime } from '@/server/runtime';
 import { readBody, send } from './node-api';
 
 /** No page, form or tRPC call of the human interface sends more; none needs a larger limit. */
-export const NEXT_BODY_LIMIT_BYTES = 1024 * 1024;
+const NEXT_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** True when the request carries a body: a length above zero, or one sent in chunks. */
 function hasBody(req: IncomingMessage): boolean {
