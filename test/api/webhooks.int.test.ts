@@ -111,6 +111,10 @@ describe('creating an endpoint', () => {
     ['unique-local IPv6', 'http://[fd00::1]/hook'],
     ['unspecified', 'http://0.0.0.0/hook'],
     ['carrier-grade NAT (some clouds’ metadata)', 'http://100.100.100.200/hook'],
+    ['IPv4-compatible IPv6 loopback (deprecated ::/96)', 'http://[::127.0.0.1]/'],
+    ['IPv4-compatible IPv6 private', 'http://[::a00:1]/hook'],
+    ['6to4 of loopback', 'http://[2002:7f00:1::]/hook'],
+    ['NAT64 of loopback', 'http://[64:ff9b::7f00:1]/hook'],
   ])('refuses a %s URL with 400, changing nothing', async (_name, url) => {
     const ws = await app.createWorkspace();
     await app.expectUnchanged(async () => {
