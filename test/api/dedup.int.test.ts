@@ -26,10 +26,18 @@ const claim = (body: Record<string, unknown>, a: TestApp = app) => a.request('PO
 const release = (body: Record<string, unknown>, a: TestApp = app) => a.request('POST', '/live/dedup/release', { body });
 const fresh = () => ({ source: 'github-webhook', event_key: `delivery-${randomUUID()}` });
 
+/** A run of the app's workspace (a claim's run_id must be one, or a holder id a claim generated). */
+async function aRun(): Promise<string> {
+  const work = await app.request('POST', '/work', { body: { title: 'a task to run' } });
+  const run = await app.request('POST', '/runs', { body: { task_id: work.body.data.taskId } });
+  expect(run.status, run.text).toBe(201);
+  return run.body.data.runId as string;
+}
+
 describe('POST /live/dedup/claim', () => {
   it('the first claimant holds the fingerprint; another run is deduped; both 200', async () => {
     const signal = fresh();
-    const runA = randomUUID();
+    const runA = await aRun();
     const before = await app.counts();
     const first = await claim({ ...signal, run_id: runA, ttl_seconds: 600 });
     expect(first.status).toBe(200);
@@ -42,7 +50,7 @@ describe('POST /live/dedup/claim', () => {
     expect(after.events! - before.events!).toBe(1);
 
     await app.expectUnchanged(async () => {
-      const second = await claim({ ...signal, run_id: randomUUID() });
+      const second = await claim({ ...signal });
       expect(second.status).toBe(200);
       expect(second.body).toMatchObject({
         ok: true,
@@ -55,7 +63,7 @@ describe('POST /live/dedup/claim', () => {
   });
 
   it('fingerprint_hash is hex sha256 of the canonical {event_key, initiative_id, source}', async () => {
-    const initiative = randomUUID();
+    const initiative = (await app.request('POST', '/initiatives', { body: { title: 'nightly jobs' } })).body.data.initiative.id as string;
     const res = await claim({ source: 'cron', event_key: 'nightly/2026-11-23', initiative_id: initiative });
     const canonical = `{"event_key":"nightly/2026-11-23","initiative_id":"${initiative}","source":"cron"}`;
     expect(res.body.fingerprint_hash).toBe(createHash('sha256').update(canonical).digest('hex'));
@@ -65,6 +73,33 @@ describe('POST /live/dedup/claim', () => {
     );
     // Another scope is another fingerprint: both are claimed.
     expect(unscoped.body.claimed).toBe(true);
+  });
+
+  it('an initiative_id or run_id that is not this workspace’s (another’s, or none at all) is 404 and writes nothing', async () => {
+    const other = await app.createWorkspace();
+    const theirWork = await app.request('POST', '/work', { key: other.apiKey, body: { title: 'theirs' } });
+    const theirRun = (await app.request('POST', '/runs', { key: other.apiKey, body: { task_id: theirWork.body.data.taskId } })).body.data
+      .runId as string;
+    const theirInitiative = (await app.request('POST', '/initiatives', { key: other.apiKey, body: { title: 'theirs' } })).body.data
+      .initiative.id as string;
+    const held = await claim(fresh());
+    await app.expectUnchanged(async () => {
+      for (const ids of [
+        { initiative_id: theirInitiative },
+        { initiative_id: randomUUID() },
+        { run_id: theirRun },
+        { run_id: randomUUID() },
+      ]) {
+        for (const send of [claim, release]) {
+          const res = await send({ ...fresh(), ...(send === release ? { run_id: held.body.active_run_id } : {}), ...ids });
+          expect(res.status, `${send === claim ? 'claim' : 'release'} ${JSON.stringify(ids)}`).toBe(404);
+          expect(res.body.error.code).toBe('not_found');
+        }
+      }
+    });
+    // Ours are taken: a run of this workspace, and a holder id a claim of it generated.
+    expect((await claim({ ...fresh(), run_id: await aRun() })).status).toBe(200);
+    expect((await claim({ ...fresh(), run_id: held.body.active_run_id })).body.claimed).toBe(true);
   });
 
   it('generates a run id when none is sent, and defaults to six hours', async () => {
@@ -77,7 +112,7 @@ describe('POST /live/dedup/claim', () => {
 
   it('the holder re-claiming extends its claim (dedup.extended); a shorter ttl never shortens it and writes nothing', async () => {
     const signal = fresh();
-    const run = randomUUID();
+    const run = await aRun();
     const first = await claim({ ...signal, run_id: run, ttl_seconds: 60 });
     const again = await claim({ ...signal, run_id: run, ttl_seconds: 3600 });
     expect(again.body).toMatchObject({ claimed: true, deduped: false, active_run_id: run });
@@ -96,8 +131,8 @@ describe('POST /live/dedup/claim', () => {
 
   it('expiry hands the claim to the next claimant', async () => {
     const signal = fresh();
-    const runA = randomUUID();
-    const runB = randomUUID();
+    const runA = await aRun();
+    const runB = await aRun();
     await claim({ ...signal, run_id: runA, ttl_seconds: 60 });
     expect((await claim({ ...signal, run_id: runB })).body.deduped).toBe(true);
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -109,8 +144,8 @@ describe('POST /live/dedup/claim', () => {
 
   it('release frees it early, only for its holder', async () => {
     const signal = fresh();
-    const runA = randomUUID();
-    const runB = randomUUID();
+    const runA = await aRun();
+    const runB = await aRun();
     await claim({ ...signal, run_id: runA });
     await app.expectUnchanged(async () => {
       const notMine = await release({ ...signal, run_id: runB });
@@ -146,7 +181,7 @@ describe('POST /live/dedup/claim', () => {
 
   it('50 concurrent claims of one fingerprint: exactly one claimed, the others deduped to it', async () => {
     const signal = fresh();
-    const results = await Promise.all(Array.from({ length: 50 }, () => claim({ ...signal, run_id: randomUUID() })));
+    const results = await Promise.all(Array.from({ length: 50 }, () => claim({ ...signal })));
     expect(results.map((r) => (r.status === 200 ? 200 : r.text))).toEqual(Array(50).fill(200));
     const winners = results.filter((r) => r.body.claimed);
     expect(winners).toHaveLength(1);
@@ -188,7 +223,7 @@ if (testEngine() === 'postgres') {
         const conn = await holder.reserve();
         await conn`begin`;
         await conn`select 1 from ledger_heads where workspace_id = ${app.ws.workspaceId} for update`;
-        const pending = claim({ ...signal, run_id: randomUUID() });
+        const pending = claim({ ...signal });
         let pid: number | undefined;
         for (let i = 0; i < 200 && !pid; i++) {
           const [row] = await admin`select pid from pg_stat_activity
@@ -208,7 +243,7 @@ if (testEngine() === 'postgres') {
         const rows = await app.runtime.db.select().from(dedupClaims).where(eq(dedupClaims.eventKey, signal.event_key));
         expect(rows).toEqual([]);
         // Recovered without a restart: the pool opens a new connection.
-        const next = await claim({ ...signal, run_id: randomUUID() });
+        const next = await claim({ ...signal });
         expect(next.status).toBe(200);
         expect(next.body.claimed).toBe(true);
       } finally {
@@ -224,7 +259,7 @@ if (testEngine() === 'postgres') {
         const signal = fresh();
         expect((await claim({ ...fresh() }, viaProxy)).status).toBe(200);
         await proxy.down();
-        const during = await Promise.all(Array.from({ length: 5 }, () => claim({ ...signal, run_id: randomUUID() }, viaProxy)));
+        const during = await Promise.all(Array.from({ length: 5 }, () => claim({ ...signal }, viaProxy)));
         for (const res of during) {
           expect(res.status).toBe(503);
           expect(res.body.error.code).toBe('service_unavailable');
@@ -232,7 +267,7 @@ if (testEngine() === 'postgres') {
           expect(res.body.claimed).toBeUndefined();
         }
         await proxy.up();
-        const after = await claim({ ...signal, run_id: randomUUID() }, viaProxy);
+        const after = await claim({ ...signal }, viaProxy);
         expect(after.status).toBe(200);
         expect(after.body.claimed).toBe(true);
         // Only the claim made after the return exists.

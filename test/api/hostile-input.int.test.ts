@@ -479,6 +479,23 @@ function requestsFor(template: string, method: 'GET' | 'POST' | 'PATCH', op: Ope
   return { valid, broken: fc.oneof(...breaks) };
 }
 
+/** Body fields that name a record of the workspace (`id` is left out: a decision option's id is any text). */
+const RECORD_FIELDS = new Set(['task_id', 'run_id', 'initiative_id', 'workstream_id', 'milestone_id', 'checkpointId']);
+
+/** True when `body` names another workspace's record in one of RECORD_FIELDS, at any depth. */
+function namesForeignRecord(body: unknown): boolean {
+  const todo = [body];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (!v || typeof v !== 'object') continue;
+    for (const [k, member] of Object.entries(v)) {
+      if (RECORD_FIELDS.has(k) && typeof member === 'string' && real.foreign.includes(member.toLowerCase())) return true;
+      todo.push(member);
+    }
+  }
+  return false;
+}
+
 /** Sends a drawn request and holds the answer to the document and to "a 4xx writes nothing". */
 async function send(d: Drawn): Promise<ApiResponse> {
   const opts: RequestOptions = { headers: d.headers };
@@ -511,6 +528,11 @@ async function send(d: Drawn): Promise<ApiResponse> {
   // operation with the API's envelope, the public validator (own shape, ignores queries) aside.
   if (d.how.startsWith('unknown query parameter') && d.as === 'key' && d.path !== '/agent-work-receipts/validate' && res.status !== 403) {
     expect(code, `${label} → ${res.text.slice(0, 300)}`).toBe('unknown_field');
+  }
+  // An id of another workspace in a field that names a record is never taken (404 or 403, as an
+  // unknown id is): a drawn request can carry one in any such field of any body.
+  if (d.method !== 'GET' && d.as === 'key' && namesForeignRecord(d.body)) {
+    expect(res.status, `${label} named another workspace's record → ${res.text.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
   }
   // What the document says is well-formed is never refused for its form.
   if (d.kind === 'valid')

@@ -8,7 +8,9 @@ import { id, jsonNumber, mutationHeaders, text, timestamp } from '../schemas';
 const fingerprintFields = {
   source: text(1, 120).meta({ description: 'The trigger family (a webhook or scheduler name).' }),
   event_key: text(1, 500).meta({ description: 'Stable identity of the event within its source.' }),
-  initiative_id: id().optional().meta({ description: 'Optional scope; without it the claim is workspace-wide.' }),
+  initiative_id: id()
+    .optional()
+    .meta({ description: 'Optional scope, an initiative of your workspace; without it the claim is workspace-wide.' }),
 };
 
 const authMode = z.object({ auth_mode: z.enum(['api_key', 'session']).meta({ description: '`api_key` when authenticated by API key.' }) });
@@ -52,13 +54,15 @@ export const dedupRouter = router({
           '`fingerprint_hash` = hex sha256 of the canonical JSON `{"event_key","initiative_id"|null,"source"}`, within ' +
           'your workspace. The first claimant wins until `expires_at` or release; the holder re-claiming (same ' +
           '`run_id`) extends it. Both outcomes are 200: `claimed: true` (a `dedup.claimed` or `dedup.extended` ledger ' +
-          'event) or `deduped: true` (nothing written). ' +
+          'event) or `deduped: true` (nothing written). `initiative_id` must be an initiative of your workspace, and ' +
+          '`run_id` one of its runs or a holder id an earlier claim generated; any other id (another workspace’s ' +
+          'included) is 404 not_found. ' +
           FAIL_CLOSED +
           ' Idempotency-Key is accepted for forward compatibility only.',
         requestHeaders: mutationHeaders,
       },
       auth: ['ApiKey', 'Session'],
-      errorCodes: ['forbidden', 'invalid_idempotency_key'],
+      errorCodes: ['forbidden', 'not_found', 'invalid_idempotency_key'],
     })
     .input(
       z.strictObject({
@@ -66,7 +70,11 @@ export const dedupRouter = router({
         ttl_seconds: jsonNumber({ int: true, min: 60, max: 1_209_600 })
           .default(DEFAULT_TTL_SECONDS)
           .meta({ description: 'Claim lifetime in seconds, 60 to 1209600 (14 days); default 21600 (six hours).' }),
-        run_id: id().optional().meta({ description: 'The run asserting the claim; generated when omitted.' }),
+        run_id: id()
+          .optional()
+          .meta({
+            description: 'The run asserting the claim: a run of your workspace, or a holder id a claim generated; generated when omitted.',
+          }),
       }),
     )
     .output(checkedInTransaction(claimOutput))
@@ -93,7 +101,7 @@ export const dedupRouter = router({
         requestHeaders: mutationHeaders,
       },
       auth: ['ApiKey', 'Session'],
-      errorCodes: ['forbidden', 'invalid_idempotency_key'],
+      errorCodes: ['forbidden', 'not_found', 'invalid_idempotency_key'],
     })
     .input(z.strictObject({ ...fingerprintFields, run_id: id().meta({ description: 'The run that holds the claim.' }) }))
     .output(checkedInTransaction(releaseOutput))

@@ -9,8 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { v5 as uuidv5 } from 'uuid';
-import type { Database, Tx } from '@/db';
+import { query, type Database, type Tx } from '@/db';
 import { dedupClaims } from '@/db/schema';
+import { AppError } from '@/server/errors';
 import { appendEvents } from '@/server/ledger/append';
 import { canonicalJson, sha256Hex } from '@/server/ledger/canonical';
 import type { Actor } from '../actor';
@@ -55,7 +56,35 @@ const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
 
 const held = (row: ClaimRow, now: Date) => row.releasedAt === null && row.expiresAt.getTime() > now.getTime();
 
+/**
+ * The ids a claim names must be this workspace's, as every id the API takes is: an initiative of
+ * it, and a run of it or a holder id one of its claims generated (a claim without `run_id` is held
+ * by a fresh id, which the caller then re-claims and releases with). Otherwise 404, the same for
+ * another workspace's id as for one that does not exist. One statement, only when ids are given.
+ */
+async function assertOwnIds(tx: Tx, workspaceId: string, input: { initiative_id?: string; run_id?: string }): Promise<void> {
+  if (input.initiative_id === undefined && input.run_id === undefined) return;
+  const initiative = input.initiative_id ?? null;
+  const run = input.run_id ?? null;
+  const [found] = await query<{ initiative: boolean; run: boolean }>(
+    tx,
+    sql`select
+          (${initiative}::uuid is null or exists (select 1 from initiatives where workspace_id = ${workspaceId} and id = ${initiative}::uuid)) as initiative,
+          (${run}::uuid is null
+            or exists (select 1 from runs where workspace_id = ${workspaceId} and id = ${run}::uuid)
+            or exists (select 1 from dedup_claims where workspace_id = ${workspaceId} and active_run_id = ${run}::uuid)) as run`,
+  );
+  if (!found?.initiative) throw new AppError('not_found', 'No such initiative in your workspace.');
+  if (!found.run) {
+    throw new AppError(
+      'not_found',
+      'No such run in your workspace: give one of its runs, the run id a claim of it generated, or none (a claim then generates one).',
+    );
+  }
+}
+
 export async function claimFingerprint(tx: Tx, actor: Actor, input: ClaimInput): Promise<ClaimOutcome> {
+  await assertOwnIds(tx, actor.workspaceId, input);
   const now = new Date();
   const fingerprint = fingerprintHash(input);
   const runId = input.run_id ?? randomUUID();
@@ -167,6 +196,7 @@ export interface ReleaseInput {
 
 /** Frees a fingerprint early; only its current holder can. */
 export async function releaseFingerprint(tx: Tx, actor: Actor, input: ReleaseInput): Promise<ReleaseOutcome> {
+  await assertOwnIds(tx, actor.workspaceId, input);
   const now = new Date();
   const fingerprint = fingerprintHash(input);
   const t = dedupClaims;
