@@ -102,8 +102,23 @@ function procedureWith<Extra extends object>(resolve: (ctx: ApiContext, type: st
   });
 }
 
-/** No credential needed (health, the document, the error table). */
-export const publicProcedure = procedureWith(() => ({}));
+/**
+ * No credential needed (health, the document, the error table; on the interface's endpoint, the
+ * link pages' reads and the writes that spend a link). A write there from a browser must still
+ * come from the app's own pages: it counts an attempt against the client's address, and another
+ * site's form must not spend that for someone who merely visits it. Clients that are not browsers
+ * send neither Origin nor Sec-Fetch-Site and are let through.
+ */
+export const publicProcedure = procedureWith((ctx, type) => {
+  if (type === 'mutation' && ctx.transport === 'internal') {
+    const origin = ctx.headers.get('origin');
+    const site = ctx.headers.get('sec-fetch-site');
+    if (origin !== null ? !ownOrigins(ctx).includes(origin) : site !== null && site !== 'same-origin' && site !== 'none') {
+      throw crossSiteRefused();
+    }
+  }
+  return {};
+});
 
 export type Principal = { kind: 'api_key'; keyId: string; workspaceId: string; ownerUserId: string } | ({ kind: 'human' } & SessionUser);
 
@@ -142,10 +157,16 @@ function traceOf(ctx: ApiContext, type: string): Trace {
  */
 function assertSameOrigin(ctx: ApiContext): void {
   const origin = ctx.headers.get('origin');
-  const allowed = [ctx.origin, new URL(ctx.runtime.env.APP_URL).origin];
-  if (origin !== null ? allowed.includes(origin) : ctx.headers.get('sec-fetch-site') === 'same-origin') return;
-  throw new AppError('forbidden', 'Signed-in changes must come from the app’s own pages (cross-site request refused).');
+  if (origin !== null ? ownOrigins(ctx).includes(origin) : ctx.headers.get('sec-fetch-site') === 'same-origin') return;
+  throw crossSiteRefused();
 }
+
+/** The origins the app's own pages are served from: the one the request was addressed to, and APP_URL's. */
+function ownOrigins(ctx: ApiContext): string[] {
+  return [ctx.origin, new URL(ctx.runtime.env.APP_URL).origin];
+}
+
+const crossSiteRefused = () => new AppError('forbidden', 'Changes must come from the app’s own pages (cross-site request refused).');
 
 /** Resolves the caller: an API key when one is presented, else a session cookie; 401 without either. */
 async function authenticate(ctx: ApiContext, type: string): Promise<{ principal: Principal; trace: Trace }> {

@@ -1,11 +1,12 @@
 /**
  * /api/v1 as a fetch handler, for `next dev` only (app/api/v1/[...path]/route.ts): in production
  * scripts/serve.mjs serves the API from node:http (server/http/node-api.ts) and never comes here.
+ * Its bounded reader also serves /api/trpc (server/api/internal.ts).
  */
 import { BodyCutOff, type Answer, type ApiRequest } from './exchange';
 
 /** The body's bytes, counted while read (see ApiRequest.body). */
-async function readBounded(request: Request, limit: number): Promise<Buffer | null> {
+export async function readBounded(request: Request, limit: number): Promise<Buffer | null> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) return null;
   const chunks: Uint8Array[] = [];

@@ -210,15 +210,26 @@ describe('OWASP API Security Top 10 (2023)', () => {
       const foreignCursor = await app.request('GET', `/events/stream?cursor=${encodeURIComponent(theirs.cursor)}`);
       expect(errorCode(foreignCursor)).toBe('invalid_cursor');
     });
-    // Dedup fingerprints are per workspace: their claim neither blocks ours nor is taken by it
-    // (initiative_id and run_id are the claim's own labels there, not references to look up).
+    // Dedup claims name an initiative and a run: another workspace's is 404 like any of its ids,
+    // whether claiming or releasing, and their claim is neither blocked, taken nor released.
     const claim = { source: 'webhook', event_key: `evt-${randomUUID()}`, initiative_id: theirs.initiative };
     const held = await app.request('POST', '/live/dedup/claim', { key: other.apiKey, body: { ...claim, run_id: theirs.run } });
     expect(held.body).toMatchObject({ claimed: true, active_run_id: theirs.run });
-    const ours = await app.request('POST', '/live/dedup/claim', { body: { ...claim, run_id: theirs.run } });
-    expect(ours.body).toMatchObject({ claimed: true, deduped: false });
-    expect((await app.request('POST', '/live/dedup/release', { body: { ...claim, run_id: theirs.run } })).body.released).toBe(true);
-    const stillTheirs = await app.request('POST', '/live/dedup/claim', { key: other.apiKey, body: { ...claim, run_id: randomUUID() } });
+    await app.expectUnchanged(async () => {
+      for (const path of ['/live/dedup/claim', '/live/dedup/release']) {
+        const bodies = [
+          { ...claim, run_id: theirs.run },
+          { source: 'webhook', event_key: 'x', run_id: theirs.run },
+        ];
+        // A release names its run; a claim may name only the initiative.
+        for (const body of path.endsWith('claim') ? [...bodies, claim] : bodies) {
+          const res = await app.request('POST', path, { body });
+          expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(404);
+          expect(errorCode(res)).toBe('not_found');
+        }
+      }
+    });
+    const stillTheirs = await app.request('POST', '/live/dedup/claim', { key: other.apiKey, body: claim });
     expect(stillTheirs.body).toMatchObject({ deduped: true, claimed: false, active_run_id: theirs.run });
     // And their objects are as they were.
     const still = await app.request('GET', `/decisions/${theirs.decision}`, { key: other.apiKey });
@@ -315,6 +326,38 @@ describe('OWASP API Security Top 10 (2023)', () => {
       expect(res.text).not.toMatch(/secret_hash|password|\$argon2|awk_[A-Za-z0-9_-]{43}/);
       expect(res.text).not.toContain(createHash('sha256').update(app.ws.apiKey).digest('hex'));
     }
+  });
+
+  it('API4:2023 Unrestricted Resource Consumption: the web interface’s /api/trpc caps bodies too, declared or streamed, before any procedure reads them', async () => {
+    // The production server holds every body bound for Next to 1 MiB before Next sees it
+    // (e2e/body-limits.spec.ts); the handler holds it itself wherever else it runs.
+    const MiB = 1024 * 1024;
+    const piece = new Uint8Array(64 * 1024).fill(0x78);
+    await app.expectUnchanged(async () => {
+      for (const declared of [true, false]) {
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent >= 64 * MiB) return controller.close();
+            sent += piece.length;
+            controller.enqueue(piece);
+          },
+        });
+        const headers: Record<string, string> = { 'content-type': 'application/json', origin: 'http://127.0.0.1:3000' };
+        if (declared) headers['content-length'] = String(64 * MiB);
+        const res = await trpc(
+          new Request('http://127.0.0.1:3000/api/trpc/account.joinWithInvitation', {
+            method: 'POST',
+            headers,
+            body,
+            duplex: 'half',
+          } as RequestInit),
+        );
+        expect(res.status).toBe(413);
+        expect(((await res.json()) as any).error.code).toBe('payload_too_large');
+        expect(sent, declared ? 'declared' : 'streamed').toBeLessThan(2 * MiB);
+      }
+    });
   });
 
   it('API4:2023 Unrestricted Resource Consumption: every limit has a ceiling, bodies are capped, and a key holds a bounded number of event-stream leases', async () => {
@@ -488,6 +531,28 @@ describe('OWASP API Security Top 10 (2023)', () => {
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
       expect(res.text).not.toMatch(/\bat .+\.[jt]s:\d+|node_modules|SELECT |syntax error/i);
     }
+    // Another site can make a visitor's browser read links (GET, <img>) and post forms: the reads
+    // count nothing against the visitor's address, and a link cannot be spent from there.
+    const visitor = { address: '10.77.0.1' };
+    for (let i = 0; i < 12; i++) {
+      const read = await trpc(
+        new Request(
+          `http://127.0.0.1:3000/api/trpc/account.invitation?input=${encodeURIComponent(JSON.stringify({ token: `awi_${'k'.repeat(42)}${i % 10}` }))}`,
+          { headers: { 'x-forwarded-for': visitor.address, 'sec-fetch-site': 'cross-site' } },
+        ),
+      );
+      expect(read.status).toBe(404);
+    }
+    const join = (origin: string) =>
+      trpc(
+        new Request('http://127.0.0.1:3000/api/trpc/account.joinWithInvitation', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin, 'x-forwarded-for': visitor.address },
+          body: JSON.stringify({ token: `awi_${'k'.repeat(43)}`, display_name: 'V', password: 'a long enough password' }),
+        }),
+      );
+    expect((await join('https://evil.example')).status).toBe(403);
+    expect((await join('http://127.0.0.1:3000')).status).toBe(404); // not 429: nothing above was counted
     // CSRF: a signed-in human's cookie rides along on cross-site requests, so a write with a session
     // must come from the app's own origin, by either door; nothing else is accepted.
     const decision = (await app.request('POST', '/decisions', { body: { workspace_id: app.ws.workspaceId, title: 'csrf' } })).body.decision;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
 import { hashPassword } from '@/server/auth/passwords';
 import { checkSignIn } from '@/server/auth/sign-in';
-import { pruneAttemptCounters } from '@/server/auth/attempt-limits';
+import { pruneAttemptCounters, tokenBucket } from '@/server/auth/attempt-limits';
 import { addMember } from '@/server/domain/workspaces/members';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { issueSetupToken, setupLinkIsLive } from '@/server/domain/workspaces/setup';
@@ -119,26 +119,78 @@ describe('sign-in limits', () => {
 });
 
 describe('link tokens', () => {
-  it('ten bad invitation tokens from one address, and the eleventh (even a good one) is refused', async () => {
-    const api = internalClient(app.runtime);
+  /** An invitation for a new address of the primary workspace; its token. */
+  async function invitationToken(): Promise<string> {
     const owner = await app.member('owner');
-    const made = await api.mutate(
+    const made = await internalClient(app.runtime).mutate(
       'members.invite',
       { workspace_id: app.ws.workspaceId, email: `t-${randomUUID().slice(0, 6)}@test.local`, role: 'viewer' },
       { session: owner.session },
     );
-    const good = new URL(made.data.link).pathname.split('/').pop()!;
+    return new URL(made.data.link).pathname.split('/').pop()!;
+  }
+
+  it('ten bad invitation tokens spent from one address, and the eleventh (even a good one) is refused', async () => {
+    const api = internalClient(app.runtime);
+    const good = await invitationToken();
     const address = freshAddress();
     for (let i = 0; i < 10; i++) {
-      const bad = await api.query('account.invitation', { token: `awi_${'x'.repeat(42)}${i}` }, { address });
+      const bad = await api.mutate(
+        'account.joinWithInvitation',
+        { token: `awi_${'x'.repeat(42)}${i}`, display_name: 'G', password: PASSWORD },
+        { address },
+      );
       expect(bad.status).toBe(404);
     }
-    const refused = await api.query('account.invitation', { token: good }, { address });
+    const refused = await api.mutate('account.joinWithInvitation', { token: good, display_name: 'G', password: PASSWORD }, { address });
     expect(refused.status).toBe(429);
     expect(refused.body.error.message).toMatch(/^Too many attempts with invitation or setup links\. Try again in/);
-    // Good tokens give their attempt back: one address opening many good links is never refused.
-    const other = freshAddress();
-    for (let i = 0; i < 12; i++) expect((await api.query('account.invitation', { token: good }, { address: other })).status).toBe(200);
+    // Good tokens give their attempt back: the link works from another address.
+    expect(
+      (await api.mutate('account.joinWithInvitation', { token: good, display_name: 'G', password: PASSWORD }, { address: freshAddress() }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('reading a link counts nothing: twenty reads of bad and good links, then the link is spent from that address', async () => {
+    // A GET can come from any page the person visits (<img src=…>): it must not lock their address out.
+    const api = internalClient(app.runtime);
+    const good = await invitationToken();
+    const address = freshAddress();
+    const counters = async () =>
+      (
+        await query<{ n: number }>(
+          app.runtime.db,
+          sql`select count(*)::int as n from attempt_counters where bucket = ${tokenBucket(address)}`,
+        )
+      )[0]!.n;
+    for (let i = 0; i < 10; i++) {
+      expect((await api.query('account.invitation', { token: `awi_${'y'.repeat(42)}${i}` }, { address })).status).toBe(404);
+      expect((await api.query('account.setupLink', { token: `aws_setup_${'y'.repeat(42)}${i}` }, { address })).status).toBe(404);
+    }
+    expect((await api.query('account.invitation', { token: good }, { address })).status).toBe(200);
+    expect(await counters()).toBe(0);
+    const joined = await api.mutate('account.joinWithInvitation', { token: good, display_name: 'Reader', password: PASSWORD }, { address });
+    expect(joined.status).toBe(200);
+  });
+
+  it('spending a link from another site’s page is refused (403) and counts nothing; from the app’s own, or no browser, it goes on', async () => {
+    const api = internalClient(app.runtime);
+    const address = freshAddress();
+    const bad = { token: `awi_${'v'.repeat(43)}`, display_name: 'G', password: PASSWORD };
+    for (const origin of ['https://evil.example', 'null']) {
+      const res = await api.mutate('account.joinWithInvitation', bad, { address, origin });
+      expect(res.status, origin).toBe(403);
+      expect(res.code).toBe('forbidden');
+    }
+    const noOrigin = await api.mutate('account.joinWithInvitation', bad, {
+      address,
+      origin: null,
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    expect(noOrigin.status).toBe(403);
+    expect((await api.mutate('account.joinWithInvitation', bad, { address, origin: null })).status).toBe(404);
+    expect((await api.mutate('account.joinWithInvitation', bad, { address })).status).toBe(404);
   });
 });
 
@@ -147,7 +199,11 @@ describe('link tokens past the limit', () => {
     const api = internalClient(app.runtime);
     const address = freshAddress();
     for (let i = 0; i < 10; i++) {
-      const bad = await api.query('account.invitation', { token: `awi_${'z'.repeat(42)}${i}` }, { address });
+      const bad = await api.mutate(
+        'account.joinWithInvitation',
+        { token: `awi_${'z'.repeat(42)}${i}`, display_name: 'G', password: PASSWORD },
+        { address },
+      );
       expect(bad.status).toBe(404);
     }
     const hashed = await metricValue('aws_password_hashing_total', { operation: 'hash' });

@@ -15,6 +15,8 @@ export interface Caller {
   origin?: string | null;
   /** The client address (X-Forwarded-For as scripts/serve.mjs writes it). */
   address?: string;
+  /** More request headers (Sec-Fetch-Site, say). */
+  headers?: Record<string, string>;
 }
 
 export interface InternalReply {
@@ -35,6 +37,7 @@ export function internalClient(runtime: Runtime) {
     if (who.key) headers.set('authorization', `Bearer ${who.key}`);
     if (write && who.origin !== null) headers.set('origin', who.origin ?? 'http://127.0.0.1:3000');
     headers.set('x-forwarded-for', who.address ?? '127.0.0.1');
+    for (const [name, value] of Object.entries(who.headers ?? {})) headers.set(name, value);
     return headers;
   };
   const reply = async (res: Response): Promise<InternalReply> => {

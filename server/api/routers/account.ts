@@ -1,8 +1,9 @@
 /**
  * A person's own account and the links that bring people in, for the web interface: changing
  * one's password, opening and accepting an invitation, and the one-time setup of an empty
- * installation. Invitation and setup tokens are limited per client address like sign-in
- * (server/auth/attempt-limits.ts): a guesser gets SIGN_IN_MAX_ATTEMPTS tries a window.
+ * installation. Spending an invitation or setup link is limited per client address like sign-in
+ * (server/auth/attempt-limits.ts): a guesser gets SIGN_IN_MAX_ATTEMPTS tries a window. Reading one
+ * counts nothing (readLink).
  */
 import { z } from 'zod';
 import { accountBucket, countAttempt, settleSuccess, tokenBucket, tooManyAttempts } from '@/server/auth/attempt-limits';
@@ -37,6 +38,17 @@ async function withTokenAttempt<T>(ctx: ApiContext, use: () => Promise<T | null>
   if (result === null) throw invalid();
   await settleSuccess(ctx.runtime.db, [], [bucket]);
   return result;
+}
+
+/**
+ * Reading what a link offers (the invitation and setup pages, GET) counts no attempt: a GET can be
+ * made by any page a person visits (`<img src=…/invite/…>`), and counting it would let that page
+ * lock the person's address out of their own links. Guessing by reading is hopeless anyway (a
+ * token is 256 random bits); spending a link (a POST from the app's own pages) is what counts.
+ */
+function readLink<T>(found: T | null, invalid: () => AppError): T {
+  if (found === null) throw invalid();
+  return found;
 }
 
 /**
@@ -76,14 +88,15 @@ export const accountRouter = router({
     return { changed: true };
   }),
 
-  /** What an invitation link offers (workspace, role, email), or 404 for a link that is not good. */
-  invitation: publicProcedure.input(z.strictObject({ token })).query(({ ctx, input }) =>
-    withTokenAttempt(
-      ctx,
-      () => findPendingInvitation(ctx.runtime.db, input.token),
-      () => new AppError('not_found', INVALID_LINK),
+  /**
+   * What an invitation link offers (workspace, role, email), or 404 for a link that is not good.
+   * A read counts nothing (see readLink).
+   */
+  invitation: publicProcedure
+    .input(z.strictObject({ token }))
+    .query(async ({ ctx, input }) =>
+      readLink(await findPendingInvitation(ctx.runtime.db, input.token), () => new AppError('not_found', INVALID_LINK)),
     ),
-  ),
 
   /** A signed-in user accepts an invitation made out to their email. */
   acceptInvitation: humanProcedure
@@ -102,14 +115,15 @@ export const accountRouter = router({
       }));
     }),
 
-  /** True when the setup link is good (the page is 404 otherwise). */
-  setupLink: publicProcedure.input(z.strictObject({ token })).query(({ ctx, input }) =>
-    withTokenAttempt(
-      ctx,
-      async () => ((await setupLinkIsLive(ctx.runtime.db, input.token)) ? { ok: true as const } : null),
-      () => new AppError('not_found', NO_SETUP),
+  /** True when the setup link is good (the page is 404 otherwise). A read counts nothing (see readLink). */
+  setupLink: publicProcedure
+    .input(z.strictObject({ token }))
+    .query(async ({ ctx, input }) =>
+      readLink(
+        (await setupLinkIsLive(ctx.runtime.db, input.token)) ? { ok: true as const } : null,
+        () => new AppError('not_found', NO_SETUP),
+      ),
     ),
-  ),
 
   /** Creates the first account and workspace of an empty installation; the link is spent. */
   completeSetup: publicProcedure
