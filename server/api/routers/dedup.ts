@@ -70,11 +70,9 @@ export const dedupRouter = router({
         ttl_seconds: jsonNumber({ int: true, min: 60, max: 1_209_600 })
           .default(DEFAULT_TTL_SECONDS)
           .meta({ description: 'Claim lifetime in seconds, 60 to 1209600 (14 days); default 21600 (six hours).' }),
-        run_id: id()
-          .optional()
-          .meta({
-            description: 'The run asserting the claim: a run of your workspace, or a holder id a claim generated; generated when omitted.',
-          }),
+        run_id: id().optional().meta({
+          description: 'The run asserting the claim: a run of your workspace, or a holder id a claim generated; generated when omitted.',
+        }),
       }),
     )
     .output(checkedInTransaction(claimOutput))
