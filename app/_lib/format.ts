@@ -71,3 +71,8 @@ export function eventLink(sequence: number): string {
 
 /** Who acted, in a word, by actor type (a ledger event's actorType). */
 export const ACTOR_KINDS: Record<string, string> = { human: 'a member', api_key: 'an agent', system: 'the system' };
+
+/** A moment to the minute, for tables ("2025-03-01 14:05"), in UTC as the service records it. */
+export function minute(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
+}
