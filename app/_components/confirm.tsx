@@ -8,7 +8,7 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 
 /** What every confirmation shows: the question, the confirming button and "Go back". */
-function ConfirmPrompt(props: {
+export function ConfirmPrompt(props: {
   /** The group's accessible name, e.g. "Confirm ruling". */
   label: string;
   question: ReactNode;
