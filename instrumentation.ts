@@ -13,13 +13,14 @@ export async function register(): Promise<void> {
   const { boot } = await import('./server/boot');
   const waiting = (globalThis as { [key: symbol]: ((hooks: ServerHooks) => void) | undefined })[Symbol.for('aws.serve-hooks')];
   if (waiting) {
-    const [{ handleApiRequest }, { endEventStreams }, { onStop }, { metricsText }] = await Promise.all([
+    const [{ handleApiRequest }, { boundedForNext }, { endEventStreams }, { onStop }, { metricsText }] = await Promise.all([
       import('./server/http/node-api'),
+      import('./server/http/next-bodies'),
       import('./server/api/event-stream'),
       import('./server/lifecycle'),
       import('./server/metrics'),
     ]);
-    waiting({ handleApiRequest, endEventStreams, onStop, metricsText, boot });
+    waiting({ handleApiRequest, boundedForNext, endEventStreams, onStop, metricsText, boot });
   }
   await boot();
 }

@@ -4,17 +4,21 @@ import { LiveUpdates } from './_components/live-updates';
 import { SignOutButton } from './_components/sign-out-button';
 import { WorkspaceSwitcher } from './_components/workspace-switcher';
 import { liveState } from './_lib/live';
-import { currentUser, currentWorkspace, type WorkspaceView } from './_lib/session';
+import { caller, currentUser, currentWorkspace, type WorkspaceView } from './_lib/session';
 import './globals.css';
 
 const TITLE = 'Accountable Work Service';
 
-/** Who is signed in, their workspaces, and the live state of the current one: read once per request. */
+/**
+ * Who is signed in, their workspaces (with what waits in each, for the switcher), and the live
+ * state of the current one: read once per request.
+ */
 const pageState = cache(async () => {
   const user = await currentUser();
   const view: WorkspaceView = user ? await currentWorkspace(user) : { workspaces: [], current: null };
   const live = view.current ? await liveState(view.current.id) : null;
-  return { user, view, live };
+  const waiting = view.workspaces.length > 1 ? (await (await caller()).decisions.acrossWorkspaces({})).workspaces : [];
+  return { user, view, live, waiting };
 });
 
 /** The tab title counts the current workspace's pending decisions (refreshed with the page, see LiveUpdates). */
@@ -32,7 +36,7 @@ export const viewport: Viewport = { width: 'device-width', initialScale: 1 };
 export const dynamic = 'force-dynamic';
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
-  const { user, view, live } = await pageState();
+  const { user, view, live, waiting } = await pageState();
   const isOwner = view.current?.role === 'owner';
   return (
     <html lang="en">
@@ -44,7 +48,9 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
           <a href="/" className="brand">
             Accountable Work Service
           </a>
-          {view.current && view.workspaces.length > 1 && <WorkspaceSwitcher workspaces={view.workspaces} current={view.current} />}
+          {view.current && view.workspaces.length > 1 && (
+            <WorkspaceSwitcher workspaces={view.workspaces} current={view.current} waiting={waiting} />
+          )}
           {view.current && view.workspaces.length === 1 && (
             <span className="workspace-name" aria-label="Workspace">
               {view.current.name}

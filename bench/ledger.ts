@@ -465,9 +465,9 @@ async function runTool(
   return { stdout, stderr, seconds: (performance.now() - started) / 1000, peakRssMiB: peakKb / 1024 };
 }
 
-/** A ledger:verify report's count and the seconds it says verification took. */
+/** A ledger:verify --json report's count and the seconds it says verification took. */
 function verifyFigures(stdout: string): { checkedEvents: number; seconds: number } {
-  return JSON.parse(stdout.slice(0, stdout.lastIndexOf('\nOK:'))) as { checkedEvents: number; seconds: number };
+  return JSON.parse(stdout) as { checkedEvents: number; seconds: number };
 }
 
 /**
@@ -479,7 +479,7 @@ export async function measureVerifyCli(
   workspace: BenchWorkspace,
   workers: number,
 ): Promise<{ workers: number; eventsPerSecond: number; events: number; peakRssMiB: number }> {
-  const run = await runTool(db, 'ledger-verify.ts', ['--workspace', workspace.workspaceId, '--workers', String(workers)]);
+  const run = await runTool(db, 'ledger-verify.ts', ['--workspace', workspace.workspaceId, '--workers', String(workers), '--json']);
   const report = verifyFigures(run.stdout);
   return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: run.peakRssMiB };
 }
@@ -501,7 +501,7 @@ export async function measureBundleVerifyCli(
   file: string,
   workers: number,
 ): Promise<{ workers: number; eventsPerSecond: number; events: number; peakRssMiB: number }> {
-  const run = await runTool(db, 'ledger-verify.ts', ['--bundle', file, '--workers', String(workers)]);
+  const run = await runTool(db, 'ledger-verify.ts', ['--bundle', file, '--workers', String(workers), '--json']);
   const report = verifyFigures(run.stdout);
   return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: run.peakRssMiB };
 }

@@ -38,7 +38,7 @@ test('an initiative page shows the tree and its operating map, linked from a blo
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Open the Lisbon office');
   await expect(page.getByRole('cell', { name: 'Scout buildings' })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Workstream Hiring' })).toContainText('after Lease');
-  const map = page.getByRole('img', { name: /Operating map of Open the Lisbon office: 2 stages, 1 handoffs/ });
+  const map = page.getByRole('img', { name: /Operating map of Open the Lisbon office: 2 stages, 1 handoff between them/ });
   await expect(map).toBeVisible();
   await expect(map).toContainText('Lease');
   await expect(map).toContainText('Hiring');

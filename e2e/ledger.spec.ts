@@ -20,10 +20,13 @@ test('/ledger shows events newest first, verifies the chain, and its bundle pass
   expect(numbers).toEqual([...numbers].sort((a, b) => b - a));
   const head = (await agent(request, 'GET', '/ledger/verify')).body.data.head.sequence as number;
   expect(numbers[0]).toBe(head);
-  await expect(page.locator(`#event-${head}`)).toContainText('decision.attention_requested');
+  // What happened and who did it, in words (the type a click away to filter by).
+  const newest = page.locator(`#event-${head}`);
+  await expect(newest.locator('td').nth(1)).toHaveText('Decision brought to a human’s attentiondecision.attention_requested');
+  await expect(newest.locator('td').nth(3)).toHaveText('an agent (key “e2e agent”)');
 
   await page.getByRole('button', { name: 'Verify the chain' }).click();
-  await expect(page.getByRole('status')).toContainText(`The chain verifies: all ${head} events intact`);
+  await expect(page.getByRole('status')).toContainText(`The chain verifies: all ${head} events are intact`);
   await expect(page.getByRole('progressbar', { name: 'Events verified' })).toHaveAttribute('value', String(head));
 
   const downloading = page.waitForEvent('download');
@@ -55,12 +58,14 @@ test('filters by event type and aggregate, and a decision’s history links each
   await page.goto('/ledger');
   await page.getByLabel('Aggregate id').fill(decision.id);
   await page.getByRole('button', { name: 'Filter' }).click();
-  const types = await page.locator('table.ledger tbody tr td:nth-child(2)').allTextContents();
+  await expect(page).toHaveURL(new RegExp(`aggregate=${decision.id}`));
+  const types = await page.locator('table.ledger tbody tr td:nth-child(2) code').allTextContents();
   expect(types).toEqual(['decision.attention_requested', 'decision.created']);
   await page.getByLabel('Event type').fill('decision.created');
   await page.getByLabel('Aggregate id').fill('');
   await page.getByRole('button', { name: 'Filter' }).click();
-  const onlyCreated = await page.locator('table.ledger tbody tr td:nth-child(2)').allTextContents();
+  await expect(page).toHaveURL(/type=decision\.created&aggregate=$/);
+  const onlyCreated = await page.locator('table.ledger tbody tr td:nth-child(2) code').allTextContents();
   expect(new Set(onlyCreated)).toEqual(new Set(['decision.created']));
 
   await page.goto(`/decisions/${decision.id}`);

@@ -2,7 +2,9 @@
  * Teams in the browser: an owner invites an approver, who joins from the link in a second browser,
  * sees only that workspace and rules; removed, their next page load is out of it. A person in two
  * workspaces switches between them and each list shows only its own decisions; a deep link opens
- * its decision's workspace, and is a 404 for anyone else.
+ * its decision's workspace after one click, and is a 404 for anyone else. A GET to the switch
+ * changes nothing (a link or image on another site cannot switch anyone). What waits in every
+ * workspace shows in the switcher and in the inbox's "All workspaces".
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
@@ -102,6 +104,7 @@ test('a person in two workspaces switches between them, each list shows only its
   await expect(page.getByLabel('Current workspace')).toHaveValue(/[0-9a-f-]{36}/);
   await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(`${name} (owner)`);
   await expect(page.getByText('No decisions match')).toBeVisible();
+  const current = page.getByLabel('Current workspace').locator('option:checked');
 
   // A key for the new workspace, from its API keys page, and a decision raised with it.
   await page.getByRole('link', { name: 'API keys' }).click();
@@ -116,16 +119,19 @@ test('a person in two workspaces switches between them, each list shows only its
   await expect(page.getByRole('link', { name: new RegExp(`Only in ${name}`) })).toBeVisible();
   await expect(page.getByRole('link', { name: new RegExp(e2eTitle) })).toHaveCount(0);
 
-  await page.getByLabel('Current workspace').selectOption({ label: 'e2e (owner)' });
-  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText('e2e (owner)');
+  await page.getByLabel('Current workspace').selectOption(fixture().workspaceId);
+  await expect(current).toHaveText(/^e2e \(owner\)/);
   await expect(page.getByRole('link', { name: new RegExp(`Only in ${name}`) })).toHaveCount(0);
   await expect(page.getByRole('link', { name: new RegExp(e2eTitle) })).toBeVisible();
 
-  // A deep link into the second workspace switches to it.
+  // A deep link into the second workspace: one click switches to it and shows the decision.
   await page.goto(`/decisions/${inSecond.id}`);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Switch to ${name}?`);
+  await expect(current).toHaveText(/^e2e \(owner\)/);
+  await page.getByRole('button', { name: `Switch to ${name} to see this` }).click();
   await expect(page).toHaveURL(new RegExp(`/decisions/${inSecond.id}$`));
   await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Only in ${name}`);
-  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(`${name} (owner)`);
+  await expect(current).toHaveText(new RegExp(`^${name} \\(owner\\)`));
 
   // Someone of neither workspace: 404, not the other workspace's data.
   const context = await browser.newContext();
@@ -135,4 +141,91 @@ test('a person in two workspaces switches between them, each list shows only its
   expect(res!.status()).toBe(404);
   await expect(stranger.getByText(`Only in ${name}`)).toHaveCount(0);
   await context.close();
+});
+
+/** Signs in as the owner and creates a workspace, which becomes current; returns its name. */
+async function ownerWithSecondWorkspace(page: Page): Promise<string> {
+  const name = `Side ${randomUUID().slice(0, 6)}`;
+  await signIn(page, fixture().users.owner);
+  await page.goto('/workspaces/new');
+  await page.getByLabel('Name').fill(name);
+  await page.getByRole('button', { name: 'Create workspace' }).click();
+  await expect(page).toHaveURL(/\/decisions$/);
+  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(`${name} (owner)`);
+  return name;
+}
+
+const workspaceCookie = async (page: Page) => (await page.context().cookies()).find((c) => c.name === 'aws-workspace')?.value;
+
+test('a GET to /workspaces/switch changes nothing, from this site or another; only the button (a POST) switches', async ({ page }) => {
+  const name = await ownerWithSecondWorkspace(page);
+  const before = await workspaceCookie(page);
+  expect(before).toMatch(/^[0-9a-f-]{36}$/);
+  const to = fixture().workspaceId;
+  const link = `${APP_ORIGIN}/workspaces/switch?${new URLSearchParams({ to, return: '/ledger' })}`;
+
+  // Asked directly: no cookie, a redirect to the page that asks.
+  const direct = await page.request.get(link, { maxRedirects: 0 });
+  expect(direct.status()).toBe(303);
+  expect(direct.headers()['set-cookie'] ?? '').not.toContain('aws-workspace');
+  expect(new URL(direct.headers().location!, APP_ORIGIN).pathname).toBe('/workspaces/switch/confirm');
+
+  // Another site: an image of the link, then a link to it followed at the top level (where the
+  // browser does send the session cookie).
+  await page.route('https://evil.example/**', (route) =>
+    route.fulfill({
+      contentType: 'text/html',
+      body: `<img src="${link}" alt=""><a id="go" href="${link}">Win a prize</a>`,
+    }),
+  );
+  await page.goto('https://evil.example/');
+  await page.waitForLoadState('networkidle');
+  expect(await workspaceCookie(page)).toBe(before);
+  await page.click('#go');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Switch to e2e?');
+  expect(await workspaceCookie(page)).toBe(before);
+  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(new RegExp(`^${name} \\(owner\\)`));
+
+  // The person decides: one click, and the page they were sent to, in that workspace.
+  await page.getByRole('button', { name: 'Switch to e2e to see this' }).click();
+  await expect(page).toHaveURL(/\/ledger$/);
+  expect(await workspaceCookie(page)).toBe(to);
+  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(/^e2e \(owner\)/);
+});
+
+test('a blocking decision waiting in another workspace shows in the switcher and in the inbox of all workspaces, and opens in one click', async ({
+  page,
+  request,
+}) => {
+  const work = await agent(request, 'POST', '/work', { title: `Blocked elsewhere ${randomUUID().slice(0, 6)}` });
+  const title = `Blocking in e2e ${randomUUID().slice(0, 6)}`;
+  const raised = await agent(request, 'POST', '/decisions', {
+    workspace_id: fixture().workspaceId,
+    title,
+    blocks_task: true,
+    task_id: work.body.data.taskId,
+  });
+  expect(raised.status).toBe(201);
+  const name = await ownerWithSecondWorkspace(page);
+
+  // The switcher says what waits in each workspace; the new one has nothing.
+  const e2eOption = page.getByLabel('Current workspace').locator(`option[value="${fixture().workspaceId}"]`);
+  await expect(e2eOption).toHaveText(/^e2e \(owner\) · \d+ pending, \d+ blocking$/);
+  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(`${name} (owner)`);
+
+  // This workspace's inbox is empty, and says where decisions wait.
+  await expect(page.getByText('No decisions match')).toBeVisible();
+  await expect(page.getByRole('note')).toContainText(/Also waiting in your other workspaces: e2e · \d+ pending, \d+ blocking/);
+  await page.getByRole('link', { name: 'See all workspaces' }).click();
+  await expect(page).toHaveURL(/\/decisions\?view=all$/);
+  const all = page.getByRole('list', { name: 'Decisions in all workspaces' });
+  const item = all.getByRole('listitem').filter({ hasText: title });
+  await expect(item).toContainText('e2e');
+  await expect(item).toContainText('blocking');
+
+  // One click: that workspace becomes current and the decision opens.
+  await item.getByRole('button').click();
+  await expect(page).toHaveURL(new RegExp(`/decisions/${raised.body.decision.id}$`));
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(title);
+  await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(/^e2e \(owner\)/);
 });

@@ -4,7 +4,7 @@
  * copied once, and the small things a browser asks for (a favicon, a way back from the API reference).
  */
 import { expect, test } from '@playwright/test';
-import { fixture, raiseAndAsk, signIn } from './support';
+import { agent, fixture, raiseAndAsk, signIn } from './support';
 
 test('the header says Decisions for the decisions list; "Inbox" is only the initiative of unplaced work', async ({ page }) => {
   await signIn(page, fixture().users.approver);
@@ -89,4 +89,52 @@ test('a favicon on every page, and a way back to the app from the API reference'
   await expect(page.locator('.swagger-ui .info .title')).toContainText('Accountable Work Service API');
   await expect(page.getByText(/error error/i)).toHaveCount(0);
   expect(failed).toEqual([]);
+});
+
+test('counts read in the singular for one: a run with one checkpoint, a decision asked once', async ({ page, request }) => {
+  const work = await agent(request, 'POST', '/work', { title: `One checkpoint ${Date.now()}` });
+  const taskId = work.body.data.taskId as string;
+  const run = await agent(request, 'POST', '/runs', { task_id: taskId, agent_id: 'words-agent' });
+  expect((await agent(request, 'POST', `/runs/${run.body.data.runId}/checkpoints`, { label: 'first' })).status).toBe(201);
+  const { decision } = await raiseAndAsk(request, { title: `Asked once ${Date.now()}` });
+
+  await signIn(page, fixture().users.owner);
+  await page.goto(`/tasks/${taskId}`);
+  await expect(page.getByRole('region', { name: 'Runs' })).toContainText('by words-agent, 1 checkpoint, started');
+  await page.goto(`/decisions/${decision.id}`);
+  await expect(page.getByRole('region', { name: 'Attention' })).toContainText(/Asked\s*1 time, first/);
+});
+
+test('who did what is named the one way everywhere, and a task’s history says what happened', async ({ page, request }) => {
+  const title = `Words history ${Date.now()}`;
+  const work = await agent(request, 'POST', '/work', { title });
+  const taskId = work.body.data.taskId as string;
+  const { decision } = await raiseAndAsk(request, { title: `Who approved ${Date.now()}` });
+
+  await signIn(page, fixture().users.owner);
+  await page.goto(`/decisions/${decision.id}`);
+  await page.getByRole('button', { name: 'Approve', exact: true }).click();
+  await page.getByRole('button', { name: 'Confirm approve' }).click();
+  await expect(page.getByRole('status')).toContainText('Approved');
+  const history = page.getByRole('region', { name: 'History' });
+  await expect(history.getByRole('listitem').last()).toContainText('Approved by Olive Owner');
+  // The ledger record names them the same way, the id beside the name (never "api_key <uuid>" alone).
+  const raised = history.getByRole('listitem').first();
+  await raised.getByText('Ledger record').click();
+  await expect(raised.locator('dd').nth(1)).toHaveText(/^an agent \(key “e2e agent”\), [0-9a-f-]{36}$/);
+
+  // The ledger: the member by name and the agent by its key's name, not "a member" / "an agent".
+  await page.goto(`/ledger?aggregate=${decision.id}`);
+  const rows = page.locator('table.ledger tbody tr');
+  await expect(rows.first().locator('td').nth(1)).toContainText('Decision approved');
+  await expect(rows.first().locator('td').nth(3)).toHaveText('Olive Owner');
+  await expect(rows.last().locator('td').nth(1)).toContainText('Decision raised');
+  await expect(rows.last().locator('td').nth(3)).toHaveText('an agent (key “e2e agent”)');
+
+  // A task's history: sentences, not event types.
+  await page.goto(`/tasks/${taskId}`);
+  const taskHistory = page.getByRole('region', { name: 'History' });
+  await expect(taskHistory.getByRole('listitem').first()).toContainText('Created by an agent (key “e2e agent”)');
+  await expect(taskHistory).not.toContainText('work.created');
+  await expect(taskHistory).not.toContainText('api_key');
 });

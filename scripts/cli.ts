@@ -5,6 +5,10 @@
  * Exit status, for every tool: 0 done, 1 it could not be done (no such workspace, no database),
  * 2 wrong usage (an unknown option, a missing or bad value: one line saying which, then the usage).
  * ledger:verify adds 3: the chain or bundle does not verify.
+ *
+ * A reader that stops early (`npm run ledger:export -- … | head`) closes the pipe, and what the tool
+ * writes after that fails with EPIPE. That is the reader's choice, not the tool's failure: the tool
+ * stops writing and ends quietly (no message), with status 0 when the closed pipe ended its run.
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -14,6 +18,18 @@ import { memberships, workspaces } from '@/db/schema';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { parseEnv } from '@/server/env';
 import { createRuntime, type Runtime } from '@/server/runtime';
+
+/** The error writing to a pipe whose reader has gone (`| head`). */
+function isClosedPipe(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'EPIPE';
+}
+
+// Without a listener the stream's EPIPE is an uncaught 'error' event: a stack trace and status 1.
+// console.log's writes after it are dropped (the stream is destroyed); a pipeline into stdout
+// rejects with the same error, which withRuntime takes as the end of the run.
+process.stdout.on('error', (err) => {
+  if (!isClosedPipe(err)) throw err;
+});
 
 export interface CliOption {
   type: 'string' | 'boolean';
@@ -164,7 +180,8 @@ export async function withRuntime(run: (runtime: Runtime) => Promise<number>): P
   try {
     code = await run(runtime);
   } catch (err) {
-    console.error((err as Error).message);
+    if (isClosedPipe(err)) code = 0;
+    else console.error((err as Error).message);
   } finally {
     await runtime.close();
   }

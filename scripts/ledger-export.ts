@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { bundleFrame, bundleText, eventPages, type BundleHead } from '@/server/ledger/bundle';
 import { readBundleFrame } from '@/server/ledger/bundle-file';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
+import { plural } from '@/server/words';
 
 const cli = {
   command: 'ledger:export',
@@ -49,7 +50,9 @@ await withRuntime(async ({ db }) => {
   if (values.out) {
     await pipeline(text, createWriteStream(values.out));
     const count = frame.head.sequence - frame.from.sequence;
-    console.error(`Wrote ${count} events (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}`);
+    console.error(
+      `Wrote ${plural(count, 'event')} (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}`,
+    );
   } else await pipeline(text, process.stdout, { end: false });
   return 0;
 });

@@ -4,7 +4,10 @@
  *   digests computed on every core (--workers; server/ledger/verify-parallel.ts).
  * npm run ledger:verify -- --bundle <bundle.json> [--previous <earlier-bundle.json>]
  *   Checks an exported bundle with no database (server/ledger/bundle.ts): its chain, its head, and
- *   that it extends the earlier export it names.
+ *   that it extends the earlier export given with --previous. Without it, a bundle that names an
+ *   earlier export is said to continue one that was not checked (continuesUncheckedExport).
+ * Prints the report (JSON) and a line to read; with --json only the report goes to stdout, the
+ * line to stderr, so that `| jq` reads the report.
  * Exit status 0 when everything verifies, 3 when it does not (scripts/cli.ts: 1 and 2).
  * On a terminal (or with --progress) a workspace's verification shows its progress on stderr:
  * events verified of the head's count, events a second, and the time left.
@@ -14,6 +17,7 @@ import { verifyBundleFile } from '@/server/ledger/bundle-file';
 import type { VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
+import { plural } from '@/server/words';
 
 /** The chain or bundle does not verify (0, 1 and 2 as for every tool: scripts/cli.ts). */
 const BROKEN = 3;
@@ -35,6 +39,10 @@ const cli = {
       type: 'boolean',
       description: 'show progress on stderr (events/s, time left); the default when stderr is a terminal',
     },
+    json: {
+      type: 'boolean',
+      description: 'only the JSON report on stdout (for jq); the line to read goes to stderr',
+    },
   },
   notes: [`Exit status ${BROKEN}: the chain or bundle does not verify (the report says where).`],
 } as const;
@@ -47,15 +55,30 @@ if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
 const workers = values.workers === undefined ? undefined : Number(values.workers);
 const showProgress = values.progress || process.stderr.isTTY;
 
-/** The report as GET /ledger/verify serves it (same fields), with what was checked; and a line to read. */
+/** What a bundle's report says of the export it follows, for the line to read. */
+function previousExport(report: VerifyReport | BundleReport): string {
+  if (!('extendsPrevious' in report)) return '';
+  if (report.extendsPrevious) return ', extending the earlier export';
+  if (report.continuesUncheckedExport) {
+    return ', continuing an earlier export that was not checked (give it with --previous to check that this one extends it)';
+  }
+  return '';
+}
+
+/**
+ * The report as GET /ledger/verify serves it (same fields), with what was checked; and a line to
+ * read, after it on stdout, or on stderr with --json.
+ */
 function print(context: Record<string, unknown>, report: VerifyReport | BundleReport): number {
   console.log(JSON.stringify({ ...context, ...report }, null, 2));
+  const line = values.json ? console.error : console.log;
   if (report.ok) {
-    const extended = 'extendsPrevious' in report && report.extendsPrevious ? ', extending the earlier export' : '';
-    console.log(`OK: ${report.checkedEvents} events verified, head ${report.head.sequence} ${report.head.hash}${extended}`);
+    line(
+      `OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}`,
+    );
     return 0;
   }
-  console.log(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);
+  line(`BROKEN at sequence ${report.firstBreak!.sequence}: ${report.firstBreak!.reason}`);
   return BROKEN;
 }
 

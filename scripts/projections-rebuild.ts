@@ -5,6 +5,7 @@
  */
 import { rebuildProjections } from '@/server/projections/rebuild';
 import { findWorkspace, parseCli, withRuntime } from './cli';
+import { plural } from '@/server/words';
 
 const values = parseCli({
   command: 'projections:rebuild',
@@ -20,6 +21,6 @@ await withRuntime(async ({ db }) => {
   const started = performance.now();
   const reports = await rebuildProjections(db, workspaceId);
   for (const r of reports) console.log(JSON.stringify(r));
-  console.log(`Rebuilt ${reports.length} workspace(s) in ${((performance.now() - started) / 1000).toFixed(2)} s.`);
+  console.log(`Rebuilt ${plural(reports.length, 'workspace')} in ${((performance.now() - started) / 1000).toFixed(2)} s.`);
   return 0;
 });

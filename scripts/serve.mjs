@@ -4,7 +4,8 @@
 //   Next.js's request pipeline costs more than the whole API request behind it (README,
 //   Performance). The handler comes from the server Next has built and loaded (instrumentation.ts
 //   hands it over), so there is one copy of server/ in the process.
-// - Everything else (pages, /api/auth, /api/trpc) goes to the built Next.js app.
+// - Everything else (pages, /api/auth, /api/trpc) goes to the built Next.js app, its body (if any)
+//   read first under a limit (server/http/next-bodies.ts).
 //
 // It also records who connected. Next keeps an X-Forwarded-For that a client sends and only adds
 // the peer address when the header is absent, so a client talking to it directly could claim any
@@ -28,7 +29,7 @@ const hooks = new Promise((resolve) => {
   globalThis[Symbol.for('aws.serve-hooks')] = resolve;
 });
 await app.prepare();
-const { handleApiRequest, endEventStreams, onStop, metricsText, boot } = await hooks;
+const { handleApiRequest, boundedForNext, endEventStreams, onStop, metricsText, boot } = await hooks;
 // Next runs instrumentation.ts (server/boot.ts) without waiting for it; the banner waits, and a
 // start that failed (a database that cannot be opened) says why in one line.
 await boot().catch((err) => {
@@ -71,11 +72,14 @@ const server = http.createServer(timeouts, (req, res) => {
     void handleApiRequest(req, res);
     return;
   }
-  handleNext(req, res).catch((err) => {
-    console.error('request failed', err);
-    if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
-    res.end('Internal Server Error');
-  });
+  // Next reads bodies whole and unbounded: each is read here first, under its limit (413 beyond).
+  boundedForNext(req, res)
+    .then((bounded) => bounded && handleNext(bounded, res))
+    .catch((err) => {
+      console.error('request failed', err);
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
+      res.end('Internal Server Error');
+    });
 });
 server.on('error', (err) => {
   console.error(`Cannot listen on ${host}:${port}: ${err.message}`);

@@ -16,6 +16,7 @@ import type { BundleFrame } from '@/server/ledger/bundle';
 import type { LedgerEvent } from '@/server/ledger/canonical';
 import { NotTheChain, restoreWorkspace, WorkspaceExists, type RestoreReport } from '@/server/domain/workspaces/restore';
 import { fail, parseCli, usageError, withRuntime } from './cli';
+import { plural } from '@/server/words';
 
 /** The bundle does not verify: nothing was written (0, 1 and 2 as for every tool: scripts/cli.ts). */
 const BROKEN = 3;
@@ -97,7 +98,24 @@ if (!verified.ok) {
   );
   process.exit(BROKEN);
 }
-console.log(`Verified: ${verified.checkedEvents} events, head ${frame.head.sequence} ${frame.head.headHash}.`);
+console.log(`Verified: ${plural(verified.checkedEvents, 'event')}, head ${frame.head.sequence} ${frame.head.headHash}.`);
+
+/** What each rebuilt table holds, in words (one, many). */
+const PROJECTION_NOUNS: Record<keyof RestoreReport['projections'], [string, string]> = {
+  initiatives: ['initiative', 'initiatives'],
+  workstreams: ['workstream', 'workstreams'],
+  milestones: ['milestone', 'milestones'],
+  tasks: ['task', 'tasks'],
+  receipts: ['receipt', 'receipts'],
+  runs: ['run', 'runs'],
+  checkpoints: ['checkpoint', 'checkpoints'],
+  claims: ['dedup claim', 'dedup claims'],
+  imported: ['imported receipt', 'imported receipts'],
+  decisions: ['decision', 'decisions'],
+  attention: ['attention request', 'attention requests'],
+};
+const have = (n: number, noun: string) => `${plural(n, noun)} ${n === 1 ? 'has' : 'have'}`;
+const comes = (n: number, noun: string) => `${plural(n, noun)} ${n === 1 ? 'comes' : 'come'}`;
 
 // 2. Written in one transaction: a restore that fails leaves nothing.
 await withRuntime(async ({ db }) => {
@@ -115,32 +133,35 @@ await withRuntime(async ({ db }) => {
 function summarize(r: RestoreReport): void {
   const rows = Object.entries(r.projections)
     .filter(([, n]) => n > 0)
-    .map(([table, n]) => `${n} ${table}`)
+    .map(([table, n]) => {
+      const [one, many] = PROJECTION_NOUNS[table as keyof RestoreReport['projections']] ?? [table, table];
+      return plural(n, one, many);
+    })
     .join(', ');
-  console.log(`Restored workspace ${r.name} (${r.workspaceId}): ${r.events} events, head ${r.head.sequence} ${r.head.headHash}.`);
+  console.log(`Restored workspace ${r.name} (${r.workspaceId}): ${plural(r.events, 'event')}, head ${r.head.sequence} ${r.head.headHash}.`);
   console.log(`Rebuilt from the ledger: ${rows || 'no work yet'}.`);
   console.log('');
   console.log('What the ledger does not hold (its secrets) did not come back:');
   if (r.membersWithoutPassword.length > 0) {
-    console.log(`- ${r.membersWithoutPassword.length} member(s) have no password yet; give each one with`);
+    console.log(`- ${have(r.membersWithoutPassword.length, 'member')} no password yet; give each one with`);
     for (const email of r.membersWithoutPassword) console.log(`    npm run user:reset-password -- --email ${email}`);
   }
   if (r.membersKept.length > 0)
-    console.log(`- ${r.membersKept.length} member(s) had an account here already and keep it: ${r.membersKept.join(', ')}`);
+    console.log(`- ${plural(r.membersKept.length, 'member')} had an account here already and keep it: ${r.membersKept.join(', ')}`);
   if (r.revokedKeys.length > 0) {
     console.log(
-      `- ${r.revokedKeys.length} API key(s) come back revoked: ${r.revokedKeys.map((k) => `${k.prefix}… (${k.name})`).join(', ')}`,
+      `- ${comes(r.revokedKeys.length, 'API key')} back revoked: ${r.revokedKeys.map((k) => `${k.prefix}… (${k.name})`).join(', ')}`,
     );
     console.log(`    new ones: npm run key:create -- --workspace ${JSON.stringify(r.name)} --name <name>`);
   }
   if (r.revokedInvitations.length > 0) {
     console.log(
-      `- ${r.revokedInvitations.length} pending invitation(s) come back revoked (invite again): ${r.revokedInvitations.join(', ')}`,
+      `- ${comes(r.revokedInvitations.length, 'pending invitation')} back revoked (invite again): ${r.revokedInvitations.join(', ')}`,
     );
   }
   if (r.webhookEndpoints.length > 0) {
     console.log(
-      `- ${r.webhookEndpoints.length} webhook endpoint(s) were not restored (create them again): ${r.webhookEndpoints.join(', ')}`,
+      `- ${plural(r.webhookEndpoints.length, 'webhook endpoint')} ${r.webhookEndpoints.length === 1 ? 'was' : 'were'} not restored (create them again): ${r.webhookEndpoints.join(', ')}`,
     );
   }
 }

@@ -6,7 +6,7 @@ import { seedDemoIfEmpty, type DemoWorkspace } from './domain/workspaces/seed-de
 import { issueSetupToken, SETUP_TTL_HOURS } from './domain/workspaces/setup';
 import { startBackgroundJobs } from './jobs';
 import { onStop, stopOnSignals } from './lifecycle';
-import { log } from './log';
+import { log, redactDatabaseErrorsInConsole } from './log';
 import { closeRuntime, getRuntime, type Runtime } from './runtime';
 import { measurePoolWith } from './metrics';
 
@@ -25,6 +25,8 @@ export function boot(): Promise<Runtime> {
 }
 
 async function start(): Promise<Runtime> {
+  // What Next prints of a page that failed goes through the log's rules for database errors.
+  redactDatabaseErrorsInConsole();
   const runtime = await getRuntime();
   // next-auth builds its callback URLs and picks its cookie names from NEXTAUTH_URL; it must be
   // the address humans use, which is APP_URL.

@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import { query, type Database } from '@/db';
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { attemptLimitsOf } from './auth/sign-in';
-import { log } from './log';
+import { describeError, log } from './log';
 import { jobSucceeded, measureDeliveryLagWith, type DeliveryLag } from './metrics';
 import { runRetention } from './retention';
 import type { Runtime } from './runtime';
@@ -27,7 +27,7 @@ function every(name: string, everyMs: number, job: () => Promise<unknown>): () =
     running = true;
     job()
       .then(() => jobSucceeded(name))
-      .catch((err: unknown) => log('warn', `${name} failed`, { error: String(err) }))
+      .catch((err: unknown) => log('warn', `${name} failed`, { error: describeError(err) }))
       .finally(() => {
         running = false;
       });

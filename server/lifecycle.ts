@@ -10,7 +10,7 @@
  * The hooks live on globalThis: Next.js may load this module in more than one of its chunks
  * (instrumentation, route handlers), and every copy must share one list.
  */
-import { log } from './log';
+import { describeError, log } from './log';
 
 type Hook = () => Promise<void>;
 const PHASES = ['requests', 'resources'] as const;
@@ -50,7 +50,7 @@ function stopService(): Promise<void> {
     for (const phase of PHASES) {
       const results = await Promise.allSettled(r.hooks[phase].map((hook) => hook()));
       for (const result of results) {
-        if (result.status === 'rejected') log('error', `stopping (${phase}) failed`, { error: String(result.reason) });
+        if (result.status === 'rejected') log('error', `stopping (${phase}) failed`, { error: describeError(result.reason) });
       }
     }
   })();

@@ -46,12 +46,13 @@ describe('readStrictJson', () => {
         }
         const r = readStrictJson(candidate, { maxDepth: 1_000 });
         if (parsed) {
-          // Valid JSON is read unless it repeats a name, which JSON.parse would not notice.
-          if (!r.ok) expect(r.problem.kind).toBe('duplicate_key');
+          // Valid JSON is read unless it repeats a name, which JSON.parse would not notice, or
+          // holds what cannot be stored (a number the mutation pushed past a double's range).
+          if (!r.ok) expect(['duplicate_key', 'unstorable']).toContain(r.problem.kind);
         } else {
           expect(r.ok).toBe(false);
-          // The first problem is reported: a repeated name before the broken part is that problem.
-          if (!r.ok && r.problem.kind !== 'duplicate_key') {
+          // The first problem is reported: a repeated name or an unstorable value before the broken part is that problem.
+          if (!r.ok && r.problem.kind !== 'duplicate_key' && r.problem.kind !== 'unstorable') {
             expect(r.problem.kind).toBe('syntax');
             if (r.problem.kind === 'syntax') expect(r.problem.offset).toBeLessThanOrEqual(Buffer.byteLength(candidate));
           }
@@ -96,6 +97,37 @@ describe('readStrictJson', () => {
     expect(readStrictJson('{"a":}', limits)).toMatchObject({ ok: false, problem: { kind: 'syntax', offset: 5 } });
     expect(readStrictJson('{"ünï":"x",]', limits)).toMatchObject({ ok: false, problem: { kind: 'syntax', offset: 13 } });
     expect(readStrictJson('"ab\ncd"', limits)).toMatchObject({ ok: false, problem: { kind: 'syntax', offset: 3 } });
+  });
+
+  it('refuses what no store keeps, with its JSON pointer: U+0000, lone surrogates (escaped or raw) and numbers beyond a double', () => {
+    const refused: [string, string, RegExp][] = [
+      ['{"state":{"note":"a\\u0000b"}}', '/state/note', /U\+0000/],
+      ['{"state":{"a\\u0000":1}}', '/state/a\u0000', /member name holds U\+0000/],
+      ['{"s":["ok","\\ud800"]}', '/s/1', /lone surrogate \(\\ud800\)/],
+      ['{"s":"\\ud800x"}', '/s', /lone surrogate \(\\ud800\)/],
+      ['{"s":"\\udc00"}', '/s', /lone surrogate \(\\udc00\)/],
+      ['{"s":"\\ud800\\ud800\\udc00"}', '/s', /lone surrogate/],
+      ['{"s":"x\ud800"}', '/s', /lone surrogate \(\\ud800\)/],
+      ['{"s":"\udc00y"}', '/s', /lone surrogate \(\\udc00\)/],
+      ['{"n":1e400}', '/n', /1e400 is beyond a 64-bit float/],
+      ['{"n":[-1E+309]}', '/n/0', /beyond a 64-bit float/],
+      [`{"n":${'9'.repeat(400)}}`, '/n', /9{40}… is beyond/],
+    ];
+    for (const [text, path, message] of refused) {
+      const r = readStrictJson(text, { maxDepth: 64 });
+      expect(r.ok, text).toBe(false);
+      if (!r.ok) expect(r.problem, text).toMatchObject({ kind: 'unstorable', path, message: expect.stringMatching(message) });
+    }
+    for (const text of [
+      '{"s":"\\ud83d\\ude00"}',
+      '{"s":"\ud83d\ude00"}',
+      '{"s":"\\u0001 \\u00e9"}',
+      '{"n":1e308}',
+      '{"n":1e-400}',
+      `{"n":${'9'.repeat(300)}}`,
+    ]) {
+      expect(readStrictJson(text, { maxDepth: 64 }).ok, text).toBe(true);
+    }
   });
 
   it('refuses a repeated member name (also spelt with escapes) with its JSON pointer; the same name in other objects is fine', () => {

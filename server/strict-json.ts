@@ -19,6 +19,11 @@
  * text that passes is handed to JSON.parse, which builds the value natively (faster than any
  * reader written in JavaScript, and it cannot fail then). Paths are JSON pointers (RFC 6901) and
  * are built only when there is a problem to report.
+ *
+ * JSON also carries what no store can keep, and the same pass refuses it ('unstorable'): U+0000
+ * and lone surrogates in a string or a member name (PostgreSQL's text and jsonb refuse both, and
+ * a lone surrogate is not Unicode text), and numbers beyond a 64-bit float (1e400 would become
+ * Infinity, which JSON cannot even write back).
  */
 
 export interface StrictJsonLimits {
@@ -37,7 +42,7 @@ export interface StrictJsonLimits {
 export type StrictJsonProblem =
   /** Not JSON; `offset` is in UTF-8 bytes from the start of the text. */
   | { kind: 'syntax'; message: string; offset: number }
-  | { kind: 'duplicate_key' | 'forbidden_key' | 'depth' | 'nodes'; message: string; path: string };
+  | { kind: 'duplicate_key' | 'forbidden_key' | 'depth' | 'nodes' | 'unstorable'; message: string; path: string };
 
 export type StrictJsonResult = { ok: true; value: unknown; nodes: number; depth: number } | { ok: false; problem: StrictJsonProblem };
 
@@ -63,15 +68,31 @@ const isHex = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && 
 
 /**
  * The end (after the closing quote) of the string whose opening quote is at `start`: only the
- * escapes JSON has, no raw control character. Whether it held an escape is left in `escaped`.
+ * escapes JSON has, no raw control character. Whether it held an escape is left in `escaped`, and
+ * what in it cannot be stored (U+0000, a lone surrogate, escaped or not) in `unstorable`.
  * (A loop over char codes: faster here than a sticky regular expression for the runs between.)
  */
 let escaped = false;
+let unstorable: string | null = null;
+/** The code unit escaped as \uXXXX at `i` (the backslash), or -1 when there is none. */
+function escapedUnit(text: string, i: number): number {
+  return text.charCodeAt(i) === 0x5c && text.charCodeAt(i + 1) === 0x75 ? parseInt(text.slice(i + 2, i + 6), 16) : -1;
+}
+const isHigh = (u: number) => u >= 0xd800 && u <= 0xdbff;
+const isLow = (u: number) => u >= 0xdc00 && u <= 0xdfff;
+const loneSurrogate = (u: number) => `a lone surrogate (\\u${u.toString(16)}), which is not Unicode text`;
 function stringEnd(text: string, start: number): number {
   escaped = false;
+  unstorable = null;
+  // A high surrogate just read (escaped or raw), waiting for its low half; -1 when none.
+  let high = -1;
   for (let i = start + 1; ; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) return i + 1;
+    let unit = c;
+    if (c === 0x22) {
+      if (high >= 0) unstorable ??= loneSurrogate(high);
+      return i + 1;
+    }
     if (c === 0x5c) {
       escaped = true;
       const e = text.charCodeAt(i + 1);
@@ -84,12 +105,29 @@ function stringEnd(text: string, start: number): number {
         )) {
           throw new Syntax('a bad escape in a string', i);
         }
+        unit = escapedUnit(text, i);
+        if (unit === 0) unstorable ??= 'U+0000 (NUL), which cannot be stored';
         i += 5;
       } else if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) i++;
       else throw new Syntax('a bad escape in a string', i);
     } else if (c < 0x20) throw new Syntax('a control character in a string', i);
     else if (Number.isNaN(c)) throw new Syntax('an unterminated string', start);
+    // Surrogates pair up, high then low; any other unit after a high one, or a low one alone, is lone.
+    if (high >= 0 && !isLow(unit)) unstorable ??= loneSurrogate(high);
+    else if (high < 0 && isLow(unit)) unstorable ??= loneSurrogate(unit);
+    high = high < 0 && isHigh(unit) ? unit : -1;
   }
+}
+
+/** True when the number text from `from` to `to` has an exponent (e or E). */
+function hasExponent(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if ((text.charCodeAt(k) | 0x20) === 0x65) return true;
+  return false;
+}
+
+/** Refuses the string just read (at the current path) when it holds what cannot be stored. */
+function refuseUnstorable(frames: Frame[], what: string): void {
+  if (unstorable !== null) throw new Refused({ kind: 'unstorable', message: `${what} holds ${unstorable}`, path: pointer(frames) });
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -134,6 +172,7 @@ function memberName(text: string, i: number, frames: Frame[], refuseProtoKey: bo
   const name = escaped ? (JSON.parse(text.slice(i, end)) as string) : text.slice(i + 1, end - 1);
   const seen = top.set ? top.set.has(name) : names.includes(name);
   names.push(name);
+  refuseUnstorable(frames, 'a member name');
   if (seen || (name === '__proto__' && refuseProtoKey)) {
     const message = seen
       ? `the member name ${JSON.stringify(name).slice(0, 120)} appears twice in one object`
@@ -180,14 +219,25 @@ export function readStrictJson(text: string, limits: StrictJsonLimits): StrictJs
         // An empty container: closed below.
       } else if (c === 0x22) {
         i = stringEnd(text, i);
+        refuseUnstorable(frames, 'a string');
       } else if (text.startsWith('true', i)) i += 4;
       else if (text.startsWith('false', i)) i += 5;
       else if (text.startsWith('null', i)) i += 4;
       else {
         NUMBER.lastIndex = i;
         if (!NUMBER.test(text)) throw new Syntax(i < n ? 'unexpected character' : 'unexpected end of input', i);
+        const from = i;
         i = NUMBER.lastIndex;
         if (i < n && /[.eE\d]/.test(text[i]!)) throw new Syntax('a malformed number', i);
+        // Only an exponent or a run of over 308 digits can overflow a double.
+        if ((i - from > 308 || hasExponent(text, from, i)) && !Number.isFinite(Number(text.slice(from, i)))) {
+          const shown = i - from > 40 ? `${text.slice(from, from + 40)}…` : text.slice(from, i);
+          throw new Refused({
+            kind: 'unstorable',
+            message: `the number ${shown} is beyond a 64-bit float (IEEE 754 double)`,
+            path: pointer(frames),
+          });
+        }
       }
       // After a value: close containers or move to the next member or item.
       for (;;) {

@@ -4,6 +4,7 @@
  * handoff decisions on each stage. Pure SVG, rendered on the server.
  */
 import type { Process } from '@/server/domain/operating-map/map';
+import { plural } from '@/server/words';
 
 const BOX_W = 210;
 const BOX_H = 96;
@@ -138,7 +139,7 @@ function Drawing({ process, layout, titleId, className }: { process: Process; la
   return (
     <svg className={className} role="img" aria-labelledby={titleId} viewBox={`0 0 ${width} ${height}`} width={width} height={height}>
       <title id={titleId}>
-        {`Operating map of ${process.title}: ${process.stages.length} stages, ${arrows.length} handoffs between them, ${process.evidence.length} receipts as evidence.`}
+        {`Operating map of ${process.title}: ${plural(process.stages.length, 'stage')}, ${plural(arrows.length, 'handoff')} between them, ${plural(process.evidence.length, 'receipt')} as evidence.`}
       </title>
       <defs>
         <marker id={`${titleId}-arrow`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
@@ -163,13 +164,13 @@ function Drawing({ process, layout, titleId, className }: { process: Process; la
               {s.name.length > 24 ? `${s.name.slice(0, 23)}…` : s.name}
             </text>
             <text x="12" y="44" fontSize="12" fill="#5b6672">
-              {`${s.status} · ${s.tasks_total} task${s.tasks_total === 1 ? '' : 's'} · ${s.estimate_hours} h`}
+              {`${s.status} · ${plural(s.tasks_total, 'task')} · ${s.estimate_hours} h`}
             </text>
             <rect x="12" y="56" width={BOX_W - 24} height="8" rx="4" fill="#eef1f4" />
             <rect x="12" y="56" width={(BOX_W - 24) * progress} height="8" rx="4" fill="#1e7b45" />
             <text x="12" y="84" fontSize="11" fill="#5b6672">
               {decisions.length > 0
-                ? `◆ ${decisions.length} handoff decision${decisions.length === 1 ? '' : 's'} (${decisions.map((d) => d.status).join(', ')})`
+                ? `◆ ${plural(decisions.length, 'handoff decision')} (${decisions.map((d) => d.status).join(', ')})`
                 : `${done}/${s.tasks_total} done${runs}`}
             </text>
           </g>

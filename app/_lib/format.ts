@@ -13,15 +13,6 @@ export function when(iso: string): string {
   return new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
 }
 
-export const EVENT_LABELS: Record<string, string> = {
-  'decision.created': 'Raised',
-  'decision.attention_requested': 'Attention requested',
-  'decision.approved': 'Approved',
-  'decision.declined': 'Declined',
-  'decision.expired': 'Expired',
-  'decision.cancelled': 'Cancelled',
-};
-
 /** What each decision shape asks, in words (the API's name stays a hover away). */
 export const SHAPE_LABELS: Record<string, string> = {
   generic: 'A question to approve or decline',
@@ -43,13 +34,6 @@ export const CONTINUATION_LABELS: Record<string, string> = {
   manual: 'nothing automatic: the agent decides what to do',
 };
 
-/** Who did something, in words: a person by name, an agent by its key's name, or the system. */
-export function actorLabel(type: string, name: string | null): string {
-  if (type === 'human') return name ?? 'a member';
-  if (type === 'api_key') return name ? `an agent (key “${name}”)` : 'an agent (a key since deleted)';
-  return 'the system';
-}
-
 /** Where the web interface shows what an event recorded; the aggregate's own history otherwise. */
 export function recordedAt(event: { aggregateType: string; aggregateId: string }): string {
   switch (event.aggregateType) {
@@ -68,9 +52,6 @@ export function recordedAt(event: { aggregateType: string; aggregateId: string }
 export function eventLink(sequence: number): string {
   return `/ledger?at=${sequence}#event-${sequence}`;
 }
-
-/** Who acted, in a word, by actor type (a ledger event's actorType). */
-export const ACTOR_KINDS: Record<string, string> = { human: 'a member', api_key: 'an agent', system: 'the system' };
 
 /** A moment to the minute, for tables ("2025-03-01 14:05"), in UTC as the service records it. */
 export function minute(iso: string): string {

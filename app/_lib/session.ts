@@ -6,7 +6,8 @@
  * in a cookie set by /workspaces/switch, checked against the user's memberships on every request
  * (a workspace they have left is never shown), and defaults to their first workspace. A page of
  * one resource (a decision, an initiative) belongs to that resource's workspace: opening it from
- * another one switches there first, so the header always names the workspace on screen.
+ * another one asks to switch there first (one click), so the header always names the workspace
+ * on screen.
  */
 import 'server-only';
 import { inArray } from 'drizzle-orm';
@@ -71,12 +72,15 @@ export async function currentWorkspace(user: SessionUser): Promise<WorkspaceView
   return { workspaces, current: workspaces.find((w) => w.id === chosen) ?? workspaces[0] ?? null };
 }
 
-/** Where to go to make `workspaceId` current and land on `returnTo`. */
+/**
+ * Where to go to make `workspaceId` current and land on `returnTo`: the page that asks, with a
+ * button (a POST); never a GET that switches by itself.
+ */
 export function switchTo(workspaceId: string, returnTo: string): string {
-  return `/workspaces/switch?${new URLSearchParams({ to: workspaceId, return: returnTo })}`;
+  return `/workspaces/switch/confirm?${new URLSearchParams({ to: workspaceId, return: returnTo })}`;
 }
 
-/** For a page of one resource: switches to the resource's workspace first when another is current. */
+/** For a page of one resource: offers to switch to the resource's workspace when another is current. */
 export async function showIn(user: SessionUser, workspaceId: string, here: string): Promise<void> {
   const { current } = await currentWorkspace(user);
   if (current?.id !== workspaceId) redirect(switchTo(workspaceId, here));

@@ -7,7 +7,9 @@ import { redirect } from 'next/navigation';
 import { DataTable } from '../_components/data-table';
 import { Field } from '../_components/field';
 import { NoWorkspace } from '../_components/no-workspace';
-import { ACTOR_KINDS, recordedAt, when } from '../_lib/format';
+import { actorLabels } from '../_lib/actors';
+import { eventWords } from '../_lib/event-words';
+import { recordedAt, when } from '../_lib/format';
 import { caller, currentWorkspace, requireUser, switchTo } from '../_lib/session';
 import { VerifyChain } from './verify-chain';
 
@@ -32,6 +34,7 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
   const page = await (
     await caller()
   ).ledger.browse({ workspace_id: workspace.id, event_type: type, aggregate_id: aggregate, at, limit: 50 });
+  const by = await actorLabels(workspace.id, page.events);
   const filters = new URLSearchParams(Object.entries({ type, aggregate }).filter(([, v]) => v) as [string, string][]);
   const older = page.olderAt ? `/ledger?${new URLSearchParams([...filters, ['at', String(page.olderAt)]])}` : null;
 
@@ -84,13 +87,17 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
             className: e.sequence === at ? 'highlight' : undefined,
             cells: [
               e.sequence,
-              <a href={`/ledger?type=${encodeURIComponent(e.eventType)}`}>
-                <code>{e.eventType}</code>
-              </a>,
+              <>
+                {eventWords(e, { subject: true })}
+                <br />
+                <a href={`/ledger?type=${encodeURIComponent(e.eventType)}`} title="Only events of this type" className="muted">
+                  <code>{e.eventType}</code>
+                </a>
+              </>,
               <a href={recordedAt(e)}>
                 {e.aggregateType} {e.aggregateId.slice(0, 8)}
               </a>,
-              <span title={e.actorId}>{ACTOR_KINDS[e.actorType] ?? e.actorType}</span>,
+              <span title={e.actorId}>{by(e)}</span>,
               when(e.occurredAtCanonical),
               <details>
                 <summary>

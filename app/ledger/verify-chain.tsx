@@ -11,6 +11,7 @@ import { Messages } from '../_components/messages';
 import { eventLink } from '../_lib/format';
 import { trpc } from '../_lib/trpc-client';
 import { useAction } from '../_lib/use-action';
+import { plural } from '@/server/words';
 
 const REASONS: Record<string, string> = {
   sequence_gap: 'an event is missing (the sequence skips)',
@@ -54,21 +55,22 @@ export function VerifyChain({ workspaceId }: { workspaceId: string }) {
       </button>
       {(busy || report) && total > 0 && (
         <p>
-          <progress value={checked} max={total} aria-label="Events verified" /> {checked} of {total} events checked
+          <progress value={checked} max={total} aria-label="Events verified" /> {checked} of {plural(total, 'event')} checked
         </p>
       )}
       <div role="status">
         {report?.ok && (
           <p className="success">
-            The chain verifies: all {report.checkedEvents} events intact, up to the head at event {report.head.sequence} (
-            <code title={report.head.hash}>{report.head.hash.slice(0, 19)}…</code>).
+            The chain verifies: {report.checkedEvents === 1 ? 'its one event is' : `all ${report.checkedEvents} events are`} intact, up to
+            the head at event {report.head.sequence} (<code title={report.head.hash}>{report.head.hash.slice(0, 19)}…</code>).
           </p>
         )}
         {report && !report.ok && report.firstBreak && (
           <p className="error">
             The chain breaks at event {report.firstBreak.sequence}: {REASONS[report.firstBreak.reason] ?? report.firstBreak.reason} (
             {report.firstBreak.reason}). Expected <code>{report.firstBreak.expected}</code>, found <code>{report.firstBreak.actual}</code>.{' '}
-            {report.checkedEvents} events before it are intact. <a href={eventLink(report.firstBreak.sequence)}>See the event</a>
+            {plural(report.checkedEvents, 'event')} before it {report.checkedEvents === 1 ? 'is' : 'are'} intact.{' '}
+            <a href={eventLink(report.firstBreak.sequence)}>See the event</a>
           </p>
         )}
       </div>

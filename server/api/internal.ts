@@ -4,7 +4,7 @@
  * human-only rulings) holds whichever way a request comes in.
  */
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 import { getRuntime, type Runtime } from '@/server/runtime';
 import type { HeaderReader } from '@/server/http/exchange';
 import { appRouter } from './root';
@@ -22,7 +22,8 @@ export function createInternalTrpcHandler(runtimeOf: () => Promise<Runtime>) {
       createContext: () =>
         createApiContext(runtime, { transport: 'internal', method: req.method, url: new URL(req.url), headers: req.headers }),
       onError: ({ error, path }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') log('error', 'internal tRPC error', { path, error: String(error.cause ?? error) });
+        if (error.code === 'INTERNAL_SERVER_ERROR')
+          log('error', 'internal tRPC error', { path, error: describeError(error.cause ?? error) });
       },
     });
   };

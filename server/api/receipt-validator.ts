@@ -9,7 +9,7 @@ import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor } from '@/server/domain/actor
 import { importReceipt } from '@/server/domain/receipts/import';
 import { checkReceipt, LIMITS, readReceiptText, validateReceiptText, type Issue } from '@/server/domain/receipts/validate';
 import { AppError } from '@/server/errors';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 import { utf8 } from '@/server/strict-json';
 import { clientAddress, hit, isExceeded, rateLimitedError, rateLimitHeaders, type RateLimitUsage } from '@/server/rate-limits';
 import { requireKey, type PresentedKey } from './api-key-auth';
@@ -43,7 +43,7 @@ export async function allowValidatorRequest(request: ApiRequest, runtimeOf: () =
     const address = clientAddress(request.headers, runtime.env.TRUSTED_PROXY_HOPS);
     usage = await hit(runtime.db, `validator:${address}`, runtime.env.RATE_LIMIT_VALIDATOR_PER_MIN, now);
   } catch (err) {
-    log('warn', 'validator rate limiter unavailable', { error: err instanceof Error ? err.message : String(err) });
+    log('warn', 'validator rate limiter unavailable', { error: describeError(err) });
     return {
       ok: false,
       error: new AppError('service_unavailable', 'The rate limiter is unavailable, so the validator is closed. Retry shortly.'),
@@ -111,7 +111,9 @@ export async function serveReceiptImport(
     if (p.kind === 'syntax') throw new AppError('invalid_json', `The body is not valid JSON: ${p.message} at byte ${p.offset}.`);
     if (p.kind === 'duplicate_key' || p.kind === 'forbidden_key')
       throw new AppError('invalid_json', `The body is refused: ${p.message} at ${p.path}.`);
-    throw new AppError('validation_failed', `The document is ${p.message}.`, { issues: [{ path: p.path, message: p.message }] });
+    // Issues of a receipt document are JSON pointers, as the validator gives them.
+    const message = p.kind === 'unstorable' ? `${p.path}: ${p.message}.` : `The document is ${p.message}.`;
+    throw new AppError('validation_failed', message, { issues: [{ path: p.path, message: p.message }] });
   }
   const checked = checkReceipt(read.value);
   if (!checked.valid) {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { AppError, isStoreUnavailable, sqlStateOf } from '@/server/errors';
 import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
-import { describeError as describe, log, logs } from '@/server/log';
+import { describeError as describe, log, logs, stackFrames } from '@/server/log';
 import { countDbError, countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
 import { readStrictJson, utf8 } from '@/server/strict-json';
@@ -235,6 +235,7 @@ async function readJsonBody(request: ApiRequest, limit: number): Promise<Record<
   if (!read.ok) {
     const p = read.problem;
     if (p.kind === 'syntax') throw new AppError('invalid_json', `The body is not valid JSON: ${p.message} at byte ${p.offset}.`);
+    if (p.kind === 'unstorable') throw unstorableValue(p.path, p.message);
     throw new AppError('invalid_json', `The body is refused: ${p.message}${p.path ? ` (at ${p.path})` : ''}.`);
   }
   const parsed = read.value;
@@ -242,6 +243,20 @@ async function readJsonBody(request: ApiRequest, limit: number): Promise<Record<
     throw new AppError('invalid_json', 'The body must be a JSON object.');
   }
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * A value no store keeps (U+0000, a lone surrogate, a number beyond a double), in free-form JSON or
+ * any field: 400 validation_failed like any field that breaks its rule, its issue's path dotted as
+ * the others are, and its JSON pointer (RFC 6901) beside it, exact whatever the member names hold.
+ */
+function unstorableValue(pointer: string, message: string): AppError {
+  const path = pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+  return new AppError('validation_failed', `${path || 'body'}: ${message}.`, { issues: [{ path, pointer, message }] });
 }
 
 function tooLarge(limit: number): AppError {
@@ -276,7 +291,7 @@ function toAppError(err: unknown, requestId: string): AppError {
     log('warn', 'store unavailable', { requestId, error: describe(cause) });
     return new AppError('service_unavailable', 'The database is unavailable or busy. Retry shortly.');
   }
-  log('error', 'unexpected error', { requestId, error: describe(cause), stack: (cause as Error)?.stack });
+  log('error', 'unexpected error', { requestId, error: describe(cause), stack: stackFrames(cause) });
   return new AppError('internal_error', 'An unexpected error occurred. Retry with the same Idempotency-Key.');
 }
 
@@ -317,7 +332,7 @@ function errorBody(requestId: string, error: AppError, appUrl: string) {
 }
 
 /** The contract's error envelope, with Retry-After and WWW-Authenticate where they belong. */
-function errorAnswer(requestId: string, error: AppError, appUrl: string): Answer {
+export function errorAnswer(requestId: string, error: AppError, appUrl: string): Answer {
   const body = errorBody(requestId, error, appUrl);
   const headers: Record<string, string> = { ...error.extras.headers };
   // 429 and 503 always; any other error worth retrying (409 idempotency_in_progress) too.

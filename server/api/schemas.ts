@@ -38,25 +38,38 @@ export function jsonObject() {
       // Before any check: zod-openapi reads the override from the schema the checks are added to.
       .meta({ override: { type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} } })
       .check((c) => {
-        // /api/v1 refuses deeper bodies as it reads them; the web interface's /api/trpc does not, and
-        // recursive code further on (JSON.stringify, the ledger's canonical form) overflows on them.
-        if (!nestsWithin(c.value, JSON_OBJECT_MAX_DEPTH))
-          c.issues.push({ code: 'custom', input: c.value, message: `must not nest deeper than ${JSON_OBJECT_MAX_DEPTH} levels` });
+        // /api/v1 refuses these as it reads a body (server/strict-json.ts); the web interface's
+        // /api/trpc reads with JSON.parse, so they are refused here: recursive code further on
+        // (JSON.stringify, the ledger's canonical form) overflows on deep values, and PostgreSQL
+        // refuses U+0000 and lone surrogates, and JSON cannot write back a number beyond a double.
+        const problem = jsonObjectProblem(c.value, JSON_OBJECT_MAX_DEPTH);
+        if (problem) c.issues.push({ code: 'custom', input: c.value, path: problem.path, message: problem.message });
       })
   );
 }
 
 const JSON_OBJECT_MAX_DEPTH = 63;
 
-/** True when `value` nests at most `max` containers deep (itself counted), walked without recursion. */
-function nestsWithin(value: unknown, max: number): boolean {
-  const todo: [unknown, number][] = [[value, 1]];
+/**
+ * The first thing in `value` no store keeps, or nesting deeper than `max` containers (itself
+ * counted), with where it is; walked without recursion.
+ */
+function jsonObjectProblem(value: unknown, max: number): { path: PropertyKey[]; message: string } | null {
+  const storable = (text: string) => text.isWellFormed() && !text.includes('\u0000');
+  const todo: [unknown, PropertyKey[]][] = [[value, []]];
   while (todo.length > 0) {
-    const [v, depth] = todo.pop()!;
-    if (depth > max) return false;
-    for (const member of Object.values(v as object)) if (member !== null && typeof member === 'object') todo.push([member, depth + 1]);
+    const [v, path] = todo.pop()!;
+    if (path.length >= max) return { path, message: `must not nest deeper than ${max} levels` };
+    for (const [name, member] of Object.entries(v as object)) {
+      const at = [...path, Array.isArray(v) ? Number(name) : name];
+      if (!storable(name)) return { path: at, message: 'member names must be well-formed Unicode without NUL characters' };
+      if (typeof member === 'string' && !storable(member))
+        return { path: at, message: 'must be well-formed Unicode without NUL characters' };
+      if (typeof member === 'number' && !Number.isFinite(member)) return { path: at, message: 'must be a number within a 64-bit float' };
+      if (member !== null && typeof member === 'object') todo.push([member, at]);
+    }
   }
-  return true;
+  return null;
 }
 
 const codePoints = (s: string) => {

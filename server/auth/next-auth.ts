@@ -6,7 +6,7 @@ import type { NextAuthOptions } from 'next-auth';
 import CredentialsProvider from 'next-auth/providers/credentials';
 import type { Runtime } from '@/server/runtime';
 import { AppError } from '@/server/errors';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 import { endSessions, SESSION_MAX_AGE_SECONDS } from './session';
 import { checkSignIn } from './sign-in';
 
@@ -27,7 +27,7 @@ export function authOptions(runtime: Runtime): NextAuthOptions {
           } catch (err) {
             // next-auth hands a thrown message to the sign-in page: only ours may reach it.
             if (err instanceof AppError) throw new Error(err.message);
-            log('error', 'sign-in failed', { error: String(err) });
+            log('error', 'sign-in failed', { error: describeError(err) });
             throw new Error('Signing in is not possible right now. Try again in a moment.');
           }
         },

@@ -6,15 +6,14 @@
  *
  * The body is read here once, straight from the socket, counted while read; the answer goes out in
  * one write (an event stream as it comes). When the transport answers before the body was read
- * (413, 401, 415 …), the unread rest is drained, bounded, before the answer goes out with
- * `Connection: close`: a socket closed with unread bytes in it is reset, and a client still sending
- * would meet EPIPE instead of its answer.
+ * (413, 401, 415 …), the answer goes out at once with `Connection: close`, and the unread rest is
+ * drained, bounded, before the connection closes (see send).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createRestHandler } from '@/server/api/rest';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 import { getRuntime } from '@/server/runtime';
 import { BodyCutOff, nodeHeaders, type Answer, type ApiRequest } from './exchange';
 
@@ -23,7 +22,7 @@ const DRAIN_BYTES = 8 * 1024 * 1024;
 const DRAIN_MS = 5_000;
 
 /** Reads the body once, bounded while read (see ApiRequest.body). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
@@ -121,11 +120,24 @@ function apiRequestOf(req: IncomingMessage, res: ServerResponse): ApiRequest {
 }
 
 /** Writes an answer: one write for a whole body, chunk by chunk for a stream. */
-async function send(req: IncomingMessage, res: ServerResponse, answer: Answer): Promise<void> {
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-  // Answered before the body was all read: the rest is drained first, then the answer goes out
-  // and this connection closes (it carries no further request).
-  if (hasBody && !req.complete) {
+export async function send(req: IncomingMessage, res: ServerResponse, answer: Answer): Promise<void> {
+  const unread = !req.complete && !req.readableEnded;
+  if (unread && !answer.stream) {
+    // Answered before the body was all read (413, 401, 415 …): the answer goes out whole at once,
+    // so a client that reads while it sends (curl) stops sending; then what the client still sends
+    // is read and dropped (bounded) before the connection closes. Closing a socket with unread
+    // bytes in it resets it, and a reset can take the answer with it (nginx's lingering close).
+    answer.headers['Connection'] = 'close';
+    const body = answer.status === 204 || answer.status === 304 ? '' : (answer.body ?? '');
+    if (body !== '') answer.headers['Content-Length'] = String(Buffer.byteLength(body));
+    res.writeHead(answer.status, answer.headers);
+    if (body !== '') res.write(body);
+    else res.flushHeaders();
+    if (await drainUnread(req)) res.end();
+    else req.socket.destroy();
+    return;
+  }
+  if (unread) {
     answer.headers['Connection'] = 'close';
     if (!(await drainUnread(req))) return void req.socket.destroy();
   }
@@ -136,7 +148,7 @@ async function send(req: IncomingMessage, res: ServerResponse, answer: Answer): 
       await pipeline(Readable.fromWeb(answer.stream as never), res);
     } catch (err) {
       // The client left mid-stream: nothing to answer to.
-      if (!res.destroyed) log('warn', 'response stream failed', { error: String(err) });
+      if (!res.destroyed) log('warn', 'response stream failed', { error: describeError(err) });
     }
     return;
   }
@@ -154,7 +166,7 @@ export function nodeApiHandler(handle: (request: ApiRequest) => Promise<Answer>)
       await send(req, res, await handle(apiRequestOf(req, res)));
     } catch (err) {
       // The transport answers every error itself; this is a failure to write (the client left).
-      log('error', 'api request failed outside the transport', { error: String(err) });
+      log('error', 'api request failed outside the transport', { error: describeError(err) });
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json', 'Content-Length': '0' });
       res.end();
     }

@@ -9,6 +9,8 @@ import type { StopPhase } from '@/server/lifecycle';
 export interface ServerHooks {
   /** Serves one /api/v1 request (server/http/node-api.ts). */
   handleApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** The request to hand Next with its body read under the limit, or null once answered (server/http/next-bodies.ts). */
+  boundedForNext(req: IncomingMessage, res: ServerResponse): Promise<IncomingMessage | null>;
   /** Ends open event-stream leases with lease_end (stopping). */
   endEventStreams(): Promise<number>;
   onStop(phase: StopPhase, hook: () => Promise<void>): void;

@@ -54,7 +54,15 @@ describe('ledger bundles', () => {
     const events = sealedChain(6);
     const report = verifyBundle(clone(bundleOf(events)));
     const end = { sequence: 6, hash: events[5]!.eventHash };
-    expect(report).toMatchObject({ ok: true, checkedEvents: 6, lastVerified: end, head: end, firstBreak: null, extendsPrevious: null });
+    expect(report).toMatchObject({
+      ok: true,
+      checkedEvents: 6,
+      lastVerified: end,
+      head: end,
+      firstBreak: null,
+      extendsPrevious: null,
+      continuesUncheckedExport: false,
+    });
   });
 
   it('any single change, reorder or deletion is reported where the intact chain ends, before the first bad event', () => {
@@ -102,10 +110,21 @@ describe('ledger bundles', () => {
     const earlier = bundleOf(events.slice(0, 5));
     // Incremental (from the earlier head on) and whole exports both extend it.
     const incremental = bundleOf(events, 5, earlier.head);
-    expect(verifyBundle(incremental, earlier)).toMatchObject({ ok: true, extendsPrevious: true });
+    expect(verifyBundle(incremental, earlier)).toMatchObject({ ok: true, extendsPrevious: true, continuesUncheckedExport: false });
     expect(verifyBundle(bundleOf(events, 0, earlier.head), earlier)).toMatchObject({ ok: true, extendsPrevious: true });
-    // Without the earlier bundle, the recorded previous head is still checked against the chain.
-    expect(verifyBundle(incremental)).toMatchObject({ ok: true, extendsPrevious: true });
+    // Without the earlier bundle, the recorded previous head is still checked against the chain,
+    // but nothing showed that it extends an export: it continues one that was not checked.
+    expect(verifyBundle(incremental)).toMatchObject({ ok: true, extendsPrevious: null, continuesUncheckedExport: true });
+    expect(verifyBundle(bundleOf(events, 0, earlier.head))).toMatchObject({
+      ok: true,
+      extendsPrevious: null,
+      continuesUncheckedExport: true,
+    });
+    expect(verifyBundle(bundleOf(events, 0, { sequence: 7, headHash: events[5]!.eventHash }))).toMatchObject({
+      ok: false,
+      extendsPrevious: false,
+      firstBreak: { reason: 'does_not_extend', sequence: 7 },
+    });
 
     // History rewritten before the earlier head and sealed again: the later chain verifies on its
     // own, but the earlier head is not on it.

@@ -84,8 +84,18 @@ type BundleBreakReason = ChainBreak['reason'] | 'not_a_bundle' | 'other_workspac
 
 export interface BundleReport extends Omit<VerifyReport, 'firstBreak'> {
   firstBreak: (Omit<ChainBreak, 'reason'> & { reason: BundleBreakReason }) | null;
-  /** Whether the bundle was shown to extend the earlier one (null: no earlier one to check against). */
+  /**
+   * Whether the bundle was shown to extend an earlier one: true only when the earlier bundle was
+   * given to check it against; false when it does not (or the head it names as its previous is not
+   * on its own chain); null when no earlier bundle was checked.
+   */
   extendsPrevious: boolean | null;
+  /**
+   * The bundle names an earlier export it follows (`previous`), and that export was not given: only
+   * that the head it names lies on the bundle's own chain was checked, not that an export with that
+   * head exists. Give the earlier bundle to check it (extendsPrevious).
+   */
+  continuesUncheckedExport: boolean;
 }
 
 /**
@@ -156,7 +166,11 @@ export function verifyBundle(bundle: unknown, earlier?: unknown): BundleReport {
 export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts): BundleReport {
   if (facts.problem) return refused('not_a_bundle', 'a ledger bundle (' + BUNDLE_FORMAT + ')', facts.problem);
   const b = facts.frame;
-  const report: BundleReport = { ...facts.chain, extendsPrevious: null };
+  const report: BundleReport = {
+    ...facts.chain,
+    extendsPrevious: null,
+    continuesUncheckedExport: earlier === undefined && b.previous !== null,
+  };
   if (!report.ok) return report;
   const other = facts.otherWorkspace;
   if (other) return broken(report, other.sequence, 'other_workspace', b.workspaceId, other.workspaceId);
@@ -193,7 +207,8 @@ export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts): BundleRe
     );
   }
   if (found !== previous.headHash) return broken(report, previous.sequence, 'does_not_extend', previous.headHash, found);
-  return { ...report, extendsPrevious: true };
+  // The bundle's own word that it follows an export is no evidence that it extends one.
+  return earlier === undefined ? report : { ...report, extendsPrevious: true };
 }
 
 function broken(report: BundleReport, sequence: number, reason: BundleBreakReason, expected: string, actual: string): BundleReport {
@@ -207,6 +222,7 @@ function refused(reason: BundleBreakReason, expected: string, actual: string): B
     lastVerified: { sequence: 0, hash: GENESIS_HASH },
     head: { sequence: 0, hash: GENESIS_HASH },
     extendsPrevious: null,
+    continuesUncheckedExport: false,
     firstBreak: { sequence: 0, eventId: null, reason, expected, actual },
   };
 }

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 
 export const WAKE_CHANNEL = 'aws_ledger';
 
@@ -120,7 +120,7 @@ export class LedgerWakeups {
     let failed = false;
     this.sending = this.notifier!(ids.map((id) => `${id} ${this.origin}`)).catch((err: unknown) => {
       failed = true;
-      log('warn', 'ledger NOTIFY failed; retrying', { error: String(err) });
+      log('warn', 'ledger NOTIFY failed; retrying', { error: describeError(err) });
       for (const id of ids) this.pending.add(id);
     });
     await this.sending;

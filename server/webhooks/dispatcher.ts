@@ -36,6 +36,7 @@ import type { Runtime } from '@/server/runtime';
 import { decryptSecret, signatureHeader } from './secrets';
 import { deliveryAgents } from './url-policy';
 import { countDelivery, jobSucceeded } from '@/server/metrics';
+import { plural } from '@/server/words';
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -286,7 +287,7 @@ export class WebhookDispatcher {
     if (!next) {
       await db.transaction(async (tx) => {
         const reason =
-          `Disabled after ${attempt} failed attempts over ${Math.round((now.getTime() - failingSince.getTime()) / 60_000)} minutes ` +
+          `Disabled after ${plural(attempt, 'failed attempt')} over ${plural(Math.round((now.getTime() - failingSince.getTime()) / 60_000), 'minute')} ` +
           `at event ${event.sequence} (${event.eventType}); the last: ${error}.`;
         const [disabled] = await tx
           .update(webhookEndpoints)

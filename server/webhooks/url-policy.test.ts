@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkWebhookUrl, deliveryAgents, refusedAddress } from './url-policy';
+import { checkedLookup, checkWebhookUrl, deliveryAgents, refusedAddress } from './url-policy';
 
 describe('refusedAddress', () => {
   it.each([
@@ -16,9 +16,22 @@ describe('refusedAddress', () => {
     ['fd00:ec2::254', 'uniqueLocal'],
     ['0.0.0.0', 'unspecified'],
     ['224.0.0.1', 'multicast'],
+    ['2002:7f00:1::', '6to4'],
+    ['64:ff9b::7f00:1', 'rfc6052'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'teredo'],
+    ['fec0::1', 'deprecatedSiteLocal'],
+    ['192.0.2.1', 'reserved'],
   ])('refuses %s (%s)', (address, range) => {
     expect(refusedAddress(address)).toBe(`${range} address`);
   });
+
+  // ipaddr.js calls these unicast; no public host has one.
+  it.each(['::7f00:1', '::a00:1', '::a9fe:a9fe', '4000::1', 'e000::1'])(
+    'refuses %s, an IPv6 address outside global unicast (IPv4-compatible ::/96 among them)',
+    (address) => {
+      expect(refusedAddress(address)).toBe('reserved IPv6 address (outside 2000::/3)');
+    },
+  );
 
   it.each(['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:93.184.216.34'])('allows the public address %s', (address) => {
     expect(refusedAddress(address)).toBeNull();
@@ -28,6 +41,12 @@ describe('refusedAddress', () => {
 describe('checkWebhookUrl', () => {
   it('drops the fragment and keeps the rest', async () => {
     expect(await checkWebhookUrl('https://93.184.216.34:8443/a/b?c=d#frag', false)).toBe('https://93.184.216.34:8443/a/b?c=d');
+  });
+
+  it('refuses an IPv4-compatible IPv6 literal, as written or as URL normalises it', async () => {
+    for (const url of ['http://[::127.0.0.1]/', 'http://[::7f00:1]:8080/x', 'https://[::a00:1]/']) {
+      await expect(checkWebhookUrl(url, false), url).rejects.toThrow(/reserved IPv6 address \(outside 2000::\/3\)/);
+    }
   });
 
   it('allows private addresses only when told to', async () => {
@@ -62,7 +81,7 @@ describe('deliveryAgents', () => {
 
   it('refuses to connect to a name that resolves to loopback (DNS rebinding), before any byte is sent', async () => {
     const agents = deliveryAgents(false);
-    await expect(get(agents.http)).rejects.toThrow(/not allowed/);
+    await expect(get(agents.http)).rejects.toThrow(/public addresses only/);
     expect(hits).toBe(0);
     agents.http.destroy();
   });
@@ -72,5 +91,33 @@ describe('deliveryAgents', () => {
     expect(await get(agents.http)).toBe(200);
     expect(hits).toBe(1);
     agents.http.destroy();
+  });
+});
+
+describe('checkedLookup (the delivery agents’ resolver)', () => {
+  /** A resolver that answers `addresses` for any name, as dns.lookup does with { all: true }. */
+  const resolvingTo =
+    (...addresses: string[]) =>
+    (_host: string, _options: unknown, callback: (err: null, found: { address: string; family: number }[]) => void) =>
+      callback(
+        null,
+        addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+      );
+
+  const lookupWith = (resolve: ReturnType<typeof resolvingTo>, all: boolean) =>
+    new Promise<{ err: Error | null; address: unknown; family?: number }>((done) =>
+      checkedLookup(resolve as never)('rebound.example', { all }, (err, address, family) => done({ err, address, family })),
+    );
+
+  it('fails when a name resolves to a refused address, any one of them, ::/96 included', async () => {
+    for (const addresses of [['::7f00:1'], ['93.184.216.34', '10.0.0.1'], ['2606:2800:220:1::1', '::1']]) {
+      const { err } = await lookupWith(resolvingTo(...addresses), true);
+      expect(err?.message, addresses.join(' ')).toMatch(/webhooks go to public addresses only/);
+    }
+  });
+
+  it('answers a public address in the form asked for (one, or all)', async () => {
+    expect(await lookupWith(resolvingTo('93.184.216.34'), false)).toEqual({ err: null, address: '93.184.216.34', family: 4 });
+    expect((await lookupWith(resolvingTo('93.184.216.34', '2606:2800:220:1::1'), true)).address).toHaveLength(2);
   });
 });

@@ -24,7 +24,15 @@ import { WebhookDispatcher } from '@/server/webhooks/dispatcher';
 import { startReceiver } from '../support/receiver';
 import { startTestApp, type ApiResponse, type RequestOptions, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
 import { launchTree } from '../support/fixtures';
-import { brokenValue, keywordsIn, SUPPORTED_KEYWORDS, validValue, type JsonSchema, type SchemaContext } from '../support/schema-arbitrary';
+import {
+  brokenValue,
+  jsonText,
+  keywordsIn,
+  SUPPORTED_KEYWORDS,
+  validValue,
+  type JsonSchema,
+  type SchemaContext,
+} from '../support/schema-arbitrary';
 
 // ---- the document ---------------------------------------------------------------------------
 
@@ -478,8 +486,10 @@ async function send(d: Drawn): Promise<ApiResponse> {
   else if (d.as === 'unknown_key') opts.key = `awk_${'Z'.repeat(43)}`;
   else if (d.as === 'approver') opts.session = approver.session;
   else if (d.as === 'owner') opts.session = owner.session;
-  if (d.method === 'POST') opts.rawBody = d.body === undefined ? '' : JSON.stringify(d.body);
-  if (d.method === 'POST') opts.headers = { ...d.headers, 'content-type': 'application/json' };
+  if (d.method !== 'GET') {
+    opts.rawBody = d.body === undefined ? '' : jsonText(d.body);
+    opts.headers = { ...d.headers, 'content-type': 'application/json' };
+  }
   const label = `${d.method} ${urlOf(d).slice(0, 200)} [${d.kind}: ${d.how}] as ${d.as}`;
 
   const before = await app.counts();
@@ -657,6 +667,51 @@ describe('JSON bombs', () => {
     const body = JSON.stringify({ runId: run, label: 'shallow', state: { a: [1, { b: 2 }] } });
     const res = await trpc(new Request('http://127.0.0.1:3000/api/trpc/runs.checkpoint', { method: 'POST', headers, body }));
     expect(res.status).toBe(200);
+  });
+
+  it('what no store keeps (U+0000, lone surrogates, 1e400), in free-form JSON or any field, is 400 validation_failed with its JSON pointer; the validator agrees with the import', async () => {
+    // Before: PostgreSQL refused them (22P05, 22P02, "Infinity is not allowed") and the answer was a 500.
+    const run = await freshRun();
+    const cases: [path: string, raw: string, pointer: string][] = [
+      [`/runs/${run}/checkpoints`, '{"label":"nul","state":{"note":"a\\u0000b"}}', '/state/note'],
+      [`/runs/${run}/checkpoints`, '{"label":"lone","state":{"list":[1,"\\ud800"]}}', '/state/list/1'],
+      [`/runs/${run}/checkpoints`, '{"label":"name","state":{"a/b\\udc00":true}}', '/state/a~1b\udc00'],
+      [`/runs/${run}/checkpoints`, '{"label":"big","state":{"n":1e400}}', '/state/n'],
+      ['/work', '{"title":"t\\u0000"}', '/title'],
+      ['/work', '{"title":"t","estimate_hours":-1e999}', '/estimate_hours'],
+    ];
+    for (const [path, raw, pointer] of cases) {
+      await app.expectUnchanged(async () => {
+        const res = await app.request('POST', path, { rawBody: raw, headers: json });
+        expectEnvelope(res, 400, 'validation_failed');
+        expect(res.body.error.details.issues, raw).toEqual([expect.objectContaining({ pointer })]);
+      });
+    }
+    // A receipt: the import refuses it, and the validator no longer calls it valid.
+    const receipt = JSON.stringify(sampleReceipt()).replace('"Summarise interviews"', '"Summarise\\u0000interviews"');
+    expect(receipt).toContain('\\u0000');
+    await app.expectUnchanged(async () => {
+      const imported = await app.request('POST', '/agent-work-receipts/import', { rawBody: receipt, headers: json });
+      expectEnvelope(imported, 400, 'validation_failed');
+      expect(imported.body.error.details.issues[0].path).toBe('/task/title');
+    });
+    const validated = await app.request('POST', '/agent-work-receipts/validate', { key: null, rawBody: receipt, headers: json });
+    expect(validated.status).toBe(200);
+    expect(validated.body).toMatchObject({ ok: true, valid: false, issues: [{ path: '/task/title', code: 'input.unstorable' }] });
+    // The web interface's /api/trpc (JSON.parse, then the state's schema) refuses them too.
+    const trpc = createInternalTrpcHandler(async () => app.runtime);
+    const headers = {
+      'content-type': 'application/json',
+      cookie: `next-auth.session-token=${owner.session}`,
+      origin: 'http://127.0.0.1:3000',
+    };
+    await app.expectUnchanged(async () => {
+      for (const state of ['{"note":"a\\u0000b"}', '{"list":[1,"\\ud800"]}', '{"n":1e400}']) {
+        const body = `{"runId":"${run}","label":"x","state":${state}}`;
+        const res = await trpc(new Request('http://127.0.0.1:3000/api/trpc/runs.checkpoint', { method: 'POST', headers, body }));
+        expect(res.status, `${state} → ${(await res.clone().text()).slice(0, 300)}`).toBe(400);
+      }
+    });
   });
 
   it('nesting is limited to 64 levels, counting the body itself: a state 64 deep is kept, 65 is 400 invalid_json', async () => {

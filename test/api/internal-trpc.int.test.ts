@@ -1,9 +1,15 @@
 /**
  * The internal tRPC endpoint the web interface calls (/api/trpc) runs the same procedures with
- * the same rules as REST; plus the interface-only procedures (inbox, API keys).
+ * the same rules as REST; plus the interface-only procedures (inbox, what waits across workspaces,
+ * API keys).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { memberships } from '@/db/schema';
 import { createInternalTrpcHandler } from '@/server/api/internal';
+import { systemTrace } from '@/server/domain/actor';
+import { addMember } from '@/server/domain/workspaces/members';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 
 let app: TestApp;
@@ -101,6 +107,72 @@ describe('the inbox', () => {
     expect(filtered.body.result.data.decisions.map((d: { id: string }) => d.id)).toEqual([done.id]);
     const outsider = await query('decisions.inbox', { workspace_id: ws.workspaceId }, { session: owner.session });
     expect(outsider.status).toBe(403);
+  });
+});
+
+describe('what waits across a person’s workspaces', () => {
+  /** Adds the person of `member` to another workspace too (the same account). */
+  async function alsoIn(member: TestMember, workspaceId: string, role: 'approver' | 'viewer') {
+    await app.runtime.db.transaction(async (tx) => {
+      const [o] = await tx
+        .select({ userId: memberships.userId })
+        .from(memberships)
+        .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.role, 'owner')));
+      const actor = { type: 'system' as const, id: 'system:test', ownerId: o!.userId, workspaceId, trace: systemTrace(randomUUID()) };
+      await addMember(tx, actor, { email: member.email, displayName: 'two places', passwordHash: 'not-a-real-hash', role });
+    });
+  }
+
+  it('counts and lists the pending decisions of every workspace the person belongs to, and of no other', async () => {
+    const first = await app.createWorkspace();
+    const second = await app.createWorkspace();
+    const foreign = await app.createWorkspace();
+    const person = await app.member('approver', first.workspaceId);
+    await alsoIn(person, second.workspaceId, 'viewer');
+    const make = async (ws: typeof first, title: string, body: Record<string, unknown> = {}) =>
+      (await app.request('POST', '/decisions', { key: ws.apiKey, body: { workspace_id: ws.workspaceId, title, ...body } })).body.decision;
+
+    const task = (await app.request('POST', '/work', { key: first.apiKey, body: { title: 'waits' } })).body.data.taskId;
+    const blocking = await make(first, 'blocking in first', { urgency: 'standard', blocks_task: true, task_id: task });
+    const critical = await make(second, 'critical in second', { urgency: 'critical' });
+    const decided = await make(first, 'already decided');
+    await app.request('POST', `/decisions/${decided.id}/decline`, { session: person.session, body: {} });
+    const overdue = await make(first, 'past due', { due_at: new Date(Date.now() + 1000).toISOString() });
+    const elsewhere = await make(foreign, 'not theirs', { urgency: 'critical' });
+    await app.request('POST', `/decisions/${critical.id}/attention`, { key: second.apiKey, body: {} });
+    await new Promise((r) => setTimeout(r, 1100));
+
+    const counts = await query('decisions.acrossWorkspaces', {}, { session: person.session });
+    expect(counts.status).toBe(200);
+    const primaryId = app.ws.workspaceId;
+    expect(counts.body.result.data.workspaces).toEqual([
+      { workspace_id: first.workspaceId, pending: 1, blocking: 1 },
+      { workspace_id: second.workspaceId, pending: 1, blocking: 0 },
+    ]);
+    expect(counts.body.result.data.decisions).toEqual([]);
+
+    const all = await query('decisions.acrossWorkspaces', { decisions: true }, { session: person.session });
+    const listed = all.body.result.data.decisions;
+    expect(listed.map((d: { id: string }) => d.id)).toEqual([critical.id, blocking.id]);
+    expect(listed[0]).toMatchObject({
+      workspace_id: second.workspaceId,
+      title: 'critical in second',
+      urgency: 'critical',
+      request_count: 1,
+    });
+    expect(listed[1]).toMatchObject({ workspace_id: first.workspaceId, blocks_task: true, request_count: 0 });
+    // Tenant isolation: the workspace the person is not in never appears, nor its decision.
+    const text = JSON.stringify(all.body);
+    for (const id of [foreign.workspaceId, elsewhere.id, decided.id, overdue.id, primaryId]) expect(text).not.toContain(id);
+  });
+
+  it('is for signed-in people only (no API key, no REST route)', async () => {
+    expect((await query('decisions.acrossWorkspaces', {}, {})).status).toBe(401);
+    const headers = new Headers({ authorization: `Bearer ${app.ws.apiKey}` });
+    const url = `http://127.0.0.1:3000/api/trpc/decisions.acrossWorkspaces?input=${encodeURIComponent('{}')}`;
+    expect((await trpc(new Request(url, { headers }))).status).toBe(401);
+    const document = await app.request('GET', '/openapi.json');
+    expect(JSON.stringify(document.body)).not.toMatch(/acrossWorkspaces|across-workspaces/);
   });
 });
 

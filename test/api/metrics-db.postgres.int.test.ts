@@ -6,7 +6,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { measurePoolWith } from '@/server/metrics';
-import { holdLedgerHead } from '../support/ledger-lock';
+import { holdLedgerHead } from '../support/held-lock';
 import { metricValue } from '../support/metrics';
 import { startTestApp, type TestApp } from '../support/app';
 

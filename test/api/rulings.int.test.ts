@@ -240,6 +240,8 @@ describe('options', () => {
       const res = await rule(d.id, 'approve', approver, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
+      // A sentence, whatever the option ids are.
+      expect(res.body.error.message).toMatch(/^(Choose exactly one option|Option purple is not one of the decision’s options)$/);
     }
     const ok = await rule(d.id, 'approve', approver, { option_ids: ['blue'] });
     expect(ok.body.decision.resolution.option_ids).toEqual(['blue']);

@@ -13,7 +13,7 @@ import { systemTrace, type Actor } from '@/server/domain/actor';
 import { createWork } from '@/server/domain/work/create-work';
 import { verifyWorkspace } from '@/server/ledger/verify';
 import { startTestApp, type TestApp } from '../support/app';
-import { holdLedgerHead } from '../support/ledger-lock';
+import { holdLedgerHead } from '../support/held-lock';
 
 let app: TestApp;
 beforeAll(async () => {

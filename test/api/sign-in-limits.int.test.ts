@@ -21,6 +21,7 @@ import { AppError } from '@/server/errors';
 import { startTestApp, type TestApp } from '../support/app';
 import { createTestRuntime } from '../support/engine';
 import { internalClient } from '../support/internal';
+import { metricValue } from '../support/metrics';
 
 let app: TestApp;
 const PASSWORD = 'correct horse battery staple';
@@ -138,6 +139,41 @@ describe('link tokens', () => {
     // Good tokens give their attempt back: one address opening many good links is never refused.
     const other = freshAddress();
     for (let i = 0; i < 12; i++) expect((await api.query('account.invitation', { token: good }, { address: other })).status).toBe(200);
+  });
+});
+
+describe('link tokens past the limit', () => {
+  it('a join or a setup refused by the address’s limit hashes no password (the argon2 work comes after the count)', async () => {
+    const api = internalClient(app.runtime);
+    const address = freshAddress();
+    for (let i = 0; i < 10; i++) {
+      const bad = await api.query('account.invitation', { token: `awi_${'z'.repeat(42)}${i}` }, { address });
+      expect(bad.status).toBe(404);
+    }
+    const hashed = await metricValue('aws_password_hashing_total', { operation: 'hash' });
+    const refusedBefore = await metricValue('aws_refusals_total', { reason: 'link_attempts_locked' });
+    const tries = [
+      api.mutate('account.joinWithInvitation', { token: `awi_${'z'.repeat(43)}`, display_name: 'Guess', password: PASSWORD }, { address }),
+      api.mutate(
+        'account.completeSetup',
+        { token: `aws_setup_${'z'.repeat(43)}`, workspace_name: 'Guess', display_name: 'Guess', email: 'g@test.local', password: PASSWORD },
+        { address },
+      ),
+    ];
+    for (const refused of await Promise.all(tries)) {
+      expect(refused.status).toBe(429);
+      expect(refused.code).toBe('rate_limited');
+    }
+    expect(await metricValue('aws_password_hashing_total', { operation: 'hash' })).toBe(hashed);
+    expect(await metricValue('aws_refusals_total', { reason: 'link_attempts_locked' })).toBe(refusedBefore + 2);
+    // Within the limit, a join is hashed (and the count says so).
+    const within = await api.mutate(
+      'account.joinWithInvitation',
+      { token: `awi_${'w'.repeat(43)}`, display_name: 'Guess', password: PASSWORD },
+      { address: freshAddress() },
+    );
+    expect(within.status).toBe(404);
+    expect(await metricValue('aws_password_hashing_total', { operation: 'hash' })).toBe(hashed + 1);
   });
 });
 

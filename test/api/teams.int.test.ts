@@ -98,7 +98,8 @@ describe('creating workspaces', () => {
     const taken = await api.mutate('workspaces.create', { name: name.toUpperCase() }, { session: owner.session });
     expect(taken.status).toBe(409);
     expect(taken.code).toBe('conflict');
-    expect(taken.body.error.message).toContain('already exists');
+    // The workspace that holds the name, as it is spelled, not what was typed.
+    expect(taken.body.error.message).toBe(`A workspace named "${name}" already exists. Choose another name.`);
     for (const bad of ['', '   ', 'x'.repeat(101), 'tab\there', 'bell\u0007', 'del\u007f']) {
       const res = await api.mutate('workspaces.create', { name: bad }, { session: owner.session });
       expect(res.status, JSON.stringify(bad)).toBe(400);
@@ -231,6 +232,57 @@ describe('invitations', () => {
 });
 
 describe('members', () => {
+  it('an owner demoted loses the API keys they made: revoked with the change, in its events, 401 at once', async () => {
+    const ws = await app.createWorkspace();
+    const boss = await app.member('owner', ws.workspaceId);
+    const demoted = await app.member('owner', ws.workspaceId);
+    const made = await api.mutate(
+      'apiKeys.create',
+      { workspace_id: ws.workspaceId, name: 'agent of theirs' },
+      { session: demoted.session },
+    );
+    const key = made.data.secret as string;
+    // An owner's key: it manages webhooks and writes work.
+    expect((await app.request('POST', '/work', { key, body: { title: 'before' } })).status).toBe(201);
+    const hook = await app.request('POST', '/webhooks', { key, body: { url: 'https://93.184.216.34/in' } });
+    expect(hook.status).toBe(201);
+
+    const demote = await api.mutate(
+      'members.changeRole',
+      { workspace_id: ws.workspaceId, user_id: demoted.userId, role: 'viewer' },
+      { session: boss.session },
+    );
+    expect(demote.data).toEqual({ changed: true, revokedKeys: 1 });
+    for (const [method, path, body] of [
+      ['POST', '/work', { title: 'after' }],
+      ['PATCH', `/webhooks/${hook.body.data.id}`, { enabled: false }],
+      ['GET', '/webhooks', undefined],
+    ] as const) {
+      expect((await app.request(method, path, { key, body })).status, `${method} ${path}`).toBe(401);
+    }
+    // The revocation is recorded with the change that caused it, right after it.
+    const events = await query<{ event_type: string; payload: any; sequence: number }>(
+      app.runtime.db,
+      sql`select event_type, payload, sequence from ledger_events where workspace_id = ${ws.workspaceId}
+          and event_type in ('membership.role_changed', 'api_key.revoked') order by sequence`,
+    );
+    expect(events.map((e) => [e.event_type, e.payload.reason ?? e.payload.to])).toEqual([
+      ['membership.role_changed', 'viewer'],
+      ['api_key.revoked', 'owner_demoted'],
+    ]);
+    expect(events[1]!.sequence).toBe(events[0]!.sequence + 1);
+    expect(events[1]!.payload.id).toBe(made.data.id);
+
+    // Made owner again: the key stays revoked, and the boss's keys were never touched.
+    await api.mutate(
+      'members.changeRole',
+      { workspace_id: ws.workspaceId, user_id: demoted.userId, role: 'owner' },
+      { session: boss.session },
+    );
+    expect((await app.request('GET', '/workspace', { key })).status).toBe(401);
+    expect((await app.request('GET', '/workspace', { key: ws.apiKey })).status).toBe(200);
+  });
+
   it('a role change and a removal take effect at the member’s next request; their keys go with them', async () => {
     const ws = await app.createWorkspace();
     const boss = await app.member('owner', ws.workspaceId);
@@ -245,7 +297,7 @@ describe('members', () => {
       { workspace_id: ws.workspaceId, user_id: member.userId, role: 'viewer' },
       { session: boss.session },
     );
-    expect(demote.data).toEqual({ changed: true });
+    expect(demote.data).toEqual({ changed: true, revokedKeys: 0 });
     const tried = await api.mutate('decisions.approve', { id: decision.body.decision.id }, { session: member.session });
     expect(tried.status).toBe(403);
     expect(await eventsOf(ws.workspaceId, 'membership.role_changed')).toEqual([

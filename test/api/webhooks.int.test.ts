@@ -3,12 +3,13 @@
  * delete, rotate, test; every change a ledger event without the secret; URLs that reach private
  * addresses refused; who may do what. Delivery is in webhook-delivery.int.test.ts.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerEvents, webhookEndpoints } from '@/db/schema';
 import { MAX_ENDPOINTS_PER_WORKSPACE } from '@/server/domain/webhooks/endpoints';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
+import { internalClient } from '../support/internal';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -20,6 +21,9 @@ afterAll(async () => {
 });
 
 const PUBLIC_URL = 'http://93.184.216.34/hooks/aws';
+
+/** The digest events record of a URL: SHA-256 of the URL as written. */
+const sha256Of = (url: string) => `sha256:${createHash('sha256').update(url).digest('hex')}`;
 
 async function eventsOf(aggregateId: string) {
   return app.runtime.db.select().from(ledgerEvents).where(eq(ledgerEvents.aggregateId, aggregateId)).orderBy(asc(ledgerEvents.sequence));
@@ -62,7 +66,7 @@ describe('creating an endpoint', () => {
     expect(events.map((e) => e.eventType)).toEqual(['webhook_endpoint.created']);
     expect(events[0]!.payload).toEqual({
       id: created.id,
-      url: PUBLIC_URL + '?…',
+      target: { scheme: 'http', host: '93.184.216.34', port: 80, url_digest: sha256Of(PUBLIC_URL + '?token=abc') },
       event_types: ['decision.*', 'task.created'],
       description: 'Slack bridge',
     });
@@ -107,13 +111,17 @@ describe('creating an endpoint', () => {
     ['unique-local IPv6', 'http://[fd00::1]/hook'],
     ['unspecified', 'http://0.0.0.0/hook'],
     ['carrier-grade NAT (some clouds’ metadata)', 'http://100.100.100.200/hook'],
+    ['IPv4-compatible IPv6 loopback (deprecated ::/96)', 'http://[::127.0.0.1]/'],
+    ['IPv4-compatible IPv6 private', 'http://[::a00:1]/hook'],
+    ['6to4 of loopback', 'http://[2002:7f00:1::]/hook'],
+    ['NAT64 of loopback', 'http://[64:ff9b::7f00:1]/hook'],
   ])('refuses a %s URL with 400, changing nothing', async (_name, url) => {
     const ws = await app.createWorkspace();
     await app.expectUnchanged(async () => {
       const res = await app.request('POST', '/webhooks', { key: ws.apiKey, body: { url } });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
-      expect(res.body.error.message).toMatch(/public addresses only/);
+      expect(res.body.error.message).toMatch(/^The URL resolves to .*public addresses only/);
     });
   });
 
@@ -127,6 +135,7 @@ describe('creating an endpoint', () => {
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
       expect(res.body.error.message).toMatch(message);
+      expect(res.body.error.message).toMatch(/^The URL /);
     });
   });
 
@@ -157,6 +166,41 @@ describe('creating an endpoint', () => {
   });
 });
 
+describe('what the ledger says of an endpoint', () => {
+  it('never its URL’s path or query, which Slack-style URLs keep their secret in: a viewer refused /webhooks reads none of it in the ledger', async () => {
+    const ws = await app.createWorkspace();
+    const slack = 'https://93.184.216.34:8443/services/T0SECRET/B0SECRET/XXXXpathSecretXXXX?token=querySecret';
+    const { id } = await create(ws, { url: slack });
+    await app.request('PATCH', `/webhooks/${id}`, { key: ws.apiKey, body: { url: slack.replace('XXXX', 'YYYY') } });
+    await app.request('DELETE', `/webhooks/${id}`, { key: ws.apiKey });
+    const viewer = await app.member('viewer', ws.workspaceId);
+    expect((await app.request('GET', '/webhooks', { session: viewer.session })).status).toBe(403);
+    // What a viewer reads: the ledger page's own procedure (the bundle and the stream serve these same events).
+    const read = await internalClient(app.runtime).query('ledger.browse', { workspace_id: ws.workspaceId }, { session: viewer.session });
+    expect(read.status).toBe(200);
+    const endpointEvents = read.data.events
+      .filter((e: { eventType: string }) => e.eventType.startsWith('webhook_endpoint.'))
+      .sort((a: { sequence: number }, b: { sequence: number }) => a.sequence - b.sequence);
+    expect(endpointEvents.map((e: { eventType: string }) => e.eventType)).toEqual([
+      'webhook_endpoint.created',
+      'webhook_endpoint.updated',
+      'webhook_endpoint.deleted',
+    ]);
+    for (const e of endpointEvents) {
+      expect(e.payload.target).toMatchObject({
+        scheme: 'https',
+        host: '93.184.216.34',
+        port: 8443,
+        url_digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      });
+    }
+    expect(endpointEvents[0].payload.target.url_digest).toBe(sha256Of(slack));
+    expect(endpointEvents[1].payload.target.url_digest).toBe(sha256Of(slack.replace('XXXX', 'YYYY')));
+    const everything = JSON.stringify(await app.runtime.db.select().from(ledgerEvents).where(eq(ledgerEvents.workspaceId, ws.workspaceId)));
+    for (const secret of ['SECRET', 'pathSecret', 'querySecret', '/services/']) expect(everything).not.toContain(secret);
+  });
+});
+
 describe('changing an endpoint', () => {
   it('records each change, appends nothing for a change that changes nothing, and disables and enables', async () => {
     const ws = await app.createWorkspace();
@@ -182,7 +226,12 @@ describe('changing an endpoint', () => {
       'webhook_endpoint.disabled',
       'webhook_endpoint.enabled',
     ]);
-    expect(events[1]!.payload).toEqual({ id, url: 'https://93.184.216.34/new?…', event_types: ['run.*'], description: 'runs only' });
+    expect(events[1]!.payload).toEqual({
+      id,
+      target: { scheme: 'https', host: '93.184.216.34', port: 443, url_digest: sha256Of('https://93.184.216.34/new?sig=1') },
+      event_types: ['run.*'],
+      description: 'runs only',
+    });
     expect(events.map((e) => e.aggregateVersion)).toEqual([1, 2, 3, 4]);
   });
 

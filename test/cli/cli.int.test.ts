@@ -2,7 +2,7 @@
  * The command-line tools and the first-start seed, run as a user runs them: as processes against
  * a database of the run's engine (a PGlite directory, or a PostgreSQL database).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -315,8 +315,12 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
         run(process.execPath, toolArgs('ledger-verify.ts', args), {
           env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' },
         }).then(
-          (r) => ({ code: 0, stdout: r.stdout }),
-          (err: { code?: number; stdout?: string }) => ({ code: err.code ?? 1, stdout: err.stdout ?? '' }),
+          (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+          (err: { code?: number; stdout?: string; stderr?: string }) => ({
+            code: err.code ?? 1,
+            stdout: err.stdout ?? '',
+            stderr: err.stderr ?? '',
+          }),
         );
       const ok = await offline('--bundle', first);
       expect(ok.code).toBe(0);
@@ -335,6 +339,22 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       const extended = await offline('--bundle', second, '--previous', first);
       expect(extended.code).toBe(0);
       expect(extended.stdout).toContain('extending the earlier export');
+      // Without the earlier export nothing shows it extends one: it says so, in the report and the line.
+      const alone = await offline('--bundle', second, '--json');
+      expect(alone.code).toBe(0);
+      expect(JSON.parse(alone.stdout)).toMatchObject({ ok: true, extendsPrevious: null, continuesUncheckedExport: true });
+      expect(alone.stderr).toContain('continuing an earlier export that was not checked');
+      expect(alone.stderr).not.toContain('extending');
+      // Through npm as the README says to read it: -s leaves out npm's own lines on stdout.
+      const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
+        env: { ...process.env, LOG_LEVEL: 'silent' },
+      });
+      expect(JSON.parse(viaNpm.stdout)).toMatchObject({ ok: true, continuesUncheckedExport: true });
+      expect(JSON.parse((await offline('--bundle', second, '--previous', first, '--json')).stdout)).toMatchObject({
+        ok: true,
+        extendsPrevious: true,
+        continuesUncheckedExport: false,
+      });
       // The README's recipe, followed by code that is not ours, accepts both and the extension.
       expect(firstBreak(bundle)).toBeNull();
       expect(firstBreak(next)).toBeNull();
@@ -359,23 +379,24 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
 
 describe('npm run ledger:verify', () => {
   it('shows its progress on stderr with --progress (the default on a terminal), and nothing without it in a pipe', async () => {
-    const shown = await tool('ledger-verify.ts', '--workspace', 'demo', '--progress');
+    const shown = await tool('ledger-verify.ts', '--workspace', 'demo', '--progress', '--json');
     expect(shown.code, shown.stderr).toBe(0);
-    const events = JSON.parse(shown.stdout.slice(0, shown.stdout.lastIndexOf('\nOK:'))).checkedEvents as number;
+    const events = JSON.parse(shown.stdout).checkedEvents as number;
     expect(events).toBeGreaterThan(0);
     // Not a terminal here: whole lines, the last one at 100 % without a time left.
     const lines = shown.stderr.trim().split('\n');
-    expect(lines.at(-1)).toMatch(new RegExp(`^verified ${events} of ${events} events \\(100 %\\), [0-9,]+ events/s$`));
+    expect(lines.at(-1)).toMatch(/^OK: /);
+    expect(lines.at(-2)).toMatch(new RegExp(`^verified ${events} of ${events} events \\(100 %\\), [0-9,]+ events/s$`));
     const quiet = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).not.toContain('verified');
   });
 
   it('takes the number of worker threads with --workers, and refuses one that is not a whole number from 1', async () => {
-    const one = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', '1');
-    const three = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', '3');
+    const one = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', '1', '--json');
+    const three = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', '3', '--json');
     expect([one.code, three.code], one.stderr + three.stderr).toEqual([0, 0]);
-    const report = (out: string) => ({ ...JSON.parse(out.slice(0, out.lastIndexOf('\nOK:'))), seconds: undefined });
+    const report = (out: string) => ({ ...JSON.parse(out), seconds: undefined });
     expect(report(three.stdout)).toEqual(report(one.stdout));
     for (const bad of ['0', '-1', 'two', '1.5']) {
       const refused = await tool('ledger-verify.ts', '--workspace', 'demo', '--workers', bad);
@@ -387,9 +408,14 @@ describe('npm run ledger:verify', () => {
   it('exits 0 on an intact chain and 3 naming the sequence of a tampered event, reporting what GET /ledger/verify reports', async () => {
     const ok = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toContain('OK:');
+    // The report, then a line to read.
+    expect(ok.stdout).toMatch(/^\{\n[^]*\n\}\nOK: \d+ events verified, head \d+ \S+\n$/);
+    // With --json, the report alone (what jq reads); the line on stderr.
+    const json = await tool('ledger-verify.ts', '--workspace', 'demo', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stderr).toMatch(/^OK: \d+ events verified/);
     // The same facts under the same names as the API's report, plus what was checked.
-    const printed = JSON.parse(ok.stdout.slice(0, ok.stdout.lastIndexOf('\nOK:')));
+    const printed = JSON.parse(json.stdout);
     const served = await withHere(async (rt) => {
       const res = await callApi(
         rt,
@@ -416,6 +442,47 @@ describe('npm run ledger:verify', () => {
     const broken = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(broken.code).toBe(3);
     expect(broken.stdout).toContain('BROKEN at sequence 3: event_hash_mismatch');
+    const brokenJson = await tool('ledger-verify.ts', '--workspace', 'demo', '--json');
+    expect(brokenJson.code).toBe(3);
+    expect(JSON.parse(brokenJson.stdout)).toMatchObject({ ok: false, firstBreak: { sequence: 3, reason: 'event_hash_mismatch' } });
+    expect(brokenJson.stderr).toContain('BROKEN at sequence 3: event_hash_mismatch');
+  });
+});
+
+describe('a reader that stops early (| head)', () => {
+  it('ends ledger:export quietly with status 0, however much was left to write', async () => {
+    // Far more than a pipe holds (64 KiB): the export is still writing when head has gone.
+    await withHere(async (rt) => {
+      const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
+      for (let i = 0; i < 20; i++) {
+        await rt.db.transaction((tx) => createWork(tx, actor, { title: `Long ${i}`, description: 'x'.repeat(20_000), priority: 'low' }));
+      }
+    });
+    const command = `node scripts/tool.mjs ledger-export --workspace demo | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`;
+    const { stdout, stderr } = await run('bash', ['-c', command], { env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' } });
+    expect(stderr).toBe('');
+    expect(stdout.trim()).toBe('0');
+    // It was cut short: the whole export is longer than the pipe.
+    const whole = await tool('ledger-export.ts', '--workspace', 'demo');
+    expect(whole.stdout.length).toBeGreaterThan(256 * 1024);
+  });
+
+  it('ends any tool quietly when stdout is closed before it writes, with the status it has otherwise', async () => {
+    const closed = (script: string, ...args: string[]) => {
+      const child = spawn(process.execPath, toolArgs(script, args), {
+        env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // No reader from the start: every write to stdout fails with EPIPE.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      return new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr })));
+    };
+    expect(await closed('key-create.ts', '--workspace', 'demo', '--name', 'unread')).toEqual({ code: 0, stderr: '' });
+    // ledger:verify's verdict is still its status; its line (on stderr with --json) is still shown.
+    const open = await tool('ledger-verify.ts', '--workspace', 'demo', '--json');
+    expect(await closed('ledger-verify.ts', '--workspace', 'demo', '--json')).toEqual({ code: open.code, stderr: open.stderr });
   });
 });
 

@@ -14,6 +14,7 @@ import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
 import { checkAgainstDocument } from './contract';
+import { noteRequestBody } from './log-capture';
 import { createTestRuntime, type RuntimeOptions, type TestRuntime } from './engine';
 import { serveApi } from './http';
 
@@ -125,8 +126,11 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
         if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
       }
       let body: string | Uint8Array | ReadableStream<Uint8Array> | undefined;
-      if (opts.rawBody !== undefined) body = opts.rawBody;
-      else if (opts.body !== undefined) {
+      if (opts.rawBody !== undefined) {
+        body = opts.rawBody;
+        if (typeof body === 'string') noteRequestBody(body);
+      } else if (opts.body !== undefined) {
+        noteRequestBody(opts.body);
         body = JSON.stringify(opts.body);
         if (!headers.has('content-type')) headers.set('content-type', 'application/json');
       }

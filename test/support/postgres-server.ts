@@ -80,7 +80,7 @@ export async function testPostgres(
     exited.then((code) => {
       rmSync(dir, { recursive: true, force: true });
       throw new Error(
-        `Cannot start the embedded PostgreSQL (set TEST_DATABASE_URL to a server instead): exit ${code}: ${err.trim().slice(-500)}`,
+        `Cannot start the embedded PostgreSQL (set TEST_DATABASE_URL to a server instead): exit ${code}: ${err.trim().slice(-1500)}`,
       );
     }),
   ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsIn } from './secret-scan';
+import { bodyStrings, bodyStringsIn, credentialsIn } from './secret-scan';
 
 describe('credentialsIn (the log search of test/support/log-capture.ts)', () => {
   it('finds each form of credential the service issues, wherever it sits in a line', () => {
@@ -10,6 +10,7 @@ describe('credentialsIn (the log search of test/support/log-capture.ts)', () => 
       'aws_setup_' + 'd'.repeat(43),
       'Bearer abcdefghijkl',
       'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig',
+      '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g',
     ];
     for (const secret of forms) {
       expect(credentialsIn({ msg: 'x', error: `failed with ${secret}` }), secret).toHaveLength(1);
@@ -34,5 +35,21 @@ describe('credentialsIn (the log search of test/support/log-capture.ts)', () => 
       keyId: 'k',
     };
     expect(credentialsIn(accessLine)).toEqual([]);
+  });
+});
+
+describe('bodyStrings and bodyStringsIn (request bodies in log lines)', () => {
+  it('finds a body’s text in a line, as JSON writes it, and leaves ids, times and short values', () => {
+    const sent = bodyStrings({
+      title: 'Draft the "launch" plan',
+      workspace_id: '0b0e3f7a-5c1d-4b8e-9f00-2a1b3c4d5e6f',
+      due_at: '2026-11-26T10:00:00.000Z',
+      priority: 'high',
+      state: { notes: ['a checkpoint of some length'] },
+    });
+    expect([...sent].sort()).toEqual(['Draft the "launch" plan', 'a checkpoint of some length']);
+    const line = JSON.stringify({ msg: 'unexpected error', error: 'Failed: params: Draft the "launch" plan' });
+    expect(bodyStringsIn(line, sent)).toEqual(['Draft the "launch" plan']);
+    expect(bodyStringsIn(JSON.stringify({ msg: 'request', workspaceId: '0b0e3f7a-5c1d-4b8e-9f00-2a1b3c4d5e6f' }), sent)).toEqual([]);
   });
 });

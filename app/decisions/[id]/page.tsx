@@ -6,10 +6,12 @@
 import { notFound } from 'next/navigation';
 import { isDefaultOptions } from '@/server/domain/decisions/create-decision';
 import { AppError } from '@/server/errors';
-import { actorLabel, ago, CONTINUATION_LABELS, EVENT_LABELS, eventLink, SHAPE_LABELS, when } from '../../_lib/format';
+import { actorLabel, eventWords } from '../../_lib/event-words';
+import { ago, CONTINUATION_LABELS, eventLink, SHAPE_LABELS, when } from '../../_lib/format';
 import { caller, requireUser, showIn } from '../../_lib/session';
 import { CancelDecision } from './cancel-decision';
 import { RulingForm } from './ruling-form';
+import { plural } from '@/server/words';
 
 export const dynamic = 'force-dynamic';
 
@@ -86,8 +88,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
           <dl className="facts">
             <dt>Asked</dt>
             <dd>
-              {decision.attention.request_count} time{decision.attention.request_count === 1 ? '' : 's'}, first{' '}
-              {ago(decision.attention.requested_at)}
+              {plural(decision.attention.request_count, 'time')}, first {ago(decision.attention.requested_at)}
             </dd>
             {recommended && (
               <>
@@ -207,8 +208,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
         <ol className="history">
           {decision.history.map((h) => (
             <li key={h.event_id}>
-              <strong>{EVENT_LABELS[h.event_type] ?? h.event_type}</strong> by {actorLabel(h.actor_type, h.actor_name)} ·{' '}
-              {when(h.occurred_at)}
+              <strong>{eventWords({ eventType: h.event_type })}</strong> by {actorLabel(h.actor_type, h.actor_name)} · {when(h.occurred_at)}
               <details>
                 <summary>Ledger record</summary>
                 <dl className="facts">
@@ -216,11 +216,9 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
                   <dd>
                     <code>{h.event_type}</code>, <a href={eventLink(h.sequence)}>number {h.sequence} in this workspace’s ledger</a>
                   </dd>
-                  <dt>Actor</dt>
+                  <dt>By</dt>
                   <dd>
-                    <code>
-                      {h.actor_type} {h.actor_id}
-                    </code>
+                    {actorLabel(h.actor_type, h.actor_name)}, <code title="The id the ledger records">{h.actor_id}</code>
                   </dd>
                   <dt>Event hash</dt>
                   <dd>

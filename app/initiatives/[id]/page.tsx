@@ -4,6 +4,7 @@ import { AppError } from '@/server/errors';
 import { DataTable } from '../../_components/data-table';
 import { ProcessMap } from '../../_components/process-map';
 import { caller, requireUser, showIn } from '../../_lib/session';
+import { plural } from '@/server/words';
 
 export const dynamic = 'force-dynamic';
 
@@ -52,10 +53,7 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
         <h2 id="map-h">Operating map</h2>
         {process ? <ProcessMap process={process} titleId="initiative-map" /> : <p className="muted">Not on the map yet.</p>}
         {process && process.evidence.length > 0 && (
-          <p className="muted">
-            Evidence: {process.evidence.length} receipt{process.evidence.length === 1 ? '' : 's'}, each with the hash of the event that
-            recorded it.
-          </p>
+          <p className="muted">Evidence: {plural(process.evidence.length, 'receipt')}, each with the hash of the event that recorded it.</p>
         )}
       </section>
 

@@ -9,6 +9,7 @@ import { ShownOnce } from '../../_components/shown-once';
 import { minute } from '../../_lib/format';
 import { trpc } from '../../_lib/trpc-client';
 import { useAction } from '../../_lib/use-action';
+import { plural } from '@/server/words';
 
 interface Key {
   id: string;
@@ -74,7 +75,7 @@ export function ApiKeysManager({ workspaceId, keys }: { workspaceId: string; key
       )}
       <Messages error={error} notice={notice} />
       <DataTable
-        caption={`${keys.length} key${keys.length === 1 ? '' : 's'}`}
+        caption={plural(keys.length, 'key')}
         columns={[
           { label: 'Name', lead: true },
           { label: 'Key' },

@@ -14,6 +14,7 @@ import { ShownOnce } from '../../_components/shown-once';
 import { minute } from '../../_lib/format';
 import { trpc } from '../../_lib/trpc-client';
 import { useAction } from '../../_lib/use-action';
+import { plural } from '@/server/words';
 
 const ROLES: MembershipRole[] = ['owner', 'approver', 'viewer'];
 
@@ -204,7 +205,7 @@ export function MembersManager(props: { workspaceId: string; me: string; members
                   onConfirm={() =>
                     act(async () => {
                       const done = await trpc.members.remove.mutate({ workspace_id: workspaceId, user_id: m.user_id });
-                      return `Removed ${m.email}${done.revokedKeys ? ` and revoked ${done.revokedKeys} API key(s) they owned` : ''}.`;
+                      return `Removed ${m.email}${done.revokedKeys ? ` and revoked ${plural(done.revokedKeys, 'API key')} they owned` : ''}.`;
                     })
                   }
                 >

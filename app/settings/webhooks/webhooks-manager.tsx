@@ -10,6 +10,7 @@ import { ShownOnce } from '../../_components/shown-once';
 import { when } from '../../_lib/format';
 import { trpc } from '../../_lib/trpc-client';
 import { useAction } from '../../_lib/use-action';
+import { plural } from '@/server/words';
 
 /** An endpoint as the API shows it, with its latest delivery attempts. */
 type Endpoint = WebhookEndpointView & { recent: DeliveryView[] };
@@ -137,7 +138,7 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
             Events: {e.event_types.map((t) => (t === '*' ? 'every event' : t)).join(', ')}. Delivered up to event{' '}
             {e.delivery.delivered_sequence}
             {e.delivery.attempts > 0 &&
-              `; failing, ${e.delivery.attempts} attempts so far${e.delivery.next_attempt_at ? `, next ${when(e.delivery.next_attempt_at)}` : ''}`}
+              `; failing, ${plural(e.delivery.attempts, 'attempt')} so far${e.delivery.next_attempt_at ? `, next ${when(e.delivery.next_attempt_at)}` : ''}`}
             .
           </p>
           {e.disabled_reason && <p className="error">{e.disabled_reason}</p>}

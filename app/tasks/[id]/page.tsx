@@ -6,8 +6,11 @@ import { eq } from 'drizzle-orm';
 import { notFound } from 'next/navigation';
 import { tasks } from '@/db/schema';
 import { getRuntime } from '@/server/runtime';
-import { ACTOR_KINDS, eventLink, when } from '../../_lib/format';
+import { actorLabels } from '../../_lib/actors';
+import { eventWords } from '../../_lib/event-words';
+import { eventLink, when } from '../../_lib/format';
 import { caller, requireUser, showIn } from '../../_lib/session';
+import { plural } from '@/server/words';
 
 export const dynamic = 'force-dynamic';
 
@@ -28,6 +31,7 @@ export default async function TaskPage({ params }: { params: Promise<{ id: strin
     api.ledger.browse({ workspace_id: row.workspaceId, aggregate_id: id, limit: 100 }),
   ]);
   const { task, placement } = data;
+  const by = await actorLabels(row.workspaceId, history.events);
 
   return (
     <main>
@@ -72,7 +76,7 @@ export default async function TaskPage({ params }: { params: Promise<{ id: strin
           <ul>
             {data.runs.map((r) => (
               <li key={r.runId}>
-                <code>{r.runId.slice(0, 8)}</code> {r.status} by {r.agent_id ?? 'an agent'}, {r.checkpoints} checkpoints, started{' '}
+                <code>{r.runId.slice(0, 8)}</code> {r.status} by {r.agent_id ?? 'an agent'}, {plural(r.checkpoints, 'checkpoint')}, started{' '}
                 {when(r.created_at)}
               </li>
             ))}
@@ -87,10 +91,10 @@ export default async function TaskPage({ params }: { params: Promise<{ id: strin
             .reverse()
             .map((e) => (
               <li key={e.id}>
-                <a href={eventLink(e.sequence)}>
-                  <code>{e.eventType}</code>, event {e.sequence}
-                </a>{' '}
-                by {ACTOR_KINDS[e.actorType] ?? e.actorType} · {when(e.occurredAtCanonical)}
+                <strong>{eventWords(e)}</strong> by {by(e)} · {when(e.occurredAtCanonical)} ·{' '}
+                <a href={eventLink(e.sequence)} title={e.eventType}>
+                  event {e.sequence} in the ledger
+                </a>
               </li>
             ))}
         </ol>

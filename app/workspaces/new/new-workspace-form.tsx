@@ -1,6 +1,7 @@
 'use client';
 import type { FormEvent } from 'react';
 import { Messages } from '../../_components/messages';
+import { submitWorkspaceSwitch } from '../../_lib/switch-workspace';
 import { trpc } from '../../_lib/trpc-client';
 import { useAction } from '../../_lib/use-action';
 
@@ -14,7 +15,7 @@ export function NewWorkspaceForm() {
       async () => {
         const created = await trpc.workspaces.create.mutate({ name });
         // Make it current and open its (empty) decisions.
-        window.location.assign(`/workspaces/switch?${new URLSearchParams({ to: created.id, return: '/decisions' })}`);
+        submitWorkspaceSwitch(created.id, '/decisions');
       },
       { keepBusy: true },
     );

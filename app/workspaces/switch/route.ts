@@ -1,14 +1,18 @@
 /**
  * Makes a workspace current (the cookie every page reads, app/_lib/session.ts) and goes back.
  *
- * POST: the header's switcher (form fields `workspace` and `return`), from the app's own pages
- * only. GET `?to=&return=`: the way a deep link into another workspace (a decision's resolve_url)
- * switches before showing it. Either way the cookie is set only for a workspace the signed-in
- * user belongs to; otherwise nothing changes and the page they return to says what it can.
+ * POST only, from the app's own pages (form fields `workspace` and `return`): the header's
+ * switcher, the confirmation page, the inbox of all workspaces. The cookie is set only for a
+ * workspace the signed-in user belongs to; otherwise nothing changes and the page they return to
+ * says what it can.
+ *
+ * GET `?to=&return=` (a link from before, or from another site) changes nothing: a GET must not,
+ * since a link or an image on any page can make one. It goes to the page that asks, with a button
+ * that POSTs (./confirm/page.tsx).
  */
 import { NextResponse, type NextRequest } from 'next/server';
 import { safeReturnTo } from '@/app/_lib/return-to';
-import { WORKSPACE_COOKIE } from '@/app/_lib/session';
+import { switchTo as confirmPage, WORKSPACE_COOKIE } from '@/app/_lib/session';
 import { readSessionUser } from '@/server/auth/session';
 import { addressedOrigin } from '@/server/http/origin';
 import { getRuntime } from '@/server/runtime';
@@ -35,7 +39,11 @@ async function switchTo(req: NextRequest, workspaceId: string | null, returnTo: 
 }
 
 export async function GET(req: NextRequest): Promise<NextResponse> {
-  return switchTo(req, req.nextUrl.searchParams.get('to'), req.nextUrl.searchParams.get('return'));
+  const runtime = await getRuntime();
+  const origin = addressedOrigin(req.headers, new URL(req.url), runtime.env.TRUSTED_PROXY_HOPS);
+  const to = req.nextUrl.searchParams.get('to') ?? '';
+  const page = confirmPage(to, safeReturnTo(req.nextUrl.searchParams.get('return') ?? undefined));
+  return NextResponse.redirect(new URL(page, origin), 303);
 }
 
 export async function POST(req: NextRequest): Promise<NextResponse> {

@@ -13,6 +13,7 @@ import { systemTrace } from '@/server/domain/actor';
 import { acceptInvitation, findPendingInvitation, INVALID_LINK, type Acceptor } from '@/server/domain/workspaces/invitations';
 import { completeSetup, NO_SETUP, setupLinkIsLive } from '@/server/domain/workspaces/setup';
 import { AppError } from '@/server/errors';
+import { countRefusal } from '@/server/metrics';
 import { clientAddress } from '@/server/rate-limits';
 import { humanProcedure, publicProcedure, router, type ApiContext } from '../trpc';
 import { text } from '../schemas';
@@ -28,20 +29,27 @@ const displayName = text(1, 100);
 async function withTokenAttempt<T>(ctx: ApiContext, use: () => Promise<T | null>, invalid: () => AppError): Promise<T> {
   const bucket = tokenBucket(clientAddress(ctx.headers, ctx.runtime.env.TRUSTED_PROXY_HOPS));
   const verdict = await countAttempt(ctx.runtime.db, [bucket], attemptLimitsOf(ctx.runtime));
-  if (!verdict.allowed) throw tooManyAttempts(verdict, 'attempts with invitation or setup links');
+  if (!verdict.allowed) {
+    countRefusal('link_attempts_locked');
+    throw tooManyAttempts(verdict, 'attempts with invitation or setup links');
+  }
   const result = await use();
   if (result === null) throw invalid();
   await settleSuccess(ctx.runtime.db, [], [bucket]);
   return result;
 }
 
-/** Accepting spends the link; a refusal after the link was found (wrong account) still counts as good. */
-async function accept(ctx: ApiContext, tokenValue: string, who: Acceptor) {
+/**
+ * Accepting spends the link; a refusal after the link was found (wrong account) still counts as
+ * good. `who` is made once the attempt is allowed: a new account's password is hashed only then.
+ */
+async function accept(ctx: ApiContext, tokenValue: string, who: () => Promise<Acceptor>) {
   const joined = await withTokenAttempt(
     ctx,
     async () => {
+      const acceptor = await who();
       try {
-        return await ctx.runtime.db.transaction((tx) => acceptInvitation(tx, systemTrace(ctx.requestId), tokenValue, who));
+        return await ctx.runtime.db.transaction((tx) => acceptInvitation(tx, systemTrace(ctx.requestId), tokenValue, acceptor));
       } catch (err) {
         if (err instanceof AppError && err.code === 'not_found') return null;
         throw err;
@@ -80,15 +88,18 @@ export const accountRouter = router({
   /** A signed-in user accepts an invitation made out to their email. */
   acceptInvitation: humanProcedure
     .input(z.strictObject({ token }))
-    .mutation(({ ctx, input }) => accept(ctx, input.token, { kind: 'user', userId: ctx.principal.userId })),
+    .mutation(({ ctx, input }) => accept(ctx, input.token, async () => ({ kind: 'user', userId: ctx.principal.userId }))),
 
   /** Someone new accepts: the account is made with the invitation's email; the page then signs them in. */
   joinWithInvitation: publicProcedure
     .input(z.strictObject({ token, display_name: displayName, password }))
     .mutation(async ({ ctx, input }) => {
       checkNewPassword(input.password);
-      const passwordHash = await hashPassword(input.password);
-      return accept(ctx, input.token, { kind: 'new', displayName: input.display_name, passwordHash });
+      return accept(ctx, input.token, async () => ({
+        kind: 'new',
+        displayName: input.display_name,
+        passwordHash: await hashPassword(input.password),
+      }));
     }),
 
   /** True when the setup link is good (the page is 404 otherwise). */
@@ -105,10 +116,11 @@ export const accountRouter = router({
     .input(z.strictObject({ token, workspace_name: text(1, 100), display_name: displayName, email: z.email().max(320), password }))
     .mutation(async ({ ctx, input }) => {
       checkNewPassword(input.password);
-      const passwordHash = await hashPassword(input.password);
       const created = await withTokenAttempt(
         ctx,
         async () => {
+          // Hashed once the attempt is allowed (the limit refuses before any argon2 work).
+          const passwordHash = await hashPassword(input.password);
           try {
             return await ctx.runtime.db.transaction((tx) =>
               completeSetup(tx, systemTrace(ctx.requestId), input.token, {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { desc, eq } from 'drizzle-orm';
 import { apiKeys } from '@/db/schema';
 import { createApiKey, revokeApiKey } from '@/server/domain/api-keys/api-keys';
+import { assertOwnerNow } from '@/server/domain/workspaces/members';
 import { runMutation } from '../mutation';
 import { actorIn, humanProcedure, router } from '../trpc';
 import { id, text } from '../schemas';
@@ -37,9 +38,10 @@ export const apiKeysRouter = router({
   /** Creates a key owned by the signed-in owner; the secret is in this response only. */
   create: humanProcedure.input(z.strictObject({ workspace_id: id(), name: text(1, 100) })).mutation(({ ctx, input }) => {
     const actor = actorIn(ctx.principal, ctx.trace, input.workspace_id, { outsider: 'forbidden', roles: OWNERS });
-    return runMutation(ctx, actor, { status: 200, output: z.any() }, (tx) =>
-      createApiKey(tx, actor, { name: input.name, ownerUserId: actor.id }),
-    );
+    return runMutation(ctx, actor, { status: 200, output: z.any() }, async (tx) => {
+      await assertOwnerNow(tx, actor.workspaceId, actor.id);
+      return createApiKey(tx, actor, { name: input.name, ownerUserId: actor.id });
+    });
   }),
 
   revoke: humanProcedure.input(z.strictObject({ workspace_id: id(), key_id: id() })).mutation(({ ctx, input }) => {

@@ -7,7 +7,7 @@ import { asc } from 'drizzle-orm';
 import type { Database } from '@/db';
 import { artifactTypes } from '@/db/schema';
 import { digestOf } from '@/server/ledger/canonical';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 
 export interface ArtifactType {
   type_code: string;
@@ -79,7 +79,7 @@ export class ArtifactCatalog {
       // Serve the last good load; try again on the next read after a short pause, not on every read.
       this.staleSince ??= this.now();
       this.good.loadedAt = this.now() - this.ttlMs + Math.min(this.ttlMs, 10_000);
-      log('warn', 'artifact catalog refresh failed; serving the last good load', { error: String(err) });
+      log('warn', 'artifact catalog refresh failed; serving the last good load', { error: describeError(err) });
     }
   }
 }

@@ -87,18 +87,18 @@ function chosenOptions(decision: DecisionRow, input: RulingInput): string[] {
   const fail = (message: string) => {
     throw new AppError('validation_failed', message, { issues: [{ path: 'option_ids', message }] });
   };
-  for (const id of given) if (!known.has(id)) fail(`${id} is not one of the decision’s options`);
+  for (const id of given) if (!known.has(id)) fail(`Option ${id} is not one of the decision’s options`);
   if (input.outcome !== 'approved') {
-    if (given.length > 0) fail(`${input.outcome === 'declined' ? 'declining' : 'cancelling'} chooses no option`);
+    if (given.length > 0) fail(`${input.outcome === 'declined' ? 'Declining' : 'Cancelling'} chooses no option`);
     return [];
   }
   const defaults = isDefaultOptions(decision.options);
   if (defaults) {
     if (given.length === 0) return ['approve'];
-    if (given.length !== 1 || given[0] !== 'approve') fail('to decline, decline; approving chooses the approve option');
+    if (given.length !== 1 || given[0] !== 'approve') fail('To decline, decline; approving chooses the approve option');
     return given;
   }
-  if (decision.shape === 'option_select' && given.length !== 1) fail('choose exactly one option');
-  if (decision.shape === 'option_multiselect' && given.length === 0) fail('choose at least one option');
+  if (decision.shape === 'option_select' && given.length !== 1) fail('Choose exactly one option');
+  if (decision.shape === 'option_multiselect' && given.length === 0) fail('Choose at least one option');
   return given;
 }

@@ -10,7 +10,7 @@ import type { Database, Tx } from '@/db';
 import { decisions, memberships, type DecisionResolution } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { isStoreUnavailable } from '@/server/errors';
-import { log } from '@/server/log';
+import { describeError, log } from '@/server/log';
 import { systemTrace, type Actor } from '../actor';
 import { releaseHold } from './hold';
 
@@ -107,7 +107,7 @@ export async function sweepDecisionTimeouts(
         }
       } catch (err) {
         if (isStoreUnavailable(err)) throw err;
-        log('error', 'decision timeout failed', { decisionId: d.id, error: String(err) });
+        log('error', 'decision timeout failed', { decisionId: d.id, error: describeError(err) });
       }
     }
     const last = due[due.length - 1];

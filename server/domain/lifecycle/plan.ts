@@ -15,6 +15,7 @@ import { AppError } from '@/server/errors';
 import type { RunRow } from '../hierarchy/records';
 import { followTask } from '../runs/runs';
 import type { Level, StatusChange } from './status-changes';
+import { plural } from '@/server/words';
 
 export const LIFECYCLE_ACTIONS = ['pause', 'resume', 'retry', 'cancel'] as const;
 export type LifecycleAction = (typeof LIFECYCLE_ACTIONS)[number];
@@ -214,7 +215,7 @@ function planRetry(subject: Subject): Plan {
     }
   }
   if (redispatch.length === 0 && changes.length === 0) return noop(`Nothing under ${name(root)} is failed or cancelled; nothing changed.`);
-  return { changes, redispatch, message: `Re-dispatched ${redispatch.length} task(s) under ${name(root)}.` };
+  return { changes, redispatch, message: `Re-dispatched ${plural(redispatch.length, 'task')} under ${name(root)}.` };
 }
 
 export function planLifecycle(action: LifecycleAction, subject: Subject, pauseId: string): Plan {

@@ -60,6 +60,8 @@ export function checkReceipt(value: unknown): { valid: boolean; issues: Issue[] 
 
 export function validateReceiptText(text: string): ValidationOutcome {
   const read = readReceiptText(text);
+  // What no store keeps is a document the import refuses (validation_failed): not valid, here too.
+  if (!read.ok && read.problem.kind === 'unstorable') return { ok: true, valid: false, issues: read.issues };
   if (!read.ok) return { ok: false, code: read.code, message: read.message, issues: read.issues };
   return { ok: true, ...checkReceipt(read.value) };
 }

@@ -1,13 +1,13 @@
 /**
  * Webhook endpoints of a workspace: created, read, changed, deleted, their secret rotated, a test
  * delivery asked for. Each change is a ledger event in the same transaction; the signing secret
- * is in no event (it is returned once, by create and rotate-secret). Event payloads carry the
- * URL without its query string, which may hold a receiver's own token.
+ * is in no event (it is returned once, by create and rotate-secret). Event payloads carry where
+ * the URL goes and a digest of it, never the URL itself (targetForEvents).
  *
  * The URL is checked (server/webhooks/url-policy.ts) by the caller before the transaction: the
  * check resolves the host, and no transaction should wait on DNS.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import { query, type Executor, type Tx } from '@/db';
 import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
@@ -66,10 +66,22 @@ function endpointView(row: EndpointRow): WebhookEndpointView {
   };
 }
 
-/** The URL as events record it: without a query string (a receiver's token may be in it). */
-function urlForEvents(url: string): string {
+/**
+ * A URL as events record it: where it goes (scheme, host, port) and a digest of the whole URL,
+ * never its path or query. Slack-, Discord- and Teams-style URLs keep their secret in the path,
+ * and every member reads the ledger (viewers too, who may not read /webhooks). The digest is
+ * SHA-256 of the URL as the endpoint shows it (`printf %s "$URL" | sha256sum`), so whoever holds
+ * the URL can tell it is the one recorded.
+ */
+function targetForEvents(url: string): { scheme: string; host: string; port: number; url_digest: string } {
   const u = new URL(url);
-  return u.search ? `${u.origin}${u.pathname}?…` : u.toString();
+  const scheme = u.protocol.slice(0, -1);
+  return {
+    scheme,
+    host: u.hostname,
+    port: u.port === '' ? (scheme === 'https' ? 443 : 80) : Number(u.port),
+    url_digest: `sha256:${createHash('sha256').update(url, 'utf8').digest('hex')}`,
+  };
 }
 
 const noSuchEndpoint = () => new AppError('not_found', 'No such webhook endpoint in your workspace.');
@@ -118,7 +130,7 @@ export async function createEndpoint(
         aggregateType: 'webhook_endpoint',
         aggregateId: id,
         eventType: 'webhook_endpoint.created',
-        payload: { id, url: urlForEvents(input.url), event_types: input.eventTypes, description: input.description },
+        payload: { id, target: targetForEvents(input.url), event_types: input.eventTypes, description: input.description },
       },
     ],
     now,
@@ -191,7 +203,7 @@ export async function updateEndpoint(tx: Tx, actor: Actor, input: UpdateEndpoint
   const changed: Record<string, unknown> = {};
   if (input.url !== undefined && input.url !== row.url) {
     changes.url = input.url;
-    changed.url = urlForEvents(input.url);
+    changed.target = targetForEvents(input.url);
   }
   if (input.eventTypes !== undefined && input.eventTypes.join('\n') !== row.eventTypes.join('\n')) {
     changes.eventTypes = input.eventTypes;
@@ -234,7 +246,7 @@ export async function deleteEndpoint(tx: Tx, actor: Actor, input: { id: string }
       aggregateType: 'webhook_endpoint',
       aggregateId: row.id,
       eventType: 'webhook_endpoint.deleted',
-      payload: { id: row.id, url: urlForEvents(row.url) },
+      payload: { id: row.id, target: targetForEvents(row.url) },
     },
   ]);
   await tx.delete(webhookEndpoints).where(eq(webhookEndpoints.id, row.id));

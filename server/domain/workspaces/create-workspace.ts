@@ -62,7 +62,8 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
   const name = workspaceName(input.name);
   // Two creators racing for one name: the unique index refuses the second insert, which then
   // fails its transaction with the same answer as this check.
-  if (await workspaceNamed(tx, name)) throw nameTaken(name);
+  const taken = await workspaceNamed(tx, name);
+  if (taken) throw nameTaken(taken.name);
   const workspaceId = randomUUID();
   const email = input.owner.email.trim().toLowerCase();
   const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
@@ -72,7 +73,8 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
   try {
     await tx.insert(workspaces).values({ id: workspaceId, name, createdAt: at });
   } catch (err) {
-    if (hasSqlState(err, '23505')) throw nameTaken(name);
+    // The other creator's name is not readable in this failed transaction; it matched in some case.
+    if (hasSqlState(err, '23505')) throw nameTaken(null);
     throw err;
   }
   await tx.insert(ledgerHeads).values({ workspaceId });
@@ -122,6 +124,8 @@ export async function createWorkspace(tx: Tx, trace: Trace, input: CreateWorkspa
   return { workspaceId, name, ownerUserId, ownerCreated: !existing };
 }
 
-function nameTaken(name: string): AppError {
-  return new AppError('conflict', `A workspace named "${name}" already exists. Choose another name.`, { field: 'name' });
+/** Names the workspace that holds the name (its case may differ from what was typed). */
+function nameTaken(existing: string | null): AppError {
+  const which = existing === null ? 'with this name (in some letter case)' : `named "${existing}"`;
+  return new AppError('conflict', `A workspace ${which} already exists. Choose another name.`, { field: 'name' });
 }

@@ -12,7 +12,7 @@ import { and, desc, eq, gt, isNull } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
 import { invitations, memberships, users, workspaces, type MembershipRole } from '@/db/schema';
 import { appendEvents } from '@/server/ledger/append';
-import { AppError } from '@/server/errors';
+import { AppError, hasSqlState } from '@/server/errors';
 import type { Actor, Trace } from '../actor';
 import { addMember, normalEmail } from './members';
 
@@ -262,13 +262,21 @@ export async function acceptInvitation(
   }
   // The new member acts: they accepted, and the membership (with the account, for someone new) is theirs.
   const actor: Actor = { type: 'human', id: userId, ownerId: userId, workspaceId: claimed.workspaceId, role: claimed.role, trace };
-  await addMember(tx, actor, {
-    email: claimed.email,
-    displayName: who.kind === 'new' ? who.displayName : '',
-    passwordHash: who.kind === 'new' ? who.passwordHash : undefined,
-    newUserId: userId,
-    role: claimed.role,
-  });
+  try {
+    await addMember(tx, actor, {
+      email: claimed.email,
+      displayName: who.kind === 'new' ? who.displayName : '',
+      passwordHash: who.kind === 'new' ? who.passwordHash : undefined,
+      newUserId: userId,
+      role: claimed.role,
+    });
+  } catch (err) {
+    // Two invitations for one email accepted at the same moment: the account the other made won.
+    if (who.kind === 'new' && hasSqlState(err, '23505')) {
+      throw new AppError('conflict', `${claimed.email} already has an account: sign in to accept the invitation.`);
+    }
+    throw err;
+  }
   await tx.update(invitations).set({ acceptedBy: userId }).where(eq(invitations.id, claimed.id));
   await appendEvents(
     tx,

@@ -124,15 +124,46 @@ async function assertAnotherOwner(tx: Tx, workspaceId: string, userId: string, d
   }
 }
 
-/** Changes a member's role. The same role again changes nothing and appends nothing. */
-export async function changeRole(tx: Tx, actor: Actor, input: { userId: string; role: MembershipRole }): Promise<{ changed: boolean }> {
+/** Why a member's keys were revoked with a change to their membership (the api_key.revoked event's `reason`). */
+type KeysRevokedFor = 'owner_removed' | 'owner_demoted';
+
+/**
+ * Revokes the keys `userId` owns in the workspace: the rows, and an api_key.revoked event for each.
+ * Only owners make keys, and a key acts with an owner's powers (work, decisions, webhooks), so a
+ * key never outlives its owner's being one.
+ */
+async function revokeKeysOf(tx: Tx, workspaceId: string, userId: string, reason: KeysRevokedFor) {
+  const revoked = await tx
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.workspaceId, workspaceId), eq(apiKeys.ownerUserId, userId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id, prefix: apiKeys.prefix });
+  return revoked.map((k) => ({
+    aggregateType: 'api_key',
+    aggregateId: k.id,
+    eventType: 'api_key.revoked',
+    payload: { id: k.id, prefix: k.prefix, reason },
+  }));
+}
+
+/**
+ * Changes a member's role. The same role again changes nothing and appends nothing. An owner who
+ * stops being one loses the API keys they made here (revoked with the change, in its events):
+ * promoting them again brings none back.
+ */
+export async function changeRole(
+  tx: Tx,
+  actor: Actor,
+  input: { userId: string; role: MembershipRole },
+): Promise<{ changed: boolean; revokedKeys: number }> {
   const member = await lockedMember(tx, actor.workspaceId, input.userId);
-  if (member.role === input.role) return { changed: false };
+  if (member.role === input.role) return { changed: false, revokedKeys: 0 };
   if (member.role === 'owner') await assertAnotherOwner(tx, actor.workspaceId, input.userId, 'changing the last owner’s role');
   await tx
     .update(memberships)
     .set({ role: input.role })
     .where(and(eq(memberships.workspaceId, actor.workspaceId), eq(memberships.userId, input.userId)));
+  const revoked = member.role === 'owner' ? await revokeKeysOf(tx, actor.workspaceId, input.userId, 'owner_demoted') : [];
   await appendEvents(tx, actor, [
     {
       aggregateType: 'membership',
@@ -140,8 +171,18 @@ export async function changeRole(tx: Tx, actor: Actor, input: { userId: string; 
       eventType: 'membership.role_changed',
       payload: { user_id: input.userId, email: member.email, from: member.role, to: input.role },
     },
+    ...revoked,
   ]);
-  return { changed: true };
+  return { changed: true, revokedKeys: revoked.length };
+}
+
+/**
+ * Under the workspace's lock, that `userId` is an owner of it now: a key is made for an owner only,
+ * and a demotion committed while the key was being made would otherwise leave it standing.
+ */
+export async function assertOwnerNow(tx: Tx, workspaceId: string, userId: string): Promise<void> {
+  const member = await lockedMember(tx, workspaceId, userId).catch(() => null);
+  if (member?.role !== 'owner') throw new AppError('forbidden', 'Only an owner of this workspace can hold an API key.');
 }
 
 /**
@@ -154,11 +195,7 @@ export async function removeMember(tx: Tx, actor: Actor, input: { userId: string
   const leaving = actor.type === 'human' && actor.id === input.userId;
   if (member.role === 'owner') await assertAnotherOwner(tx, actor.workspaceId, input.userId, leaving ? 'you leave' : 'removing them');
   await tx.delete(memberships).where(and(eq(memberships.workspaceId, actor.workspaceId), eq(memberships.userId, input.userId)));
-  const revoked = await tx
-    .update(apiKeys)
-    .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.workspaceId, actor.workspaceId), eq(apiKeys.ownerUserId, input.userId), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id, prefix: apiKeys.prefix });
+  const revoked = await revokeKeysOf(tx, actor.workspaceId, input.userId, 'owner_removed');
   await appendEvents(tx, actor, [
     {
       aggregateType: 'membership',
@@ -166,12 +203,7 @@ export async function removeMember(tx: Tx, actor: Actor, input: { userId: string
       eventType: 'membership.removed',
       payload: { user_id: input.userId, email: member.email, role: member.role, left: leaving },
     },
-    ...revoked.map((k) => ({
-      aggregateType: 'api_key',
-      aggregateId: k.id,
-      eventType: 'api_key.revoked',
-      payload: { id: k.id, prefix: k.prefix, reason: 'owner_removed' },
-    })),
+    ...revoked,
   ]);
   return { revokedKeys: revoked.length };
 }

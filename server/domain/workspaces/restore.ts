@@ -44,7 +44,7 @@ export interface RestoreReport {
   revokedKeys: { prefix: string; name: string }[];
   /** Pending invitations restored revoked (email). */
   revokedInvitations: string[];
-  /** Webhook endpoints not restored (URL as the ledger has it). */
+  /** Webhook endpoints not restored (where they went, as the ledger has it: scheme, host and port). */
   webhookEndpoints: string[];
 }
 
@@ -155,9 +155,12 @@ class IdentityFold {
         if (i) i.revokedAt ??= at;
         return;
       }
-      case 'webhook_endpoint.created':
-        this.endpoints.set(e.aggregateId, p.url as string);
+      case 'webhook_endpoint.created': {
+        // Older events carry the URL (its query cut); newer ones only where it goes.
+        const target = p.target as { scheme: string; host: string; port: number } | undefined;
+        this.endpoints.set(e.aggregateId, target ? `${target.scheme}://${target.host}:${target.port}` : (p.url as string));
         return;
+      }
       case 'webhook_endpoint.deleted':
         this.endpoints.delete(e.aggregateId);
         return;

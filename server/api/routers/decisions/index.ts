@@ -1,5 +1,6 @@
 /**
- * Decisions: raise (agents and humans), poll and list, ask for attention, and the human ruling.
+ * Decisions: raise (agents and humans), poll and list, ask for attention, and the human ruling;
+ * for the web interface, the inbox of one workspace and what waits across all of a person's.
  * One file per procedure; the schemas and helpers they share are in shared.ts.
  */
 import { router } from '../../trpc';
@@ -11,6 +12,7 @@ import { approveProcedure } from './approve';
 import { declineProcedure } from './decline';
 import { cancelProcedure } from './cancel';
 import { inboxProcedure } from './inbox';
+import { acrossWorkspacesProcedure } from './across-workspaces';
 
 export const decisionsRouter = router({
   create: createProcedure,
@@ -21,4 +23,5 @@ export const decisionsRouter = router({
   decline: declineProcedure,
   cancel: cancelProcedure,
   inbox: inboxProcedure,
+  acrossWorkspaces: acrossWorkspacesProcedure,
 });

@@ -1,0 +1,108 @@
+/**
+ * What a ledger event says happened, in words, and who did it: one table read by every page that
+ * shows events (the ledger, a task's history, a decision's history), so that the same event reads
+ * the same everywhere. The event type stays beside it, a hover or a click away.
+ */
+
+type Payload = Record<string, unknown>;
+type Phrase = string | ((payload: Payload) => string);
+
+/** A status as a person writes it: in_progress → in progress. */
+const words = (value: unknown) => String(value ?? '').replaceAll('_', ' ');
+
+/** What each kind of aggregate is called, by the event type's first part. */
+const SUBJECTS: Record<string, string> = {
+  workspace: 'Workspace',
+  membership: 'Member',
+  invitation: 'Invitation',
+  api_key: 'API key',
+  webhook_endpoint: 'Webhook endpoint',
+  initiative: 'Initiative',
+  workstream: 'Workstream',
+  milestone: 'Milestone',
+  task: 'Task',
+  work: 'Task',
+  run: 'Run',
+  receipt: 'Receipt',
+  dedup: 'Dedup claim',
+  decision: 'Decision',
+};
+
+/** What happened to the subject, by event type (lower case: it follows the subject's name). */
+const PHRASES: Record<string, Phrase> = {
+  'workspace.created': 'created',
+  'membership.created': (p) => `added as ${words(p.role)}`,
+  'membership.role_changed': (p) => `role changed from ${words(p.from)} to ${words(p.to)}`,
+  'membership.removed': 'removed',
+  'invitation.created': (p) => `sent, to join as ${words(p.role)}`,
+  'invitation.accepted': 'accepted',
+  'invitation.revoked': 'revoked',
+  'api_key.created': 'created',
+  'api_key.revoked': 'revoked',
+  'webhook_endpoint.created': 'created',
+  'webhook_endpoint.updated': 'changed',
+  'webhook_endpoint.deleted': 'deleted',
+  'webhook_endpoint.enabled': 'turned on',
+  'webhook_endpoint.disabled': 'turned off',
+  'webhook_endpoint.secret_rotated': 'given a new signing secret',
+  'webhook_endpoint.test': 'sent a test delivery',
+  'task.created': 'created',
+  'work.created': 'created',
+  'task.updated': 'edited',
+  'task.status_changed': (p) => `moved to ${words(p.status)}`,
+  'task.redispatched': 'sent out again with a new run',
+  'run.created': 'created',
+  'run.started': 'started',
+  'run.checkpointed': 'saved a checkpoint',
+  'run.rolled_back': 'rolled back to a checkpoint',
+  'run.released': 'released by its decision, still paused',
+  'run.completed': 'completed',
+  'run.failed': 'failed',
+  'receipt.imported': 'imported',
+  'dedup.claimed': 'taken',
+  'dedup.extended': 'extended',
+  'dedup.released': 'released',
+  'dedup.pruned': 'cleared away after it ended',
+  'decision.created': 'raised',
+  'decision.attention_requested': 'brought to a human’s attention',
+  'decision.approved': 'approved',
+  'decision.declined': 'declined',
+  'decision.expired': 'expired',
+  'decision.cancelled': 'cancelled',
+};
+// The lifecycle verbs read the same for every level of the plan.
+for (const level of ['initiative', 'workstream', 'milestone', 'task', 'run']) {
+  for (const verb of ['paused', 'resumed', 'cancelled', 'reopened']) PHRASES[`${level}.${verb}`] ??= verb;
+}
+
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+export interface EventLike {
+  eventType: string;
+  payload?: Payload;
+}
+
+/**
+ * The event in words. `subject: true` names what it happened to ("Task moved to done"), for a list
+ * of many aggregates such as the ledger; without it the page already says ("Moved to done").
+ * A type this table does not know yet still reads as words rather than as its code.
+ */
+export function eventWords(event: EventLike, opts: { subject?: boolean } = {}): string {
+  const dot = event.eventType.indexOf('.');
+  const prefix = dot < 0 ? event.eventType : event.eventType.slice(0, dot);
+  const known = PHRASES[event.eventType];
+  const phrase = typeof known === 'function' ? known(event.payload ?? {}) : (known ?? words(event.eventType.slice(dot + 1)));
+  if (!opts.subject) return capital(phrase);
+  return `${SUBJECTS[prefix] ?? capital(words(prefix))} ${phrase}`;
+}
+
+/**
+ * Who did something, the one way every page names them: a person by their display name, an agent
+ * by its API key's name (with what it is), or the system. Names are as they are now; the ids stay
+ * in the ledger.
+ */
+export function actorLabel(type: string, name: string | null): string {
+  if (type === 'human') return name ?? 'a member';
+  if (type === 'api_key') return name ? `an agent (key “${name}”)` : 'an agent (a key since deleted)';
+  return 'the system';
+}
