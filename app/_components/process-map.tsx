@@ -156,7 +156,7 @@ function Drawing({ process, layout, titleId, className }: { process: Process; la
         const decisions = decisionsByStage.get(s.workstream_id) ?? [];
         const live = (s.run_counts.running ?? 0) + (s.run_counts.queued ?? 0);
         const held = s.run_counts.paused ?? 0;
-        const runs = live + held > 0 ? ` · ${live} run${live === 1 ? '' : 's'} active${held ? `, ${held} paused` : ''}` : '';
+        const runs = live + held > 0 ? ` · ${plural(live, 'run')} active${held ? `, ${held} paused` : ''}` : '';
         return (
           <g key={s.workstream_id} transform={`translate(${p.x} ${p.y})`}>
             <rect width={BOX_W} height={BOX_H} rx="8" fill="#fff" stroke={STATUS_COLOR[s.status] ?? '#5b6672'} strokeWidth="2" />

@@ -43,8 +43,7 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
         <span className="badge">{initiative.status}</span>
         <span className="muted">
           {initiative.visibility} · {initiative.model_tier} tier · {initiative.execution_policy.mode}, up to{' '}
-          {initiative.execution_policy.max_concurrent_agents} agent{initiative.execution_policy.max_concurrent_agents === 1 ? '' : 's'} ·{' '}
-          {hours(tree?.estimate_hours ?? 0)} estimated
+          {plural(initiative.execution_policy.max_concurrent_agents, 'agent')} · {hours(tree?.estimate_hours ?? 0)} estimated
         </span>
       </p>
       {initiative.summary && <p className="prewrap">{initiative.summary}</p>}
