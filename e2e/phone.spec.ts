@@ -2,7 +2,8 @@
  * On a phone (390 × 844): no signed-in page scrolls sideways, as a whole or inside a box; tables
  * are stacked rows whose every cell is on screen; task names wrap between words; the operating
  * map's text keeps a readable size; a long decision keeps its ruling on screen; and a newcomer
- * signs in, reads the inbox, opens a decision and rules on it.
+ * signs in, reads the inbox, opens a decision and rules on it. With two workspaces, the switcher with
+ * its pending counts, the inbox of all workspaces and the page that asks before switching fit too.
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
@@ -217,4 +218,67 @@ test('a newcomer on a phone signs in, reads the inbox, opens a decision and rule
   expect(await sideways(page), 'the ruled decision').toEqual([]);
   const ruled = (await agent(request, 'GET', `/decisions/${decision.id}`)).body.decision;
   expect(ruled).toMatchObject({ status: 'approved', resolution: { resolved_by_name: 'Avery Approver', note: 'Go ahead, from my phone.' } });
+});
+
+test('with two workspaces, the switcher with its pending counts, the inbox of all workspaces and the switch confirmation fit a phone', async ({
+  page,
+  request,
+}) => {
+  // A blocking decision waiting in e2e, with a title as long as a phone meets.
+  const work = await agent(request, 'POST', '/work', { title: `Blocked on a phone ${randomUUID().slice(0, 6)}` });
+  const title = `Approve the regional onboarding budget ${randomUUID().slice(0, 6)} before the quarter closes`;
+  const raised = await agent(request, 'POST', '/decisions', {
+    workspace_id: fixture().workspaceId,
+    title,
+    blocks_task: true,
+    task_id: work.body.data.taskId,
+  });
+  expect(raised.status).toBe(201);
+  const decisionId = raised.body.decision.id as string;
+
+  // A second workspace with a long name, which becomes current.
+  const name = `Regional onboarding programme for the Lisbon office ${randomUUID().slice(0, 6)}`;
+  await signInOnPhone(page, fixture().users.owner);
+  await page.goto('/workspaces/new');
+  await page.getByLabel('Name').fill(name);
+  await page.getByRole('button', { name: 'Create workspace' }).tap();
+  await expect(page).toHaveURL(/\/decisions$/);
+  const switcher = page.getByLabel('Current workspace');
+  await expect(switcher.locator('option:checked')).toHaveText(`${name} (owner)`);
+  await expect(switcher.locator(`option[value="${fixture().workspaceId}"]`)).toHaveText(/^e2e \(owner\) · \d+ pending, \d+ blocking$/);
+
+  // This workspace's inbox, saying what waits elsewhere; the header's switcher stays on screen.
+  await expect(page.getByRole('note')).toContainText('Also waiting in your other workspaces');
+  expect(await sideways(page), '/decisions with a note of the other workspaces').toEqual([]);
+  expect((await switcher.boundingBox())!.x + (await switcher.boundingBox())!.width).toBeLessThanOrEqual(390);
+
+  // All workspaces: each entry on screen, its workspace named.
+  await page.getByRole('link', { name: /^All workspaces/ }).tap();
+  await expect(page).toHaveURL(/\/decisions\?view=all$/);
+  expect(await sideways(page), '/decisions?view=all').toEqual([]);
+  const entry = page.getByRole('list', { name: 'Decisions in all workspaces' }).getByRole('listitem').filter({ hasText: title });
+  const button = entry.getByRole('button');
+  await button.scrollIntoViewIfNeeded();
+  const box = (await button.boundingBox())!;
+  expect(box.x).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width).toBeLessThanOrEqual(390);
+
+  // A deep link into e2e asks first (a POST), and the page that asks fits too.
+  await page.goto(`/decisions/${decisionId}`);
+  await expect(page).toHaveURL(/\/workspaces\/switch\/confirm\?/);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Switch to e2e?');
+  expect(await sideways(page), '/workspaces/switch/confirm (to e2e)').toEqual([]);
+  await page.getByRole('button', { name: 'Switch to e2e to see this' }).tap();
+  await expect(page).toHaveURL(new RegExp(`/decisions/${decisionId}$`));
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(title);
+  expect(await sideways(page), 'the decision, after switching').toEqual([]);
+
+  // Back the other way: the long name in the question and on its button.
+  const secondId = await switcher.locator('option').filter({ hasText: name }).getAttribute('value');
+  await page.goto(`/workspaces/switch/confirm?${new URLSearchParams({ to: secondId!, return: '/decisions' })}`);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Switch to ${name}?`);
+  expect(await sideways(page), '/workspaces/switch/confirm (to the long name)').toEqual([]);
+  const confirm = page.getByRole('button', { name: `Switch to ${name} to see this` });
+  const confirmBox = (await confirm.boundingBox())!;
+  expect(confirmBox.x + confirmBox.width).toBeLessThanOrEqual(390);
 });

@@ -2,11 +2,11 @@
  * The settings pages' forms, as a person meets them on a laptop: fields at full size with short
  * labels, a shown-once box in the page's font, every destructive step confirmed on the page (never
  * by the browser's confirm()), "Leave" explained instead of offered to a workspace's only owner,
- * and a header on one row with two workspaces.
+ * and a header on one row with two workspaces, their pending counts included.
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import { fixture, signIn } from './support';
+import { agent, fixture, signIn } from './support';
 
 test.use({ viewport: { width: 1280, height: 800 } });
 
@@ -154,6 +154,17 @@ test('a workspace’s only owner is told why they cannot leave it, instead of be
   await context.close();
 });
 
+/** The header's brand, workspace, links and sign-out share one row (their middles within 4 px). */
+async function expectHeaderOnOneRow(page: Page, path: string) {
+  await page.goto(path);
+  const header = page.locator('header.site-header');
+  const parts = [header.getByRole('link', { name: 'Accountable Work Service' }), page.getByLabel('Current workspace')];
+  for (const link of await header.getByRole('navigation', { name: 'Main' }).getByRole('link').all()) parts.push(link);
+  parts.push(header.getByRole('button', { name: 'Sign out' }));
+  const middles = await Promise.all(parts.map(async (p) => ((b) => b!.y + b!.height / 2)(await p.boundingBox())));
+  for (const middle of middles) expect(Math.abs(middle - middles[0]!), path).toBeLessThan(4);
+}
+
 test('with two workspaces the header keeps to one row at 1280 px', async ({ page }) => {
   await signIn(page, fixture().users.stranger);
   await page.goto('/workspaces/new');
@@ -161,13 +172,30 @@ test('with two workspaces the header keeps to one row at 1280 px', async ({ page
   await page.getByRole('button', { name: 'Create workspace' }).click();
   await expect(page.getByLabel('Current workspace')).toBeVisible();
 
-  for (const path of ['/decisions', '/settings/webhooks']) {
-    await page.goto(path);
-    const header = page.locator('header.site-header');
-    const parts = [header.getByRole('link', { name: 'Accountable Work Service' }), page.getByLabel('Current workspace')];
-    for (const link of await header.getByRole('navigation', { name: 'Main' }).getByRole('link').all()) parts.push(link);
-    parts.push(header.getByRole('button', { name: 'Sign out' }));
-    const middles = await Promise.all(parts.map(async (p) => ((b) => b!.y + b!.height / 2)(await p.boundingBox())));
-    for (const middle of middles) expect(Math.abs(middle - middles[0]!), path).toBeLessThan(4);
-  }
+  for (const path of ['/decisions', '/settings/webhooks']) await expectHeaderOnOneRow(page, path);
+});
+
+test('with decisions waiting in another workspace, the switcher’s pending counts keep the header on one row at 1280 px', async ({
+  page,
+  request,
+}) => {
+  const work = await agent(request, 'POST', '/work', { title: `Waiting for the header ${randomUUID().slice(0, 6)}` });
+  const raised = await agent(request, 'POST', '/decisions', {
+    workspace_id: fixture().workspaceId,
+    title: `Blocking while elsewhere ${randomUUID().slice(0, 6)}`,
+    blocks_task: true,
+    task_id: work.body.data.taskId,
+  });
+  expect(raised.status).toBe(201);
+  await signIn(page, fixture().users.owner);
+  await page.goto('/workspaces/new');
+  await page.getByLabel('Name').fill(`Regional onboarding programme ${randomUUID().slice(0, 4)}`);
+  await page.getByRole('button', { name: 'Create workspace' }).click();
+  await expect(page).toHaveURL(/\/decisions$/);
+  await expect(page.getByLabel('Current workspace').locator(`option[value="${fixture().workspaceId}"]`)).toHaveText(
+    /^e2e \(owner\) · \d+ pending, \d+ blocking$/,
+  );
+
+  // An owner's header has every link; the inbox of all workspaces too.
+  for (const path of ['/decisions', '/decisions?view=all', '/settings/webhooks']) await expectHeaderOnOneRow(page, path);
 });
