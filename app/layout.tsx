@@ -66,7 +66,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             <a href="/docs/api">API reference</a>
             {user ? (
               <span className="who">
-                <a href="/settings/account" className="muted" title="Your account">
+                <a href="/settings/account" className="muted" title={`Your account: ${user.email}`}>
                   {user.email}
                 </a>{' '}
                 <SignOutButton />

@@ -173,8 +173,8 @@ test('an owner creates an API key (shown once), which works until revoked; then 
   const ok = await request.get('/api/v1/events/stream', { headers: { Authorization: `Bearer ${secret}` } });
   expect(ok.status()).toBe(200);
 
-  page.once('dialog', (dialog) => void dialog.accept());
   await page.getByRole('button', { name: 'Revoke browser-made' }).click();
+  await page.getByRole('group', { name: 'Confirm: Revoke browser-made' }).getByRole('button', { name: 'Confirm revoke' }).click();
   await expect(page.getByRole('row', { name: /browser-made/ })).toContainText('Revoked');
   // The revealed key goes with it: a revoked key is no use to anyone.
   await expect(page.getByTestId('new-key')).toHaveCount(0);
@@ -197,8 +197,8 @@ test('an owner cancels a pending decision', async ({ page, request }) => {
   const { decision } = await raiseAndAsk(request, { title: 'Withdraw this' });
   await signIn(page, fixture().users.owner);
   await page.goto(`/decisions/${decision.id}`);
-  page.once('dialog', (dialog) => void dialog.accept());
   await page.getByRole('button', { name: 'Cancel this decision' }).click();
+  await page.getByRole('button', { name: 'Confirm cancel' }).click();
   await expect(page.getByRole('status')).toContainText('Cancelled');
   expect((await agent(request, 'GET', `/decisions/${decision.id}`)).body.decision.status).toBe('cancelled');
 });

@@ -76,8 +76,8 @@ test('an owner invites an approver, who joins from the link, rules, and is out a
 
   // Removed: the member's very next page load is outside the workspace.
   await page.reload();
-  page.once('dialog', (d) => void d.accept());
   await page.getByTestId(`member-${email}`).getByRole('button', { name: 'Remove' }).click();
+  await page.getByTestId(`member-${email}`).getByRole('button', { name: 'Confirm remove' }).click();
   await expect(page.getByRole('status')).toContainText(`Removed ${email}`);
   // On the decision's page: the next load is a 404; the list says they are in no workspace.
   expect((await invitee.reload())!.status()).toBe(404);

@@ -64,8 +64,8 @@ test('API keys: the state in its column, a copy button, and the new key gone onc
   await expect(page.getByTestId('new-key')).toHaveCount(0);
   await expect(page.getByText(secret)).toHaveCount(0);
 
-  page.once('dialog', (dialog) => void dialog.accept());
   await row.getByRole('button', { name: 'Revoke copied-once' }).click();
+  await row.getByRole('button', { name: 'Confirm revoke' }).click();
   await expect(row.getByRole('cell').nth(stateIndex)).toContainText('Revoked');
   await expect(row.getByRole('button', { name: /Revoke/ })).toHaveCount(0);
 });

@@ -36,10 +36,26 @@ function columns(process: Process): Map<string, number> {
   return depth;
 }
 
-export function ProcessMap({ process, titleId }: { process: Process; titleId: string }) {
+type Point = { x: number; y: number };
+
+interface Layout {
+  /** `wide`: a column per dependency depth, handoffs left to right. `tall`: one column, top to bottom. */
+  kind: 'wide' | 'tall';
+  position: Map<string, Point>;
+  /** The row of each stage in the tall layout (arrows between neighbours go straight down). */
+  row: Map<string, number>;
+  width: number;
+  height: number;
+}
+
+/** Room on the right of the tall layout for the arcs of handoffs that skip a stage. */
+const ARC = 48;
+const GAP_Y_TALL = 34;
+
+function wideLayout(process: Process): Layout {
   const depth = columns(process);
   const rowsInColumn = new Map<number, number>();
-  const position = new Map<string, { x: number; y: number }>();
+  const position = new Map<string, Point>();
   for (const s of process.stages) {
     const col = depth.get(s.workstream_id) ?? 0;
     const row = rowsInColumn.get(col) ?? 0;
@@ -48,8 +64,65 @@ export function ProcessMap({ process, titleId }: { process: Process; titleId: st
   }
   const cols = Math.max(1, ...[...rowsInColumn.keys()].map((c) => c + 1));
   const rows = Math.max(1, ...rowsInColumn.values());
-  const width = PAD * 2 + cols * BOX_W + (cols - 1) * GAP_X;
-  const height = PAD * 2 + rows * BOX_H + (rows - 1) * GAP_Y;
+  return {
+    kind: 'wide',
+    position,
+    row: new Map(),
+    width: PAD * 2 + cols * BOX_W + (cols - 1) * GAP_X,
+    height: PAD * 2 + rows * BOX_H + (rows - 1) * GAP_Y,
+  };
+}
+
+/** For a narrow screen: the stages one under another, by depth, so the boxes keep their size and their text stays readable. */
+function tallLayout(process: Process): Layout {
+  const depth = columns(process);
+  const order = process.stages
+    .map((s, i) => ({ id: s.workstream_id, depth: depth.get(s.workstream_id) ?? 0, i }))
+    .sort((a, b) => a.depth - b.depth || a.i - b.i);
+  const position = new Map<string, Point>();
+  const row = new Map<string, number>();
+  order.forEach((s, i) => {
+    position.set(s.id, { x: PAD, y: PAD + i * (BOX_H + GAP_Y_TALL) });
+    row.set(s.id, i);
+  });
+  return {
+    kind: 'tall',
+    position,
+    row,
+    width: PAD * 2 + BOX_W + ARC,
+    height: PAD * 2 + order.length * BOX_H + Math.max(0, order.length - 1) * GAP_Y_TALL,
+  };
+}
+
+/** A handoff's arrow: left to right in the wide layout; down, or an arc on the right, in the tall one. */
+function arrowPath(layout: Layout, fromId: string, toId: string, from: Point, to: Point): string {
+  if (layout.kind === 'wide') {
+    return `M ${from.x + BOX_W} ${from.y + BOX_H / 2} C ${from.x + BOX_W + GAP_X / 2} ${from.y + BOX_H / 2}, ${to.x - GAP_X / 2} ${to.y + BOX_H / 2}, ${to.x} ${to.y + BOX_H / 2}`;
+  }
+  const skipped = Math.abs((layout.row.get(toId) ?? 0) - (layout.row.get(fromId) ?? 0));
+  if (skipped === 1) return `M ${from.x + BOX_W / 2} ${from.y + BOX_H} L ${to.x + BOX_W / 2} ${to.y}`;
+  const reach = Math.min(ARC - 6, 14 + 8 * skipped);
+  return `M ${from.x + BOX_W} ${from.y + BOX_H / 2} C ${from.x + BOX_W + reach} ${from.y + BOX_H / 2}, ${to.x + BOX_W + reach} ${to.y + BOX_H / 2}, ${to.x + BOX_W} ${to.y + BOX_H / 2}`;
+}
+
+/**
+ * The map twice when it has more than one column: wide for a wide screen, tall for a narrow one
+ * (globals.css shows one of them), since the wide one shrunk to a phone's width has unreadable text.
+ */
+export function ProcessMap({ process, titleId }: { process: Process; titleId: string }) {
+  if (process.stages.length === 0) return <p className="muted">No stages yet: this initiative has no workstreams.</p>;
+  const wide = wideLayout(process);
+  if (wide.width <= PAD * 2 + BOX_W) return <Drawing process={process} layout={wide} titleId={titleId} className="process-map" />;
+  return (
+    <>
+      <Drawing process={process} layout={wide} titleId={titleId} className="process-map wide" />
+      <Drawing process={process} layout={tallLayout(process)} titleId={`${titleId}-tall`} className="process-map tall" />
+    </>
+  );
+}
+
+function Drawing({ process, layout, titleId, className }: { process: Process; layout: Layout; titleId: string; className: string }) {
+  const { position, width, height } = layout;
   const decisionsByStage = new Map<string, { title: string; status: string }[]>();
   for (const h of process.handoffs) {
     if (h.kind === 'decision' && h.workstream_id) {
@@ -60,21 +133,11 @@ export function ProcessMap({ process, titleId }: { process: Process; titleId: st
     if (h.kind !== 'dependency' || h.level !== 'workstream') return [];
     const from = position.get(h.from_id);
     const to = position.get(h.to_id);
-    return from && to ? [{ key: `${h.from_id}-${h.to_id}`, from, to }] : [];
+    return from && to ? [{ key: `${h.from_id}-${h.to_id}`, d: arrowPath(layout, h.from_id, h.to_id, from, to) }] : [];
   });
 
-  if (process.stages.length === 0) return <p className="muted">No stages yet: this initiative has no workstreams.</p>;
-
   return (
-    <svg
-      className="process-map"
-      role="img"
-      aria-labelledby={titleId}
-      viewBox={`0 0 ${width} ${height}`}
-      width={width}
-      height={height}
-      style={{ maxWidth: '100%', height: 'auto' }}
-    >
+    <svg className={className} role="img" aria-labelledby={titleId} viewBox={`0 0 ${width} ${height}`} width={width} height={height}>
       <title id={titleId}>
         {`Operating map of ${process.title}: ${plural(process.stages.length, 'stage')}, ${plural(arrows.length, 'handoff')} between them, ${plural(process.evidence.length, 'receipt')} as evidence.`}
       </title>
@@ -84,14 +147,7 @@ export function ProcessMap({ process, titleId }: { process: Process; titleId: st
         </marker>
       </defs>
       {arrows.map((a) => (
-        <path
-          key={a.key}
-          d={`M ${a.from.x + BOX_W} ${a.from.y + BOX_H / 2} C ${a.from.x + BOX_W + GAP_X / 2} ${a.from.y + BOX_H / 2}, ${a.to.x - GAP_X / 2} ${a.to.y + BOX_H / 2}, ${a.to.x} ${a.to.y + BOX_H / 2}`}
-          fill="none"
-          stroke="#5b6672"
-          strokeWidth="1.5"
-          markerEnd={`url(#${titleId}-arrow)`}
-        />
+        <path key={a.key} d={a.d} fill="none" stroke="#5b6672" strokeWidth="1.5" markerEnd={`url(#${titleId}-arrow)`} />
       ))}
       {process.stages.map((s) => {
         const p = position.get(s.workstream_id)!;
@@ -100,7 +156,7 @@ export function ProcessMap({ process, titleId }: { process: Process; titleId: st
         const decisions = decisionsByStage.get(s.workstream_id) ?? [];
         const live = (s.run_counts.running ?? 0) + (s.run_counts.queued ?? 0);
         const held = s.run_counts.paused ?? 0;
-        const runs = live + held > 0 ? ` · ${live} run${live === 1 ? '' : 's'} active${held ? `, ${held} paused` : ''}` : '';
+        const runs = live + held > 0 ? ` · ${plural(live, 'run')} active${held ? `, ${held} paused` : ''}` : '';
         return (
           <g key={s.workstream_id} transform={`translate(${p.x} ${p.y})`}>
             <rect width={BOX_W} height={BOX_H} rx="8" fill="#fff" stroke={STATUS_COLOR[s.status] ?? '#5b6672'} strokeWidth="2" />

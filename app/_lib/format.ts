@@ -52,3 +52,8 @@ export function recordedAt(event: { aggregateType: string; aggregateId: string }
 export function eventLink(sequence: number): string {
   return `/ledger?at=${sequence}#event-${sequence}`;
 }
+
+/** A moment to the minute, for tables ("2025-03-01 14:05"), in UTC as the service records it. */
+export function minute(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
+}

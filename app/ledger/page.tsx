@@ -4,6 +4,8 @@
  * the chain verified on demand; and the whole ledger downloaded as a bundle anyone can check.
  */
 import { redirect } from 'next/navigation';
+import { DataTable } from '../_components/data-table';
+import { Field } from '../_components/field';
 import { NoWorkspace } from '../_components/no-workspace';
 import { actorLabels } from '../_lib/actors';
 import { eventWords } from '../_lib/event-words';
@@ -55,79 +57,74 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
         </a>
       </section>
       <form method="get" action="/ledger" className="toolbar" aria-label="Filter events">
-        <label>
-          Event type
-          <input name="type" defaultValue={type ?? ''} placeholder="decision.approved" pattern="[a-z][a-z0-9_.\-]{0,99}" />
-        </label>
-        <label>
-          Aggregate id
-          <input name="aggregate" defaultValue={aggregate ?? ''} placeholder="a decision, task or key id" size={38} />
-        </label>
+        <Field label="Event type">
+          <input type="text" name="type" defaultValue={type ?? ''} placeholder="decision.approved" pattern="[a-z][a-z0-9_.\-]{0,99}" />
+        </Field>
+        <Field label="Aggregate id" className="grow">
+          <input type="text" name="aggregate" defaultValue={aggregate ?? ''} placeholder="a decision, task or key id" />
+        </Field>
         <button type="submit">Filter</button>
         {(type || aggregate || at) && <a href="/ledger">Show all</a>}
       </form>
       {page.events.length === 0 ? (
         <p className="muted">No events match.</p>
       ) : (
-        <table className="ledger">
-          <caption className="visually-hidden">Ledger events, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Event</th>
-              <th scope="col">Recorded</th>
-              <th scope="col">By</th>
-              <th scope="col">When</th>
-              <th scope="col">Hashes</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.events.map((e) => (
-              <tr key={e.id} id={`event-${e.sequence}`} className={e.sequence === at ? 'highlight' : undefined}>
-                <td>{e.sequence}</td>
-                <td>
-                  {eventWords(e, { subject: true })}
-                  <br />
-                  <a href={`/ledger?type=${encodeURIComponent(e.eventType)}`} title="Only events of this type" className="muted">
-                    <code>{e.eventType}</code>
-                  </a>
-                </td>
-                <td>
-                  <a href={recordedAt(e)}>
-                    {e.aggregateType} {e.aggregateId.slice(0, 8)}
-                  </a>
-                </td>
-                <td title={e.actorId}>{by(e)}</td>
-                <td>{when(e.occurredAtCanonical)}</td>
-                <td>
-                  <details>
-                    <summary>
-                      <code title={e.eventHash}>{short(e.eventHash)}</code>
-                    </summary>
-                    <dl className="facts">
-                      <dt>Event hash</dt>
-                      <dd>
-                        <code>{e.eventHash}</code>
-                      </dd>
-                      <dt>Previous hash</dt>
-                      <dd>
-                        <code>{e.previousHash}</code>
-                      </dd>
-                      <dt>Payload digest</dt>
-                      <dd>
-                        <code>{e.payloadDigest}</code>
-                      </dd>
-                      <dt>Event id</dt>
-                      <dd>
-                        <code>{e.id}</code>
-                      </dd>
-                    </dl>
-                  </details>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          className="ledger"
+          caption="Ledger events, newest first"
+          captionHidden
+          columns={[
+            { label: '#', lead: true },
+            { label: 'Event' },
+            { label: 'Recorded' },
+            { label: 'By' },
+            { label: 'When' },
+            { label: 'Hashes' },
+          ]}
+          rows={page.events.map((e) => ({
+            key: e.id,
+            id: `event-${e.sequence}`,
+            className: e.sequence === at ? 'highlight' : undefined,
+            cells: [
+              e.sequence,
+              <>
+                {eventWords(e, { subject: true })}
+                <br />
+                <a href={`/ledger?type=${encodeURIComponent(e.eventType)}`} title="Only events of this type" className="muted">
+                  <code>{e.eventType}</code>
+                </a>
+              </>,
+              <a href={recordedAt(e)}>
+                {e.aggregateType} {e.aggregateId.slice(0, 8)}
+              </a>,
+              <span title={e.actorId}>{by(e)}</span>,
+              when(e.occurredAtCanonical),
+              <details>
+                <summary>
+                  <code title={e.eventHash}>{short(e.eventHash)}</code>
+                </summary>
+                <dl className="facts">
+                  <dt>Event hash</dt>
+                  <dd>
+                    <code>{e.eventHash}</code>
+                  </dd>
+                  <dt>Previous hash</dt>
+                  <dd>
+                    <code>{e.previousHash}</code>
+                  </dd>
+                  <dt>Payload digest</dt>
+                  <dd>
+                    <code>{e.payloadDigest}</code>
+                  </dd>
+                  <dt>Event id</dt>
+                  <dd>
+                    <code>{e.id}</code>
+                  </dd>
+                </dl>
+              </details>,
+            ],
+          }))}
+        />
       )}
       {older && (
         <p>

@@ -15,6 +15,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Executor } from '@/db';
 import { AppError } from '@/server/errors';
+import { plural } from '@/server/words';
 
 export interface AttemptLimits {
   /** Attempts allowed in one window (SIGN_IN_MAX_ATTEMPTS). */
@@ -91,7 +92,7 @@ export function tooManyAttempts(verdict: AttemptVerdict, what: string): AppError
   const minutes = Math.max(1, Math.ceil(verdict.retryAfterSeconds / 60));
   return new AppError(
     'rate_limited',
-    `Too many ${what}. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+    `Too many ${what}. Try again in ${plural(minutes, 'minute')}.`,
     {},
     { retryAfter: verdict.retryAfterSeconds, headers: { 'Retry-After': String(verdict.retryAfterSeconds) } },
   );

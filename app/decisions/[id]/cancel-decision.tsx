@@ -1,27 +1,14 @@
 'use client';
-/** Owners may withdraw a pending decision; asks for confirmation first. */
+/** Owners may withdraw a pending decision, once they confirm it on the page. */
 import { useRouter } from 'next/navigation';
-import { useState } from 'react';
-import { messageOf, trpc } from '../../_lib/trpc-client';
+import { ConfirmButton } from '../../_components/confirm';
+import { Messages } from '../../_components/messages';
+import { trpc } from '../../_lib/trpc-client';
+import { useAction } from '../../_lib/use-action';
 
 export function CancelDecision({ decisionId }: { decisionId: string }) {
   const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function cancel() {
-    if (!window.confirm('Cancel this decision? It will no longer wait for a ruling, and the agent will see it cancelled.')) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await trpc.decisions.cancel.mutate({ id: decisionId });
-      router.refresh();
-    } catch (err) {
-      setError(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, run } = useAction();
 
   return (
     <section className="panel" aria-labelledby="cancel-h">
@@ -30,15 +17,22 @@ export function CancelDecision({ decisionId }: { decisionId: string }) {
         As an owner you can cancel this decision: it stops waiting for a ruling, and the agent sees it cancelled (a run paused for it is
         cancelled too).
       </p>
-      <button type="button" className="link-button" disabled={busy} onClick={() => void cancel()}>
+      <ConfirmButton
+        name="Cancel this decision…"
+        className="link-button"
+        busy={busy}
+        question="Cancel this decision? It will no longer wait for a ruling, and the agent will see it cancelled."
+        confirmLabel="Confirm cancel"
+        onConfirm={() =>
+          run(async () => {
+            await trpc.decisions.cancel.mutate({ id: decisionId });
+            router.refresh();
+          })
+        }
+      >
         Cancel this decision…
-      </button>
-      {error && (
-        <span role="alert" className="error">
-          {' '}
-          {error}
-        </span>
-      )}
+      </ConfirmButton>
+      <Messages error={error} />
     </section>
   );
 }

@@ -1,14 +1,26 @@
 'use client';
-/** Approve, decline or choose options, with an optional note and a confirmation step. */
+/**
+ * Approve, decline or choose options, with an optional note and a confirmation on the page.
+ *
+ * On a narrow screen the buttons (and then the confirmation) sit in a bar fixed to the bottom of
+ * the screen (globals.css, `.ruling-bar`), so a long title or context never puts the ruling
+ * screens away; they stay in the document after the note, so the order of the keyboard is the
+ * same on every screen.
+ */
 import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
-import { messageOf, trpc } from '../../_lib/trpc-client';
+import { ConfirmPrompt } from '../../_components/confirm';
+import { Messages } from '../../_components/messages';
+import { trpc } from '../../_lib/trpc-client';
+import { useAction } from '../../_lib/use-action';
 
 interface Option {
   id: string;
   label: string;
   description?: string;
 }
+
+type Ruling = 'approve' | 'decline';
 
 export function RulingForm(props: { decisionId: string; title: string; shape: string; options: Option[]; recommended: string | null }) {
   const router = useRouter();
@@ -17,51 +29,52 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
     props.recommended && props.options.some((o) => o.id === props.recommended) ? [props.recommended] : [],
   );
   const [note, setNote] = useState('');
-  const [pending, setPending] = useState<'approve' | 'decline' | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
+  const [pending, setPending] = useState<Ruling | null>(null);
+  // The button whose confirmation was backed out of gets the focus again.
+  const [backTo, setBackTo] = useState<Ruling | null>(null);
+  const { busy, error, notice, run } = useAction();
+  const buttons = { approve: useRef<HTMLButtonElement>(null), decline: useRef<HTMLButtonElement>(null) };
+  const doneRef = useRef<HTMLParagraphElement>(null);
 
   useEffect(() => {
-    if (pending) confirmRef.current?.focus();
-  }, [pending]);
+    if (!pending && backTo) {
+      buttons[backTo].current?.focus();
+      setBackTo(null);
+    }
+  });
+  // Ruled from the bar, the outcome is shown where the ruling panel is.
+  useEffect(() => {
+    if (notice) doneRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [notice]);
 
   const toggle = (id: string, on: boolean) =>
     setChosen((prev) => (single ? [id] : on ? [...new Set([...prev, id])] : prev.filter((x) => x !== id)));
   const labels = chosen.map((id) => props.options.find((o) => o.id === id)?.label ?? id).join(', ');
 
-  async function confirm() {
-    if (!pending) return;
-    setBusy(true);
-    setError(null);
-    try {
+  const confirm = (ruling: Ruling) =>
+    void run(async () => {
       const text = note.trim() ? note : undefined;
-      if (pending === 'approve') {
-        await trpc.decisions.approve.mutate({
-          id: props.decisionId,
-          note: text,
-          option_ids: props.options.length > 0 ? chosen : undefined,
-        });
-        setDone('Approved. The agent sees the ruling on its next poll.');
-      } else {
-        await trpc.decisions.decline.mutate({ id: props.decisionId, note: text });
-        setDone('Declined. The agent sees the ruling on its next poll.');
+      try {
+        if (ruling === 'approve') {
+          await trpc.decisions.approve.mutate({
+            id: props.decisionId,
+            note: text,
+            option_ids: props.options.length > 0 ? chosen : undefined,
+          });
+        } else {
+          await trpc.decisions.decline.mutate({ id: props.decisionId, note: text });
+        }
+      } finally {
+        setPending(null);
       }
-      setPending(null);
       router.refresh();
-    } catch (err) {
-      setError(messageOf(err));
-      setPending(null);
-    } finally {
-      setBusy(false);
-    }
-  }
+      return `${ruling === 'approve' ? 'Approved' : 'Declined'}. The agent sees the ruling on its next poll.`;
+    });
 
-  if (done) {
+  if (notice) {
     return (
-      <p role="status" className="success">
-        {done}
+      <p role="status" className="success" ref={doneRef}>
+        {notice}
       </p>
     );
   }
@@ -93,38 +106,38 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
         Note (optional)
         <textarea name="note" value={note} maxLength={2000} onChange={(e) => setNote(e.target.value)} />
       </label>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {pending ? (
-        <div className="confirm" role="group" aria-label="Confirm ruling">
-          <p>
-            {pending === 'approve' ? `Approve “${props.title}”${labels ? ` with ${labels}` : ''}?` : `Decline “${props.title}”?`} This is
-            recorded in the ledger and cannot be undone.
-          </p>
+      <div className="ruling-bar">
+        <Messages error={error} />
+        {pending ? (
+          <ConfirmPrompt
+            label="Confirm ruling"
+            question={
+              <>
+                {pending === 'approve' ? 'Approve' : 'Decline'} <span className="quoted">“{props.title}”</span>
+                {pending === 'approve' && labels ? ` with ${labels}` : ''}? This is recorded in the ledger and cannot be undone.
+              </>
+            }
+            confirmLabel={pending === 'approve' ? 'Confirm approve' : 'Confirm decline'}
+            tone={pending}
+            busy={busy}
+            onConfirm={() => confirm(pending)}
+            onBack={() => {
+              setBackTo(pending);
+              setPending(null);
+            }}
+          />
+        ) : (
           <div className="actions">
-            <button ref={confirmRef} type="button" className={pending} disabled={busy} onClick={() => void confirm()}>
-              {busy ? 'Saving…' : pending === 'approve' ? 'Confirm approve' : 'Confirm decline'}
+            <button ref={buttons.approve} type="button" className="approve" disabled={needsChoice} onClick={() => setPending('approve')}>
+              {props.options.length > 0 ? 'Approve selection' : 'Approve'}
             </button>
-            {/* "Go back", not "Cancel": cancelling is what an owner does to the decision itself. */}
-            <button type="button" disabled={busy} onClick={() => setPending(null)}>
-              Go back
+            <button ref={buttons.decline} type="button" className="decline" onClick={() => setPending('decline')}>
+              Decline
             </button>
           </div>
-        </div>
-      ) : (
-        <div className="actions">
-          <button type="button" className="approve" disabled={needsChoice} onClick={() => setPending('approve')}>
-            {props.options.length > 0 ? 'Approve selection' : 'Approve'}
-          </button>
-          <button type="button" className="decline" onClick={() => setPending('decline')}>
-            Decline
-          </button>
-        </div>
-      )}
-      {needsChoice && <p className="muted">Choose {single ? 'an option' : 'at least one option'} to approve.</p>}
+        )}
+        {needsChoice && !pending && <p className="muted">Choose {single ? 'an option' : 'at least one option'} to approve.</p>}
+      </div>
     </div>
   );
 }

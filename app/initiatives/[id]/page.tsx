@@ -1,6 +1,7 @@
 /** One initiative: its tree with statuses, dependencies and estimates, and its process on the operating map. */
 import { notFound } from 'next/navigation';
 import { AppError } from '@/server/errors';
+import { DataTable } from '../../_components/data-table';
 import { ProcessMap } from '../../_components/process-map';
 import { caller, requireUser, showIn } from '../../_lib/session';
 import { plural } from '@/server/words';
@@ -42,8 +43,7 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
         <span className="badge">{initiative.status}</span>
         <span className="muted">
           {initiative.visibility} · {initiative.model_tier} tier · {initiative.execution_policy.mode}, up to{' '}
-          {initiative.execution_policy.max_concurrent_agents} agent{initiative.execution_policy.max_concurrent_agents === 1 ? '' : 's'} ·{' '}
-          {hours(tree?.estimate_hours ?? 0)} estimated
+          {plural(initiative.execution_policy.max_concurrent_agents, 'agent')} · {hours(tree?.estimate_hours ?? 0)} estimated
         </span>
       </p>
       {initiative.summary && <p className="prewrap">{initiative.summary}</p>}
@@ -77,34 +77,31 @@ export default async function InitiativePage({ params }: { params: Promise<{ id:
                 {m.tasks.length === 0 ? (
                   <p className="muted">No tasks.</p>
                 ) : (
-                  <table className="keys">
-                    <thead>
-                      <tr>
-                        <th scope="col">Task</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Type</th>
-                        <th scope="col">Agent</th>
-                        <th scope="col">Estimate</th>
-                        <th scope="col">After</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {m.tasks.map((t) => (
-                        <tr key={t.id}>
-                          <td className="prewrap">
-                            <a href={`/tasks/${t.id}`}>{t.title}</a>
-                          </td>
-                          <td>
-                            <span className="badge">{t.status}</span>
-                          </td>
-                          <td>{t.type}</td>
-                          <td>{t.agent_id ?? '—'}</td>
-                          <td>{hours(t.estimate_hours)}</td>
-                          <td>{t.depends_on.length > 0 ? nameOf(t.depends_on) : '—'}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                  <DataTable
+                    caption={`Tasks of ${m.title}`}
+                    captionHidden
+                    columns={[
+                      { label: 'Task', lead: true },
+                      { label: 'Status' },
+                      { label: 'Type' },
+                      { label: 'Agent' },
+                      { label: 'Estimate' },
+                      { label: 'After' },
+                    ]}
+                    rows={m.tasks.map((t) => ({
+                      key: t.id,
+                      cells: [
+                        <a href={`/tasks/${t.id}`} className="prewrap">
+                          {t.title}
+                        </a>,
+                        <span className="badge">{t.status}</span>,
+                        t.type,
+                        t.agent_id ?? '—',
+                        hours(t.estimate_hours),
+                        t.depends_on.length > 0 ? nameOf(t.depends_on) : '—',
+                      ],
+                    }))}
+                  />
                 )}
               </div>
             ))}

@@ -6,12 +6,18 @@
 import { signIn } from 'next-auth/react';
 import { useRouter } from 'next/navigation';
 import type { FormEvent } from 'react';
+import { ConfirmButton } from '../../_components/confirm';
+import { DataTable } from '../../_components/data-table';
+import { Field } from '../../_components/field';
 import { Messages, NewPasswordFields } from '../../_components/messages';
 import type { WorkspaceChoice } from '../../_lib/session';
 import { trpc } from '../../_lib/trpc-client';
 import { samePasswords, useAction } from '../../_lib/use-action';
 
-export function AccountForms({ email, workspaces }: { email: string; workspaces: WorkspaceChoice[] }) {
+/** A workspace of the user's, and whether they are its only owner (who cannot leave it). */
+type Membership = WorkspaceChoice & { onlyOwner: boolean };
+
+export function AccountForms({ email, workspaces }: { email: string; workspaces: Membership[] }) {
   const router = useRouter();
   const { busy, error, notice, run } = useAction();
 
@@ -34,14 +40,12 @@ export function AccountForms({ email, workspaces }: { email: string; workspaces:
     });
   }
 
-  function leave(w: WorkspaceChoice) {
-    if (!window.confirm(`Leave ${w.name}? You lose access at once; an owner can invite you again.`)) return;
-    void run(async () => {
+  const leave = (w: WorkspaceChoice) =>
+    run(async () => {
       await trpc.members.leave.mutate({ workspace_id: w.id });
       router.refresh();
       return `You left ${w.name}.`;
     });
-  }
 
   return (
     <>
@@ -50,10 +54,9 @@ export function AccountForms({ email, workspaces }: { email: string; workspaces:
         <h2 id="password-h">Change password</h2>
         <form className="stack" onSubmit={change}>
           <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
-          <label>
-            Current password
+          <Field label="Current password">
             <input name="current" type="password" autoComplete="current-password" required />
-          </label>
+          </Field>
           <NewPasswordFields name="next" label="New password" />
           <button type="submit" className="primary" disabled={busy}>
             Change password
@@ -65,30 +68,35 @@ export function AccountForms({ email, workspaces }: { email: string; workspaces:
         {workspaces.length === 0 ? (
           <p>You are in no workspace.</p>
         ) : (
-          <table className="members">
-            <thead>
-              <tr>
-                <th>Workspace</th>
-                <th>Your role</th>
-                <th>
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {workspaces.map((w) => (
-                <tr key={w.id}>
-                  <td>{w.name}</td>
-                  <td>{w.role}</td>
-                  <td>
-                    <button type="button" disabled={busy} onClick={() => leave(w)} aria-label={`Leave ${w.name}`}>
-                      Leave
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Your workspaces"
+            captionHidden
+            columns={[{ label: 'Workspace', lead: true }, { label: 'Your role' }, { label: 'Actions', hidden: true }]}
+            rows={workspaces.map((w) => ({
+              key: w.id,
+              cells: [
+                w.name,
+                w.role,
+                w.onlyOwner ? (
+                  <span className="muted">Its only owner: make another member an owner before you leave.</span>
+                ) : (
+                  <ConfirmButton
+                    name={`Leave ${w.name}`}
+                    busy={busy}
+                    question={
+                      <>
+                        Leave <strong>{w.name}</strong>? You lose access at once; an owner can invite you again.
+                      </>
+                    }
+                    confirmLabel="Confirm leave"
+                    onConfirm={() => leave(w)}
+                  >
+                    Leave
+                  </ConfirmButton>
+                ),
+              ],
+            }))}
+          />
         )}
       </section>
     </>

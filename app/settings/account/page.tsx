@@ -1,5 +1,5 @@
 /** The signed-in person's own account: their password, and the workspaces they can leave. */
-import { currentWorkspace, requireUser } from '../../_lib/session';
+import { caller, currentWorkspace, requireUser } from '../../_lib/session';
 import { AccountForms } from './account-forms';
 
 export const dynamic = 'force-dynamic';
@@ -7,13 +7,22 @@ export const dynamic = 'force-dynamic';
 export default async function AccountPage() {
   const user = await requireUser('/settings/account');
   const { workspaces } = await currentWorkspace(user);
+  // The last owner of a workspace cannot leave it: say so up front instead of offering "Leave".
+  const api = await caller();
+  const onlyOwner = await Promise.all(
+    workspaces.map(async (w) => {
+      if (w.role !== 'owner') return false;
+      const { members } = await api.members.list({ workspace_id: w.id });
+      return members.filter((m) => m.role === 'owner').length === 1;
+    }),
+  );
   return (
     <main>
       <h1>Your account</h1>
       <p className="muted">
         Signed in as <strong>{user.displayName}</strong> ({user.email}).
       </p>
-      <AccountForms email={user.email} workspaces={workspaces} />
+      <AccountForms email={user.email} workspaces={workspaces.map((w, i) => ({ ...w, onlyOwner: onlyOwner[i]! }))} />
       <p>
         <a href="/workspaces/new">Create a workspace</a>
       </p>

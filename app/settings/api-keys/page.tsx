@@ -1,20 +1,14 @@
 /** API keys of a workspace, for its owners: create (shown once), list by prefix, revoke. */
-import { caller, currentWorkspace, requireUser } from '../../_lib/session';
+import { ownersOnly } from '../../_components/owners-only';
+import { caller } from '../../_lib/session';
 import { ApiKeysManager } from './api-keys-manager';
 
 export const dynamic = 'force-dynamic';
 
 export default async function ApiKeysPage() {
-  const user = await requireUser('/settings/api-keys');
-  const { current: workspace } = await currentWorkspace(user);
-  if (!workspace || workspace.role !== 'owner') {
-    return (
-      <main>
-        <h1>API keys</h1>
-        <p>Only the owners of {workspace ? <strong>{workspace.name}</strong> : 'a workspace'} manage its API keys.</p>
-      </main>
-    );
-  }
+  const gate = await ownersOnly('/settings/api-keys', 'API keys', 'its API keys');
+  if (gate.refused) return gate.refused;
+  const { workspace } = gate;
   const keys = await (await caller()).apiKeys.list({ workspace_id: workspace.id });
   return (
     <main>

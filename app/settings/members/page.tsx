@@ -1,20 +1,14 @@
 /** The people of the current workspace, for its owners: members, pending invitations, inviting. */
-import { caller, currentWorkspace, requireUser } from '../../_lib/session';
+import { ownersOnly } from '../../_components/owners-only';
+import { caller } from '../../_lib/session';
 import { MembersManager } from './members-manager';
 
 export const dynamic = 'force-dynamic';
 
 export default async function MembersPage() {
-  const user = await requireUser('/settings/members');
-  const { current: workspace } = await currentWorkspace(user);
-  if (!workspace || workspace.role !== 'owner') {
-    return (
-      <main>
-        <h1>Members</h1>
-        <p>Only the owners of {workspace ? <strong>{workspace.name}</strong> : 'a workspace'} manage its members.</p>
-      </main>
-    );
-  }
+  const gate = await ownersOnly('/settings/members', 'Members', 'its members');
+  if (gate.refused) return gate.refused;
+  const { user, workspace } = gate;
   const { members, invitations } = await (await caller()).members.list({ workspace_id: workspace.id });
   return (
     <main>

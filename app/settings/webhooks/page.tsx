@@ -3,7 +3,8 @@
  * (create with the secret shown once, test, rotate, disable and enable, delete), with each
  * endpoint's recent delivery attempts.
  */
-import { caller, currentWorkspace, requireUser } from '../../_lib/session';
+import { ownersOnly } from '../../_components/owners-only';
+import { caller } from '../../_lib/session';
 import { WebhooksManager } from './webhooks-manager';
 
 export const dynamic = 'force-dynamic';
@@ -12,16 +13,9 @@ export const dynamic = 'force-dynamic';
 const RECENT = 10;
 
 export default async function WebhooksPage() {
-  const user = await requireUser('/settings/webhooks');
-  const { current: workspace } = await currentWorkspace(user);
-  if (!workspace || workspace.role !== 'owner') {
-    return (
-      <main>
-        <h1>Webhooks</h1>
-        <p>Only the owners of {workspace ? <strong>{workspace.name}</strong> : 'a workspace'} manage its webhooks.</p>
-      </main>
-    );
-  }
+  const gate = await ownersOnly('/settings/webhooks', 'Webhooks', 'its webhooks');
+  if (gate.refused) return gate.refused;
+  const { workspace } = gate;
   const api = await caller();
   const { data: endpoints } = await api.webhooks.list({ workspace_id: workspace.id });
   const deliveries = await Promise.all(endpoints.map((e) => api.webhooks.deliveries({ id: e.id, limit: RECENT })));

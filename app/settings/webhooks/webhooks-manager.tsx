@@ -2,11 +2,14 @@
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import type { DeliveryView, WebhookEndpointView } from '@/server/domain/webhooks/endpoints';
+import { ConfirmButton } from '../../_components/confirm';
+import { DataTable } from '../../_components/data-table';
+import { Field } from '../../_components/field';
 import { Messages } from '../../_components/messages';
 import { ShownOnce } from '../../_components/shown-once';
 import { when } from '../../_lib/format';
 import { trpc } from '../../_lib/trpc-client';
-import { copyText, useAction } from '../../_lib/use-action';
+import { useAction } from '../../_lib/use-action';
 import { plural } from '@/server/words';
 
 /** An endpoint as the API shows it, with its latest delivery attempts. */
@@ -20,6 +23,12 @@ function typesOf(text: string): string[] {
     .filter(Boolean);
   return types.length > 0 ? types : ['*'];
 }
+
+const TYPES_HINT = (
+  <>
+    Comma-separated; a prefix like <code>decision.*</code> takes every event under it; empty for every event.
+  </>
+);
 
 export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: string; endpoints: Endpoint[] }) {
   const router = useRouter();
@@ -61,8 +70,6 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
 
   const act = (e: Endpoint, what: 'test' | 'rotate' | 'disable' | 'enable' | 'delete') =>
     run(async () => {
-      if (what === 'delete' && !window.confirm(`Delete the endpoint ${e.url}? Nothing more is sent to it.`)) return;
-      if (what === 'rotate' && !window.confirm(`Rotate the secret of ${e.url}? The old one keeps signing for 24 hours.`)) return;
       if (what === 'test') {
         const sent = await trpc.webhooks.test.mutate({ id: e.id });
         router.refresh();
@@ -84,29 +91,18 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
       return what === 'enable' ? `Enabled ${e.url}: delivery resumes where it stopped.` : `Disabled ${e.url}.`;
     });
 
-  const copy = async () => {
-    if (!revealed) return;
-    if (await copyText(revealed.secret)) {
-      setRevealed(null);
-      setNotice(`Copied the signing secret of ${revealed.url}. It is not shown again.`);
-    } else setError('Copying failed: select the secret and copy it by hand.');
-  };
-
   return (
     <div className="stack">
       <form className="stack panel" onSubmit={create} aria-label="New endpoint">
-        <label>
-          Endpoint URL
+        <Field label="Endpoint URL">
           <input type="url" name="url" required maxLength={2000} placeholder="https://example.com/hooks/aws" />
-        </label>
-        <label>
-          Event types (comma-separated; prefixes like <code>decision.*</code>; empty for every event)
+        </Field>
+        <Field label="Event types" hint={TYPES_HINT}>
           <input type="text" name="types" placeholder="decision.*, run.completed" />
-        </label>
-        <label>
-          Description
+        </Field>
+        <Field label="Description">
           <input type="text" name="description" maxLength={500} placeholder="e.g. Slack bridge" />
-        </label>
+        </Field>
         <div>
           <button type="submit" className="primary" disabled={busy}>
             Add endpoint
@@ -117,10 +113,14 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
         <ShownOnce
           label="Signing secret"
           value={revealed.secret}
+          noun="the secret"
           testId="signing-secret"
           copyLabel="Copy secret"
-          onCopy={() => void copy()}
-          onDismiss={() => setRevealed(null)}
+          onClose={(copied) => {
+            setRevealed(null);
+            if (copied) setNotice(`Copied the signing secret of ${revealed.url}. It is not shown again.`);
+          }}
+          onError={setError}
         >
           <strong>Copy the signing secret of {revealed.url} now.</strong> It will not be shown again.
         </ShownOnce>
@@ -146,31 +146,49 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
             <button type="button" onClick={() => void act(e, 'test')} disabled={busy}>
               Send test event
             </button>
-            <button type="button" onClick={() => void act(e, 'rotate')} disabled={busy}>
+            <ConfirmButton
+              name={`Rotate the secret of ${e.url}`}
+              busy={busy}
+              tone="primary"
+              question={
+                <>
+                  Rotate the secret of <code>{e.url}</code>? The old one keeps signing for 24 hours.
+                </>
+              }
+              confirmLabel="Confirm rotate"
+              onConfirm={() => act(e, 'rotate')}
+            >
               Rotate secret
-            </button>
+            </ConfirmButton>
             <button type="button" onClick={() => void act(e, e.status === 'enabled' ? 'disable' : 'enable')} disabled={busy}>
               {e.status === 'enabled' ? 'Disable' : 'Enable'}
             </button>
-            <button type="button" onClick={() => void act(e, 'delete')} disabled={busy}>
+            <ConfirmButton
+              name={`Delete ${e.url}`}
+              busy={busy}
+              question={
+                <>
+                  Delete the endpoint <code>{e.url}</code>? Nothing more is sent to it.
+                </>
+              }
+              confirmLabel="Confirm delete"
+              onConfirm={() => act(e, 'delete')}
+            >
               Delete
-            </button>
+            </ConfirmButton>
           </div>
           <details>
             <summary>Change</summary>
             <form className="stack" onSubmit={(event) => change(e, event)} aria-label={`Change ${e.url}`}>
-              <label>
-                Endpoint URL
+              <Field label="Endpoint URL">
                 <input type="url" name="url" required maxLength={2000} defaultValue={e.url} />
-              </label>
-              <label>
-                Event types
+              </Field>
+              <Field label="Event types" hint={TYPES_HINT}>
                 <input type="text" name="types" defaultValue={e.event_types.join(', ')} />
-              </label>
-              <label>
-                Description
+              </Field>
+              <Field label="Description">
                 <input type="text" name="description" maxLength={500} defaultValue={e.description} />
-              </label>
+              </Field>
               <div>
                 <button type="submit" disabled={busy}>
                   Save
@@ -183,32 +201,31 @@ export function WebhooksManager({ workspaceId, endpoints }: { workspaceId: strin
             {e.recent.length === 0 ? (
               <p className="muted">None yet.</p>
             ) : (
-              <table className="ledger">
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Attempt</th>
-                    <th scope="col">Answer</th>
-                    <th scope="col">Took</th>
-                    <th scope="col">Next retry</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {e.recent.map((d) => (
-                    <tr key={d.id}>
-                      <td>{when(d.attempted_at)}</td>
-                      <td>
-                        {d.sequence} <code>{d.event_type}</code>
-                      </td>
-                      <td>{d.attempt}</td>
-                      <td>{d.succeeded ? `${d.status_code} delivered` : (d.error ?? `HTTP ${d.status_code}`)}</td>
-                      <td>{d.duration_ms} ms</td>
-                      <td>{d.next_attempt_at ? when(d.next_attempt_at) : '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <DataTable
+                caption={`Recent deliveries to ${e.url}`}
+                captionHidden
+                columns={[
+                  { label: 'When', lead: true },
+                  { label: 'Event' },
+                  { label: 'Attempt' },
+                  { label: 'Answer' },
+                  { label: 'Took' },
+                  { label: 'Next retry' },
+                ]}
+                rows={e.recent.map((d) => ({
+                  key: d.id,
+                  cells: [
+                    when(d.attempted_at),
+                    <>
+                      {d.sequence} <code>{d.event_type}</code>
+                    </>,
+                    d.attempt,
+                    d.succeeded ? `${d.status_code} delivered` : (d.error ?? `HTTP ${d.status_code}`),
+                    `${d.duration_ms} ms`,
+                    d.next_attempt_at ? when(d.next_attempt_at) : '—',
+                  ],
+                }))}
+              />
             )}
           </details>
         </section>
