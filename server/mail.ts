@@ -5,7 +5,7 @@
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Env } from './env';
-import { log } from './log';
+import { describeError, log } from './log';
 
 export interface Mail {
   to: string;
@@ -33,8 +33,9 @@ export async function sendMail(env: Env, mail: Mail): Promise<MailOutcome> {
     await transportFor(env.SMTP_URL).sendMail({ from: env.MAIL_FROM, to: mail.to, subject: mail.subject, text: mail.text });
     return { sent: true };
   } catch (err) {
-    // The recipient and the error, never the body: it holds the link.
-    log('warn', 'email not sent', { to: mail.to, error: String((err as Error).message ?? err) });
+    // The recipient's domain and the error: never the body (it holds the link), nor the address
+    // (a person's, often one a request gave).
+    log('warn', 'email not sent', { toDomain: mail.to.split('@').pop() ?? '', error: describeError(err) });
     return { sent: false, reason: 'failed' };
   }
 }

@@ -230,7 +230,8 @@ describe('npm run workspace:create', () => {
 
     const taken = await tool('workspace-create.ts', '--name', 'acme', '--owner-email', 'someone@acme.test');
     expect(taken.code).toBe(1);
-    expect(taken.stderr.trim()).toBe('A workspace named "acme" already exists. Choose another name.');
+    // The name as it exists, not as it was typed.
+    expect(taken.stderr.trim()).toBe('A workspace named "Acme" already exists. Choose another name.');
     const long = await tool('workspace-create.ts', '--name', 'x'.repeat(101), '--owner-email', 'someone@acme.test');
     expect(long.code).toBe(1);
     expect(long.stderr).toContain('1 to 100 characters');

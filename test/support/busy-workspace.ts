@@ -374,15 +374,18 @@ export async function buildBusyWorkspace(app: TestApp): Promise<BusyWorkspace> {
   // ---- 11. Duplicate-trigger claims ----------------------------------------------------------------
   // held: claimed (dedup.claimed), re-claimed by its holder for longer (dedup.extended); another run
   // claiming it is told to stand down (no event).
-  const held = { source: 'github-webhook', event_key: 'delivery-72d1', run_id: randomUUID() };
-  const claimed = await call('POST', '/live/dedup/claim', 200, { body: { ...held, ttl_seconds: 3600 } });
+  // Each claimant holds by the id its first claim generated (a run_id must be the workspace's).
+  const signal = { source: 'github-webhook', event_key: 'delivery-72d1' };
+  const claimed = await call('POST', '/live/dedup/claim', 200, { body: { ...signal, ttl_seconds: 3600 } });
   expect(claimed.body).toMatchObject({ claimed: true, deduped: false });
+  const held = { ...signal, run_id: claimed.body.active_run_id as string };
   await call('POST', '/live/dedup/claim', 200, { body: { ...held, ttl_seconds: 7200 } });
-  const standDown = await call('POST', '/live/dedup/claim', 200, { body: { ...held, run_id: randomUUID() } });
+  const standDown = await call('POST', '/live/dedup/claim', 200, { body: signal });
   expect(standDown.body).toMatchObject({ claimed: false, deduped: true, active_run_id: held.run_id });
   // released: scoped to the initiative, claimed and released by its holder (dedup.released).
-  const freed = { source: 'cron', event_key: 'nightly/2026-11-26', initiative_id: initiativeId, run_id: randomUUID() };
-  const freedClaim = await call('POST', '/live/dedup/claim', 200, { body: freed });
+  const scoped = { source: 'cron', event_key: 'nightly/2026-11-26', initiative_id: initiativeId };
+  const freedClaim = await call('POST', '/live/dedup/claim', 200, { body: scoped });
+  const freed = { ...scoped, run_id: freedClaim.body.active_run_id as string };
   const release = await call('POST', '/live/dedup/release', 200, { body: freed });
   expect(release.body).toMatchObject({ released: true });
 
@@ -409,7 +412,10 @@ export async function buildBusyWorkspace(app: TestApp): Promise<BusyWorkspace> {
   expect(joiner?.role).toBe('approver');
   const joinedUserId: string = joiner.user_id;
   const leaver = await app.member('viewer', ws.workspaceId);
-  expect(await mutate('members.changeRole', { user_id: leaver.userId, role: 'approver' }, owner)).toEqual({ changed: true });
+  expect(await mutate('members.changeRole', { user_id: leaver.userId, role: 'approver' }, owner)).toEqual({
+    changed: true,
+    revokedKeys: 0,
+  });
   await mutate('members.remove', { user_id: leaver.userId }, owner);
 
   // ---- 13. A second API key: created, used once, revoked (api_key.created, api_key.revoked) -------
