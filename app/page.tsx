@@ -39,9 +39,9 @@ curl -s -X POST $BASE/work -H "Authorization: Bearer $KEY" \\
   -H "Content-Type: application/json" -d '{"title":"Draft the launch plan"}'`}</code>
       </pre>
       <p className="muted">
-        The API key of the demo workspace is printed once when the service first starts; a team&rsquo;s own workspace and key come from{' '}
-        <code>npm run workspace:create -- --with-key</code>, and more keys from its API keys page. The README&rsquo;s walk-through goes on
-        from here.
+        <code>KEY</code> is the demo workspace&rsquo;s API key, printed once by <code>npm start</code> when the service first started. A
+        team&rsquo;s own workspace comes from <a href="/workspaces/new">New workspace</a> and its keys from its API keys page, with the
+        service running. The README&rsquo;s walk-through goes on from here.
       </p>
     </main>
   );

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
+import { freePort } from './npm-start';
 import { APP_ORIGIN, fixture, signIn } from './support';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -42,4 +43,19 @@ test('the example agent works, asks, gets its ruling from a human in the browser
   } finally {
     if (agent.exitCode === null) agent.kill('SIGKILL');
   }
+});
+
+test('with no service at its address, the agent says which address it tried and how to set it', async () => {
+  const closed = `http://127.0.0.1:${await freePort()}/api/v1`;
+  const agent = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['examples/agent.ts'], {
+    cwd: root,
+    env: { ...process.env, AWS_API_KEY: fixture().apiKey, AWS_BASE_URL: closed },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  agent.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const code = await new Promise<number | null>((resolve) => agent.on('exit', resolve));
+  expect(code).toBe(1);
+  expect(err).toContain(`no service answers at ${closed} (ECONNREFUSED)`);
+  expect(err).toContain('AWS_BASE_URL');
 });

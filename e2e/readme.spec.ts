@@ -1,13 +1,14 @@
 /**
  * The README's walk-through, run as a reader runs it, in one bash session on an empty database:
- * the blocks marked `<!-- walk-through: before npm start -->` in the project's folder (creating the
- * workspace with `npm run workspace:create`), then `npm start`, then every other ```bash block of
- * the "Walk-through" section in order, with the key and workspace id workspace:create printed.
+ * `npm start` (the first screen's command, which seeds the demo workspace and prints its key), then
+ * every ```bash block of the "Walk-through" section in order, with the key and workspace id npm
+ * start printed, the service running throughout (the reader never has to stop it).
  * Every `# →` line is checked against what came back
  * (test/support/readme-sketch.ts), every command must succeed, and every HTTP answer must be 2xx
  * unless a `# →` line shows its status. Where the README says a human acts
  * (`<!-- walk-through: … approves $D … -->`), the test signs in as the printed owner and approves
- * in Chromium. The landing page's example is run the same way. An example that drifts fails CI.
+ * in Chromium. The landing page's example is run the same way, with the key its hint names. An
+ * example that drifts fails CI.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -167,8 +168,6 @@ test.describe('the README, run', () => {
   let dir: string;
   let s: Started | undefined;
   let shell: Shell;
-  /** What workspace:create printed: the reader's key, workspace and owner. */
-  let created: { key: string; workspaceId: string; email: string; password: string };
   test.beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'aws-readme-'));
     shell = new Shell(dir);
@@ -190,35 +189,16 @@ test.describe('the README, run', () => {
     const blocks = walkThrough(readme, vars, port);
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     expect(blocks.reduce((n, b) => n + b.sketches.length, 0)).toBeGreaterThanOrEqual(15);
-    const before = blocks.filter((b) => b.humanAfter === 'before npm start');
-    expect(before.length, 'the walk-through starts with the workspace, before npm start').toBeGreaterThanOrEqual(1);
-    expect(before[0]!.source).toContain('npm run workspace:create');
+    // The first screen's npm start, and nothing before it: the walk-through never stops the service.
+    const section = readme.slice(readme.indexOf('\n## Walk-through\n'));
+    expect(section.slice(0, section.indexOf('\n## ', 1))).not.toMatch(/workspace:create|service is stopped|stop the service/);
+    s = await npmStart(path.join(dir, 'pglite'), port);
+    expect(s.apiKey && s.workspaceId && s.owner.password, s.output()).toBeTruthy();
+    Object.assign(vars, { KEY: s.apiKey, WORKSPACE_ID: s.workspaceId });
     const problems: string[] = [];
-    let printedBefore = '';
     for (const [index, block] of blocks.entries()) {
       const file = path.join(dir, `block-${index + 1}.sh`);
-      if (block.humanAfter === 'before npm start') {
-        // In the project's folder, on the database npm start will open (the reader's .data/pglite).
-        writeFileSync(file, `cd '${root}'\nexport PGLITE_DATA_DIR='${dir}/pglite' LOG_LEVEL=warn\n${block.script}\ncd '${dir}'\n`);
-        const printed = await shell.run(file, `block-${index + 1}`);
-        printedBefore += printed;
-        problems.push(...checkBlock(block, index, printed));
-        continue;
-      }
-      if (!s) {
-        const find = (re: RegExp) => printedBefore.match(re)?.[1] ?? '';
-        created = {
-          key: find(/API key\s+(awk_\S+)/),
-          workspaceId: find(/workspace\s+([0-9a-f-]{36})/),
-          email: find(/owner\s+(\S+@\S+)\s+password/),
-          password: find(/owner\s+\S+@\S+\s+password (\S+)/),
-        };
-        expect(created.key && created.workspaceId && created.password, printedBefore).toBeTruthy();
-        s = await npmStart(path.join(dir, 'pglite'), port);
-        expect(s.apiKey, 'a database with a workspace gets no demo').toBe('');
-        Object.assign(vars, { KEY: created.key, WORKSPACE_ID: created.workspaceId });
-        block.script = toScript(block.source, vars, port).script;
-      }
+      block.script = toScript(block.source, vars, port).script;
       writeFileSync(file, block.script);
       const printed = await shell.run(file, `block-${index + 1}`);
       problems.push(...checkBlock(block, index, printed));
@@ -227,7 +207,7 @@ test.describe('the README, run', () => {
         const step = /approves (?:decision )?\$(\w+)/.exec(block.humanAfter);
         expect(step, `a human step the test knows: ${block.humanAfter}`).not.toBeNull();
         const id = await readVar(shell, dir, step![1]!);
-        const { context, page } = await signInAt(browser, s!.url, { ...s!, owner: { email: created.email, password: created.password } });
+        const { context, page } = await signInAt(browser, s!.url, s!);
         await page.goto(`/decisions/${id}`);
         await page.getByLabel('Note (optional)').fill('Approved in the walk-through.');
         await page.getByRole('button', { name: 'Approve', exact: true }).click();
@@ -239,11 +219,14 @@ test.describe('the README, run', () => {
     expect(problems, problems.join('\n')).toEqual([]);
   });
 
-  test('the landing page’s example runs as shown', async ({ page }) => {
+  test('the landing page’s example runs as shown, with the key its hint names', async ({ page }) => {
     await page.goto(`${s!.url}/`);
     const example = await page.locator('pre code').first().innerText();
+    // The key it means is the one npm start printed (the demo workspace's), and it says so.
+    expect(example).toContain('# the key npm start printed');
+    await expect(page.locator('main')).toContainText('KEY is the demo workspace’s API key, printed once by npm start');
     const file = path.join(dir, 'landing.sh');
-    writeFileSync(file, `export BASE='${s!.url}/api/v1' KEY='${created.key}'\n${example.replace(/^export .*\n/m, '')}\n__expect 0\n`);
+    writeFileSync(file, `export BASE='${s!.url}/api/v1' KEY='${s!.apiKey}'\n${example.replace(/^export .*\n/m, '')}\n__expect 0\n`);
     const printed = await shell.run(file, 'landing');
     const block: Block = {
       source: example,

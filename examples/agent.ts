@@ -189,10 +189,23 @@ async function main(): Promise<void> {
   console.log(`Ledger verified: ${count} events, head ${previous}`);
 }
 
+/** The network error under a failed fetch (`fetch failed`, caused by ECONNREFUSED and the like), if that is what `err` is. */
+function unreachable(err: unknown): string | null {
+  const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
+  return err instanceof TypeError && typeof cause?.code === 'string' ? cause.code : null;
+}
+
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    console.error(`The agent stopped: ${err instanceof Error ? err.message : String(err)}`);
+    const code = unreachable(err);
+    if (code) {
+      // Say where it looked: the most common first-hour failure is a service at another address.
+      console.error(
+        `The agent stopped: no service answers at ${baseUrl} (${code}). Is npm start running? ` +
+          'Set AWS_BASE_URL to the address its last line prints (Ready: open http://…) followed by /api/v1.',
+      );
+    } else console.error(`The agent stopped: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   },
 );

@@ -22,9 +22,11 @@ function newestMtime(p) {
 const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : 0;
 const changedAt = Math.max(...sources.map((s) => newestMtime(path.join(root, s))));
 if (builtAt < changedAt) {
-  console.log(builtAt ? 'Sources changed since the last build: building…' : 'First start: building the app (about a minute)…');
+  console.log(builtAt ? 'Sources changed since the last build: building…' : 'First start: building the app (a minute or two; once)…');
+  const started = Date.now();
   const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
+  console.log(`Built in ${Math.round((Date.now() - started) / 1000)} s.`);
 }
 
 const host = process.env.HOST ?? '127.0.0.1';

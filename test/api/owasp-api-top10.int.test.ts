@@ -504,6 +504,21 @@ describe('OWASP API Security Top 10 (2023)', () => {
         expect(res.status, res.text).toBeLessThan(500);
       }
       await app.request('GET', `/agent-work-receipts/validate?url=${encodeURIComponent(url)}`, { key: null });
+      // Webhooks are the one place the service calls a URL it is given: inside targets are refused,
+      // in deprecated IPv6 spellings too (IPv4-compatible ::/96, 6to4, NAT64).
+      const port = (bait.address() as AddressInfo).port;
+      await app.expectUnchanged(async () => {
+        for (const target of [
+          url,
+          `http://[::127.0.0.1]:${port}/`,
+          `http://[::7f00:1]:${port}/`,
+          `http://[2002:7f00:1::]:${port}/`,
+          `http://[64:ff9b::7f00:1]:${port}/`,
+        ]) {
+          const res = await app.request('POST', '/webhooks', { body: { url: target } });
+          expect(res.status, target).toBe(400);
+        }
+      });
       await app.request('POST', '/runs', { body: { task_id: randomUUID(), agent_id: url } });
       // Give anything asynchronous time to reach out.
       await new Promise((r) => setTimeout(r, 300));
