@@ -391,7 +391,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a fingerprint so duplicate triggers fire once
-         * @description `fingerprint_hash` = hex sha256 of the canonical JSON `{"event_key","initiative_id"|null,"source"}`, within your workspace. The first claimant wins until `expires_at` or release; the holder re-claiming (same `run_id`) extends it. Both outcomes are 200: `claimed: true` (a `dedup.claimed` or `dedup.extended` ledger event) or `deduped: true` (nothing written). The store fails closed: when the claim cannot be durably recorded the answer is 503 service_unavailable with Retry-After, never `claimed: true`. Idempotency-Key is accepted for forward compatibility only.
+         * @description `fingerprint_hash` = hex sha256 of the canonical JSON `{"event_key","initiative_id"|null,"source"}`, within your workspace. The first claimant wins until `expires_at` or release; the holder re-claiming (same `run_id`) extends it. Both outcomes are 200: `claimed: true` (a `dedup.claimed` or `dedup.extended` ledger event) or `deduped: true` (nothing written). `initiative_id` must be an initiative of your workspace, and `run_id` one of its runs or a holder id an earlier claim generated; any other id (another workspace’s included) is 404 not_found. The store fails closed: when the claim cannot be durably recorded the answer is 503 service_unavailable with Retry-After, never `claimed: true`. Idempotency-Key is accepted for forward compatibility only.
          */
         post: operations["dedup-claim"];
         delete?: never;
@@ -5522,7 +5522,7 @@ export interface operations {
                     event_key: string;
                     /**
                      * Format: uuid
-                     * @description Optional scope; without it the claim is workspace-wide.
+                     * @description Optional scope, an initiative of your workspace; without it the claim is workspace-wide.
                      */
                     initiative_id?: string;
                     /**
@@ -5532,7 +5532,7 @@ export interface operations {
                     ttl_seconds?: number;
                     /**
                      * Format: uuid
-                     * @description The run asserting the claim; generated when omitted.
+                     * @description The run asserting the claim: a run of your workspace, or a holder id a claim generated; generated when omitted.
                      */
                     run_id?: string;
                 };
@@ -5580,6 +5580,17 @@ export interface operations {
             };
             /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
             403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;
@@ -5679,7 +5690,7 @@ export interface operations {
                     event_key: string;
                     /**
                      * Format: uuid
-                     * @description Optional scope; without it the claim is workspace-wide.
+                     * @description Optional scope, an initiative of your workspace; without it the claim is workspace-wide.
                      */
                     initiative_id?: string;
                     /**
@@ -5732,6 +5743,17 @@ export interface operations {
             };
             /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
             403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;
