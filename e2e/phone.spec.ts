@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
-import { agent, fixture, raiseAndAsk } from './support';
+import { agent, fixture, raiseAndAsk, raiseBlocking } from './support';
 
 test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
 
@@ -225,16 +225,8 @@ test('with two workspaces, the switcher with its pending counts, the inbox of al
   request,
 }) => {
   // A blocking decision waiting in e2e, with a title as long as a phone meets.
-  const work = await agent(request, 'POST', '/work', { title: `Blocked on a phone ${randomUUID().slice(0, 6)}` });
   const title = `Approve the regional onboarding budget ${randomUUID().slice(0, 6)} before the quarter closes`;
-  const raised = await agent(request, 'POST', '/decisions', {
-    workspace_id: fixture().workspaceId,
-    title,
-    blocks_task: true,
-    task_id: work.body.data.taskId,
-  });
-  expect(raised.status).toBe(201);
-  const decisionId = raised.body.decision.id as string;
+  const decisionId = await raiseBlocking(request, `Blocked on a phone ${randomUUID().slice(0, 6)}`, title);
 
   // A second workspace with a long name, which becomes current.
   const name = `Regional onboarding programme for the Lisbon office ${randomUUID().slice(0, 6)}`;

@@ -48,3 +48,16 @@ export async function raiseAndAsk(request: APIRequestContext, decision: Record<s
   expect(attention.status).toBe(200);
   return { decision: created.body.decision, attention: attention.body.data };
 }
+
+/** An agent's task and a decision that blocks it, raised in the fixture's workspace; the decision's id. */
+export async function raiseBlocking(request: APIRequestContext, taskTitle: string, title: string): Promise<string> {
+  const work = await agent(request, 'POST', '/work', { title: taskTitle });
+  const raised = await agent(request, 'POST', '/decisions', {
+    workspace_id: fixture().workspaceId,
+    title,
+    blocks_task: true,
+    task_id: work.body.data.taskId,
+  });
+  expect(raised.status).toBe(201);
+  return raised.body.decision.id as string;
+}

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
-import { APP_ORIGIN, agent, fixture, signIn } from './support';
+import { APP_ORIGIN, agent, fixture, raiseBlocking, signIn } from './support';
 
 const PASSWORD = 'a long new password 42';
 
@@ -197,15 +197,8 @@ test('a blocking decision waiting in another workspace shows in the switcher and
   page,
   request,
 }) => {
-  const work = await agent(request, 'POST', '/work', { title: `Blocked elsewhere ${randomUUID().slice(0, 6)}` });
   const title = `Blocking in e2e ${randomUUID().slice(0, 6)}`;
-  const raised = await agent(request, 'POST', '/decisions', {
-    workspace_id: fixture().workspaceId,
-    title,
-    blocks_task: true,
-    task_id: work.body.data.taskId,
-  });
-  expect(raised.status).toBe(201);
+  const decisionId = await raiseBlocking(request, `Blocked elsewhere ${randomUUID().slice(0, 6)}`, title);
   const name = await ownerWithSecondWorkspace(page);
 
   // The switcher says what waits in each workspace; the new one has nothing.
@@ -225,7 +218,7 @@ test('a blocking decision waiting in another workspace shows in the switcher and
 
   // One click: that workspace becomes current and the decision opens.
   await item.getByRole('button').click();
-  await expect(page).toHaveURL(new RegExp(`/decisions/${raised.body.decision.id}$`));
+  await expect(page).toHaveURL(new RegExp(`/decisions/${decisionId}$`));
   await expect(page.getByRole('heading', { level: 1 })).toHaveText(title);
   await expect(page.getByLabel('Current workspace').locator('option:checked')).toHaveText(/^e2e \(owner\)/);
 });
