@@ -40,6 +40,14 @@ interface Seen {
   keyId?: string;
   workspaceId?: string;
   userId?: string;
+  /** Where the procedure's input came from, once dispatch has built it: to name a refused member (docs/contract.md §10.8). */
+  input?: InputPlaces;
+}
+
+/** A procedure's input is the path parameters plus the body's members, or plus the query parameters. */
+interface InputPlaces {
+  pathParams: readonly string[];
+  fromQuery: boolean;
 }
 
 /** Methods whose request carries a body (a DELETE's is read and checked, and takes no input). */
@@ -77,12 +85,12 @@ export function createRestHandler(opts: RestHandlerOptions) {
     const extraHeaders: Record<string, string> = {};
     // What the metrics and the access log say of this request: its operation (the route template,
     // once dispatch has found it) and who called (ids only), as far as dispatch got.
-    const route: Seen = { operation: 'unmatched' };
+    const seen: Seen = { operation: 'unmatched' };
     let answer: Answer;
     try {
-      answer = await dispatch(request, requestId, opts, extraHeaders, route);
+      answer = await dispatch(request, requestId, opts, extraHeaders, seen);
     } catch (err) {
-      answer = errorAnswer(requestId, toAppError(err, requestId), await appUrlOf(opts));
+      answer = errorAnswer(requestId, toAppError(err, requestId, seen.input), await appUrlOf(opts));
     }
     const headers = answer.headers;
     for (const name in extraHeaders) if (!hasHeader(headers, name)) headers[name] = extraHeaders[name]!;
@@ -90,20 +98,20 @@ export function createRestHandler(opts: RestHandlerOptions) {
     headers['X-Request-Id'] = requestId;
     if (!hasHeader(headers, 'Cache-Control')) headers['Cache-Control'] = 'no-store';
     const seconds = (performance.now() - started) / 1000;
-    countRequest(route.operation, answer.status, seconds);
+    countRequest(seen.operation, answer.status, seconds);
     // The access log: a line per request (LOG_LEVEL info; a 5xx at warn). The route template, never
     // the raw path or query, and ids, never a credential or a body: nothing in it can carry a secret.
     const level = answer.status >= 500 ? 'warn' : 'info';
     if (logs(level)) {
       log(level, 'request', {
         requestId,
-        operation: route.operation,
+        operation: seen.operation,
         status: answer.status,
         ms: Math.round(seconds * 1000),
         // An event stream's length is not known when it starts.
         bytes: answer.stream ? null : Buffer.byteLength(answer.body ?? ''),
-        workspaceId: route.workspaceId ?? null,
-        ...(route.userId ? { userId: route.userId } : { keyId: route.keyId ?? null }),
+        workspaceId: seen.workspaceId ?? null,
+        ...(seen.userId ? { userId: seen.userId } : { keyId: seen.keyId ?? null }),
       });
     }
     return answer;
@@ -121,15 +129,15 @@ async function dispatch(
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
     throw new AppError('not_found', 'No such route.');
   }
-  const routePath = url.pathname.slice(API_BASE.length);
+  const rawApiPath = url.pathname.slice(API_BASE.length);
   // Routes match without regard to case (as trpc-to-openapi matched them).
-  const route = routePath.replace(/\/+$/, '').toLowerCase();
+  const apiPath = rawApiPath.replace(/\/+$/, '').toLowerCase();
   // The public validator is limited per client address before anything else is read.
-  if (PUBLIC_VALIDATOR_ROUTES.has(route)) {
-    seen.operation = `${method} ${route}`;
+  if (PUBLIC_VALIDATOR_ROUTES.has(apiPath)) {
+    seen.operation = `${method} ${apiPath}`;
     const allowance = await allowValidatorRequest(request, opts.runtime);
     // POST …/validate reads its own body (byte limit, strict JSON) and answers in its own shape.
-    if (method === 'POST' && route === '/agent-work-receipts/validate') {
+    if (method === 'POST' && apiPath === '/agent-work-receipts/validate') {
       return allowance.ok ? serveReceiptValidation(request, allowance.headers) : validatorErrorFrom(allowance.error);
     }
     if (!allowance.ok) throw allowance.error;
@@ -138,9 +146,9 @@ async function dispatch(
   // No operation defines it, and a plain object cannot hold it as a key (assigning it replaces the
   // object's prototype): the query readers would drop it silently instead of refusing it.
   if (url.searchParams.has('__proto__')) {
-    throw new AppError('unknown_field', 'Unknown query parameter: __proto__.', { fields: ['__proto__'] });
+    throw new AppError('unknown_field', 'Unknown query parameter: __proto__.', { fields: ['query.__proto__'] });
   }
-  const match = findOperation(method, routePath);
+  const match = findOperation(method, rawApiPath);
   if (match) seen.operation = `${method} ${match.operation.path}`;
   const runtime = await opts.runtime();
   // A presented API key is resolved and counted once, before the body is read, on every route
@@ -148,13 +156,13 @@ async function dispatch(
   const presented = match?.operation.isPublic ? null : await presentKey(runtime, request.headers.get('authorization'));
   if (presented) Object.assign(extraHeaders, presented.headers);
   if (presented?.key) Object.assign(seen, { keyId: presented.key.keyId, workspaceId: presented.key.workspaceId });
-  if (method === 'POST' && route === '/agent-work-receipts/import') {
-    seen.operation = `${method} ${route}`;
+  if (method === 'POST' && apiPath === '/agent-work-receipts/import') {
+    seen.operation = `${method} ${apiPath}`;
     // It reads its own body, so the rule below (operations with a body take no query) is applied here.
     if (url.search.length > 1) throw queryOnBodyOperation(url);
     return serveReceiptImport(request, requestId, runtime, presented);
   }
-  if (method === 'GET' && route === '/events/stream') {
+  if (method === 'GET' && apiPath === '/events/stream') {
     // The SSE form of the event stream is a long answer of its own, outside the procedures.
     if (url.searchParams.get('format') === 'sse') return serveEventStream(request, runtime, presented);
     // A plainly valid page is served from ledger text; anything else goes to the procedure.
@@ -176,8 +184,10 @@ async function dispatch(
       throw new AppError('unknown_field', `${clashes.join(', ')} comes from the path, not the body.`, { fields: clashes });
     }
     input = { ...body, ...params };
+    seen.input = { pathParams: operation.params, fromQuery: false };
   } else {
     input = { ...queryInput(url, operation.arrayParams), ...params };
+    seen.input = { pathParams: operation.params, fromQuery: true };
   }
 
   const ctx = createApiContext(runtime, {
@@ -275,15 +285,15 @@ interface ZodLikeIssue {
  * the cause of the TRPCError tRPC wraps it in, and an input the procedure's schema refused as a
  * BAD_REQUEST with the schema's issues. Unexpected errors are logged, never shown.
  */
-function toAppError(err: unknown, requestId: string): AppError {
+function toAppError(err: unknown, requestId: string, input: InputPlaces | undefined): AppError {
   const cause = err instanceof TRPCError ? (err.cause ?? err) : err;
-  if (cause instanceof AppError) return cause;
+  if (cause instanceof AppError) return placed(cause, input);
   const sqlState = sqlStateOf(cause);
   if (sqlState) countDbError(sqlState);
 
   const issues = (cause as { issues?: unknown }).issues;
   if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && Array.isArray(issues)) {
-    return fromValidationIssues(issues as ZodLikeIssue[]);
+    return fromValidationIssues(issues as ZodLikeIssue[], input);
   }
   // The client left mid-body: not the database's doing (its ECONNRESET is the client's socket).
   if (cause instanceof BodyCutOff) return new AppError('invalid_json', cause.message);
@@ -295,14 +305,41 @@ function toAppError(err: unknown, requestId: string): AppError {
   return new AppError('internal_error', 'An unexpected error occurred. Retry with the same Idempotency-Key.');
 }
 
+/** A member of a procedure's input named where the caller put it (docs/contract.md §10.8): `path.id`, `query.limit`, a body's bare. */
+function placeName(dotted: string, input: InputPlaces | undefined): string {
+  if (!input || dotted === '' || PLACED.test(dotted)) return dotted;
+  if (input.pathParams.includes(dotted.split('.', 1)[0]!)) return `path.${dotted}`;
+  return input.fromQuery ? `query.${dotted}` : dotted;
+}
+const PLACED = /^(query|path|header)\./;
+
+/**
+ * A procedure's own refusal of a member (a filter it checks itself) named the way the schema's are:
+ * the procedure knows the member, not whether the caller sent it in the query or the path.
+ */
+function placed(error: AppError, input: InputPlaces | undefined): AppError {
+  if (!input) return error;
+  const { fields, issues } = error.details as { fields?: unknown; issues?: unknown };
+  if (error.code === 'unknown_field' && Array.isArray(fields)) {
+    error.details.fields = fields.map((f) => (typeof f === 'string' ? placeName(f, input) : f));
+  }
+  if (error.code === 'validation_failed' && Array.isArray(issues)) {
+    error.details.issues = issues.map((i: { path?: unknown }) =>
+      typeof i?.path === 'string' ? { ...i, path: placeName(i.path, input) } : i,
+    );
+  }
+  return error;
+}
+
 /** Unknown keys win over other issues: the caller sent something this operation does not define. */
-function fromValidationIssues(issues: ZodLikeIssue[]): AppError {
+function fromValidationIssues(issues: ZodLikeIssue[], input: InputPlaces | undefined): AppError {
+  const named = (path: PropertyKey[]) => placeName(path.map(String).join('.'), input);
   const unknown = issues.filter((i) => i.code === 'unrecognized_keys');
   if (unknown.length > 0) {
-    const fields = unknown.flatMap((i) => (i.keys ?? []).map((k) => [...i.path.map(String), k].join('.')));
+    const fields = unknown.flatMap((i) => (i.keys ?? []).map((k) => named([...i.path, k])));
     return new AppError('unknown_field', `Unknown field${fields.length > 1 ? 's' : ''}: ${fields.join(', ')}.`, { fields });
   }
-  const list = issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  const list = issues.map((i) => ({ path: named(i.path), message: i.message }));
   const first = list[0];
   return new AppError('validation_failed', first ? `${first.path || 'body'}: ${first.message}` : 'The request is not valid.', {
     issues: list,

@@ -138,7 +138,7 @@ function traceOf(ctx: ApiContext, type: string): Trace {
       ? { success: true as const }
       : traceHeaders.safeParse({ 'x-correlation-id': correlationId ?? undefined, 'x-context-manifest-digest': manifest ?? undefined });
   if (!headers.success) {
-    const issues = headers.error.issues.map((i) => ({ path: `headers.${i.path.join('.')}`, message: i.message }));
+    const issues = headers.error.issues.map((i) => ({ path: `header.${i.path.join('.')}`, message: i.message }));
     throw new AppError('validation_failed', 'Invalid request headers.', { issues });
   }
   return {

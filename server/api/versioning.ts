@@ -28,7 +28,7 @@ export function ifMatchOf(headers: HeaderReader): number | undefined {
   const m = /^(?:W\/)?"(\d{1,9})"$/.exec(header.trim());
   if (!m)
     throw new AppError('validation_failed', 'If-Match must be an ETag of this API: "<aggregateVersion>".', {
-      issues: [{ path: 'headers.if-match', message: 'a quoted version, e.g. "3"' }],
+      issues: [{ path: 'header.if-match', message: 'a quoted version, e.g. "3"' }],
     });
   return Number(m[1]);
 }

@@ -300,8 +300,11 @@ describe('GET /initiatives/{initiativeId}', () => {
   it('refuses an unknown include, a bad UUID, an unknown id, and another workspace', async () => {
     const unknownInclude = await app.request('GET', `/initiatives/${id}?include=tree,budget`);
     expect(unknownInclude.status).toBe(400);
-    expect(unknownInclude.body.error.details.issues[0].path).toBe('include');
-    expect((await app.request('GET', '/initiatives/not-a-uuid')).status).toBe(400);
+    expect(unknownInclude.body.error.details.issues[0].path).toBe('query.include');
+    const badId = await app.request('GET', '/initiatives/not-a-uuid');
+    expect(badId.status).toBe(400);
+    // Named where the caller put it (docs/contract.md §10.8).
+    expect(badId.body.error.details.issues[0].path).toMatch(/^path\./);
     expect((await app.request('GET', `/initiatives/${randomUUID()}`)).status).toBe(404);
     const other = await app.createWorkspace();
     expect((await app.request('GET', `/initiatives/${id}?workspace_id=${other.workspaceId}`)).status).toBe(403);

@@ -181,7 +181,13 @@ describe('routes', () => {
   it('unknown query parameters are 400 unknown_field', async () => {
     const res = await app.request('GET', '/events/stream?colour=blue');
     expectEnvelope(res, 400, 'unknown_field');
-    expect(res.body.error.details.fields).toEqual(['colour']);
+    expect(res.body.error.details.fields).toEqual(['query.colour']);
+    // Every place names a query parameter the same way (docs/contract.md §10.8).
+    const proto = await app.request('GET', '/runs?__proto__=1');
+    expect(proto.body.error.details.fields).toEqual(['query.__proto__']);
+    const limit = await app.request('GET', '/runs?limit=0');
+    expectEnvelope(limit, 400, 'validation_failed');
+    expect(limit.body.error.details.issues[0].path).toBe('query.limit');
   });
 });
 
