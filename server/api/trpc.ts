@@ -168,8 +168,16 @@ function ownOrigins(ctx: ApiContext): string[] {
 
 const crossSiteRefused = () => new AppError('forbidden', 'Changes must come from the app’s own pages (cross-site request refused).');
 
-/** Resolves the caller: an API key when one is presented, else a session cookie; 401 without either. */
+/** The caller and the trace of their request (its headers checked). */
 async function authenticate(ctx: ApiContext, type: string): Promise<{ principal: Principal; trace: Trace }> {
+  return { principal: await principalOf(ctx, type), trace: traceOf(ctx, type) };
+}
+
+/**
+ * Resolves the caller: an API key when one is presented, else a session cookie; 401 without either.
+ * The SSE lease of the events (server/api/event-stream.ts) authenticates here too, as events.list does.
+ */
+export async function principalOf(ctx: ApiContext, type: string): Promise<Principal> {
   const { runtime } = ctx;
   const authorization = ctx.headers.get('authorization');
   if (ctx.transport === 'internal' && authorization !== null) {
@@ -189,7 +197,7 @@ async function authenticate(ctx: ApiContext, type: string): Promise<{ principal:
   }
   if (!principal) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>, or sign in.');
   ctx.caller = principal.kind === 'api_key' ? { keyId: principal.keyId, workspaceId: principal.workspaceId } : { userId: principal.userId };
-  return { principal, trace: traceOf(ctx, type) };
+  return principal;
 }
 
 export interface ActorOptions {

@@ -2,16 +2,9 @@
 import { z } from 'zod';
 import { runs, runStatuses, tasks } from '@/db/schema';
 import { RUN_ACTION_NAMES } from '@/server/domain/runs/machine';
-import {
-  addCheckpoint,
-  applyRunAction,
-  createRun,
-  finishRun,
-  loadRunView,
-  runView,
-  type CheckpointView,
-  type RunView,
-} from '@/server/domain/runs/runs';
+import { addCheckpoint, createRun, finishRun } from '@/server/domain/runs/runs';
+import { applyRunAction } from '@/server/domain/runs/actions';
+import { loadRunView, runView, type CheckpointView, type RunView } from '@/server/domain/runs/view';
 import { AppError } from '@/server/errors';
 import type { Actor, Trace } from '@/server/domain/actor';
 import { openList, pageMeta, pageOf, pageParams } from '../keyset';

@@ -12,7 +12,8 @@ import { appendEvents, type NewEvent } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
 import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
-import { followTask, newRun, workIsOpen, workOf } from '../runs/runs';
+import { followTask, workIsOpen, workOf } from '../runs/hierarchy';
+import { newRun } from '../runs/runs';
 import { cancelDecisionsOfRuns } from './cancel-with-run';
 import type { DecisionRow } from './view';
 

@@ -11,7 +11,7 @@ import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { actorNameSql, decisionView, type DecisionView } from './view';
 import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
-import { followTask } from '../runs/runs';
+import { followTask } from '../runs/hierarchy';
 
 export interface CreateDecisionInput {
   title: string;

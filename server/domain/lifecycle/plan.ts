@@ -13,7 +13,7 @@
  */
 import { AppError } from '@/server/errors';
 import type { RunRow } from '../hierarchy/records';
-import { followTask } from '../runs/runs';
+import { followTask } from '../runs/hierarchy';
 import type { Level, StatusChange } from './status-changes';
 import { plural } from '@/server/words';
 

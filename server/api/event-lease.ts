@@ -1,0 +1,240 @@
+/**
+ * One open SSE lease of the event stream (server/api/event-stream.ts opens it): the state of one
+ * connection and the loop that sends it events, keepalives and at the end `lease_end`.
+ *
+ * The lease catches up by reading the ledger itself, then waits on its workspace's feed
+ * (server/ledger/feed.ts), which pushes what commits; it reads again only when it fell behind.
+ */
+import { and, eq, isNotNull } from 'drizzle-orm';
+import type { Database } from '@/db';
+import { apiKeys } from '@/db/schema';
+import type { LedgerEvent } from '@/server/ledger/canonical';
+import { encodeCursor } from '@/server/ledger/cursor';
+import type { FeedHub, FeedLease } from '@/server/ledger/feed';
+import { readEvents } from '@/server/ledger/read';
+import type { Runtime } from '@/server/runtime';
+import type { Principal } from './trpc';
+
+const BATCH = 100;
+/** Events a lease holds for sending before it drops them and reads instead. */
+const MAX_INBOX = 1000;
+
+/** What the request asked of its lease, checked (server/api/event-stream.ts). */
+export interface LeaseSettings {
+  workspaceId: string;
+  /** The sequence it resumes after (0: from the first event). */
+  after: number;
+  /** When it ends with lease_end (ms since the epoch). */
+  deadline: number;
+  /** Only events of these types (none or empty: all). */
+  types: string[] | undefined;
+  pollMs: number;
+}
+
+const encoder = new TextEncoder();
+
+export class EventLease implements FeedLease {
+  readonly keyId: string | null;
+  readonly pollMs: number;
+  /** Settles when it has sent its last frame and closed. */
+  readonly done: Promise<void>;
+  private finished!: () => void;
+  /** The signed-in human reading (null: an API key): their removal from the workspace ends the lease. */
+  private readonly userId: string | null;
+  private readonly types: Set<string> | null;
+  private after: number;
+  private lastSent = Date.now();
+  // What the workspace's feed pushed since the lease's last read began.
+  private inbox: LedgerEvent[] = [];
+  private needsRead = true;
+  private keyRevoked = false;
+  private failure: { error: unknown } | null = null;
+  private wake: (() => void) | null = null;
+  /** The client went away (or the lease has closed the stream). */
+  private closed = false;
+  // The service is stopping: end with lease_end now, as at the deadline (endEventStreams).
+  private ending = false;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly hub: FeedHub,
+    /** Its place among its key's leases (FeedHub.admit), given back when it ends. */
+    private readonly place: { release(): void },
+    principal: Principal,
+    private readonly settings: LeaseSettings,
+  ) {
+    this.keyId = principal.kind === 'api_key' ? principal.keyId : null;
+    this.userId = principal.kind === 'human' ? principal.userId : null;
+    this.pollMs = settings.pollMs;
+    this.after = settings.after;
+    this.types = settings.types && settings.types.length > 0 ? new Set(settings.types) : null;
+    this.done = new Promise<void>((resolve) => (this.finished = resolve));
+  }
+
+  /** The response body: the lease runs from now until it ends or `signal` (the client leaving) stops it. */
+  stream(signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => this.run(controller, signal),
+      cancel: () => this.stop(),
+    });
+  }
+
+  push(events: readonly LedgerEvent[]): void {
+    if (this.userId && events.some((e) => e.eventType === 'membership.removed' && e.payload.user_id === this.userId)) {
+      this.keyRevoked = true;
+      this.alarm();
+      return;
+    }
+    if (this.wake && !this.needsRead && this.inbox.length === 0) {
+      // Waiting with nothing pending: send them now, without waking the loop. (Whatever
+      // happens here stays this lease's: the feed goes on to the others.)
+      try {
+        this.deliver(events);
+      } catch (error) {
+        this.fail(error);
+      }
+      return;
+    }
+    if (this.inbox.length + events.length > MAX_INBOX) {
+      // Too far behind (a long catch-up): drop them, a read will cover them.
+      this.inbox = [];
+      this.needsRead = true;
+    } else {
+      for (const event of events) this.inbox.push(event);
+    }
+    this.alarm();
+  }
+
+  revoke(): void {
+    this.keyRevoked = true;
+    this.alarm();
+  }
+
+  fail(error: unknown): void {
+    this.failure ??= { error };
+    this.alarm();
+  }
+
+  /** Ends it now, with lease_end and the cursor to resume from. */
+  end(): void {
+    this.ending = true;
+    this.alarm();
+  }
+
+  /** The client went away: stop without another frame. */
+  private stop(): void {
+    this.closed = true;
+    this.alarm();
+  }
+
+  /** Wakes the loop if it waits. */
+  private alarm(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private send(text: string | Uint8Array): void {
+    if (!this.closed) this.controller.enqueue(typeof text === 'string' ? encoder.encode(text) : text);
+  }
+
+  private deliver(events: readonly LedgerEvent[]): void {
+    let sent = false;
+    for (const event of events) {
+      if (event.sequence <= this.after || (this.types && !this.types.has(event.eventType))) continue;
+      this.after = event.sequence;
+      this.send(frameOf(this.runtime.secrets.cursor, event));
+      sent = true;
+    }
+    if (sent) this.lastSent = Date.now();
+  }
+
+  private async run(controller: ReadableStreamDefaultController<Uint8Array>, signal: AbortSignal | undefined): Promise<void> {
+    this.controller = controller;
+    const { db, env, secrets } = this.runtime;
+    const { workspaceId, deadline, pollMs } = this.settings;
+    const keepaliveMs = env.SSE_KEEPALIVE_MS;
+    signal?.addEventListener('abort', () => this.stop());
+    const feed = this.hub.join(workspaceId, this);
+    try {
+      this.send(`retry: ${Math.min(pollMs, 1000)}\n\n`);
+      await feed.ready;
+      // A revocation that committed before this lease joined the feed is not pushed to it.
+      if (this.keyId) this.keyRevoked = await revoked(db, this.keyId);
+      // Every lease reads at least once, however short (opening it may have taken longer).
+      let replayed = false;
+      while (!this.closed && !this.ending && !this.keyRevoked && !this.failure && (Date.now() < deadline || !replayed)) {
+        if (this.needsRead) {
+          // Catching up on its own: the feed only pushes what commits from now on. Anything
+          // pushed before this read began is covered by it (and the reads after it).
+          this.needsRead = false;
+          this.inbox = [];
+          const rows = await readEvents(db, workspaceId, { after: this.after, limit: BATCH, types: this.settings.types });
+          this.deliver(rows);
+          replayed = true;
+          if (rows.length === BATCH) this.needsRead = true;
+          continue;
+        }
+        if (this.inbox.length > 0) {
+          const pushed = this.inbox;
+          this.inbox = [];
+          this.deliver(pushed);
+          continue;
+        }
+        // Idle: no query until the feed pushes, the key is revoked, or the lease ends.
+        const until = Math.min(deadline, this.lastSent + keepaliveMs);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.max(0, until - Date.now()));
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = null;
+        const now = Date.now();
+        if (this.inbox.length === 0 && !this.needsRead && now >= this.lastSent + keepaliveMs && now < deadline) {
+          this.send(': keepalive\n\n');
+          this.lastSent = now;
+        }
+      }
+      const failed = this.failure as { error: unknown } | null;
+      if (failed) throw failed.error;
+      this.send(`event: lease_end\ndata: ${JSON.stringify({ nextCursor: encodeCursor(secrets.cursor, workspaceId, this.after) })}\n\n`);
+    } catch {
+      // The database failed mid-lease: end it; the client resumes from the last id it received.
+    } finally {
+      this.hub.leave(feed, this);
+      this.place.release();
+      if (!this.closed) {
+        this.closed = true;
+        controller.close();
+      }
+      this.finished();
+    }
+  }
+}
+
+async function revoked(db: Database, keyId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), isNotNull(apiKeys.revokedAt)));
+  return Boolean(row);
+}
+
+/**
+ * The frame of an event, encoded: the same bytes for every lease of its workspace (the feed hands
+ * them all the same event objects), so built once. Nothing writes into a chunk once enqueued.
+ */
+const frames = new WeakMap<LedgerEvent, Uint8Array>();
+function frameOf(secret: string, event: LedgerEvent): Uint8Array {
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    frame = encoder.encode(
+      `id: ${encodeCursor(secret, event.workspaceId, event.sequence)}\nevent: ${event.eventType}\ndata: ${JSON.stringify(event)}\n\n`,
+    );
+    frames.set(event, frame);
+  }
+  return frame;
+}
