@@ -17,7 +17,7 @@ export async function register(): Promise<void> {
       import('./server/http/node-api'),
       import('./server/http/next-bodies'),
       import('./server/api/event-stream'),
-      import('./server/lifecycle'),
+      import('./server/shutdown'),
       import('./server/metrics'),
     ]);
     waiting({ handleApiRequest, boundedForNext, endEventStreams, onStop, metricsText, boot });

@@ -93,7 +93,7 @@ const DRAIN_DELAY_MS = Math.min(Math.max(Number(process.env.DRAIN_DELAY_MS ?? 0)
 // How long requests in flight get to finish once the listener has closed; then their connections
 // are cut. With the delay, under the 10 s the launcher promises, with room for closing the database after.
 const DRAIN_MS = 7_000 - DRAIN_DELAY_MS;
-// On SIGINT or SIGTERM (server/lifecycle.ts, installed by server/boot.ts): after DRAIN_DELAY_MS,
+// On SIGINT or SIGTERM (server/shutdown.ts, installed by server/boot.ts): after DRAIN_DELAY_MS,
 // take no new connection, end event-stream leases with lease_end, let the rest finish; then the
 // jobs and the database stop.
 onStop('requests', async () => {

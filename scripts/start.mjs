@@ -47,7 +47,7 @@ const server = spawn(process.execPath, [...serverNodeFlags(), path.join(root, 's
   env,
 });
 // Ctrl-C reaches every process of the terminal's group; a SIGTERM (or SIGINT) sent to this process
-// alone is passed on. The server stops in order and exits 0 (server/lifecycle.ts); so do we.
+// alone is passed on. The server stops in order and exits 0 (server/shutdown.ts); so do we.
 const stop = (signal) => {
   if (server.exitCode === null && server.signalCode === null) server.kill(signal);
 };

@@ -5,7 +5,7 @@
 import { seedDemoIfEmpty, type DemoWorkspace } from './domain/workspaces/seed-demo';
 import { issueSetupToken, SETUP_TTL_HOURS } from './domain/workspaces/setup';
 import { startBackgroundJobs } from './jobs';
-import { onStop, stopOnSignals } from './lifecycle';
+import { onStop, stopOnSignals } from './shutdown';
 import { log, redactDatabaseErrorsInConsole } from './log';
 import { closeRuntime, getRuntime, type Runtime } from './runtime';
 import { measurePoolWith } from './metrics';
@@ -41,7 +41,7 @@ async function start(): Promise<Runtime> {
   }
   if (runtime.poolStats) measurePoolWith(runtime.poolStats);
   const stopJobs = startBackgroundJobs(runtime);
-  // Once requests have drained (server/lifecycle.ts): nothing is writing when the database closes.
+  // Once requests have drained (server/shutdown.ts): nothing is writing when the database closes.
   onStop('resources', async () => {
     await stopJobs();
     await closeRuntime();

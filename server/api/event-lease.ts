@@ -47,7 +47,8 @@ export class EventLease implements FeedLease {
   // What the workspace's feed pushed since the lease's last read began.
   private inbox: LedgerEvent[] = [];
   private needsRead = true;
-  private keyRevoked = false;
+  // Its reader lost access: the key was revoked, or the signed-in member was removed from the workspace.
+  private accessEnded = false;
   private failure: { error: unknown } | null = null;
   private wake: (() => void) | null = null;
   /** The client went away (or the lease has closed the stream). */
@@ -82,7 +83,7 @@ export class EventLease implements FeedLease {
 
   push(events: readonly LedgerEvent[]): void {
     if (this.userId && events.some((e) => e.eventType === 'membership.removed' && e.payload.user_id === this.userId)) {
-      this.keyRevoked = true;
+      this.accessEnded = true;
       this.alarm();
       return;
     }
@@ -106,8 +107,8 @@ export class EventLease implements FeedLease {
     this.alarm();
   }
 
-  revoke(): void {
-    this.keyRevoked = true;
+  endAccess(): void {
+    this.accessEnded = true;
     this.alarm();
   }
 
@@ -161,10 +162,10 @@ export class EventLease implements FeedLease {
       this.send(`retry: ${Math.min(pollMs, 1000)}\n\n`);
       await feed.ready;
       // A revocation that committed before this lease joined the feed is not pushed to it.
-      if (this.keyId) this.keyRevoked = await revoked(db, this.keyId);
+      if (this.keyId) this.accessEnded = await revoked(db, this.keyId);
       // Every lease reads at least once, however short (opening it may have taken longer).
       let replayed = false;
-      while (!this.closed && !this.ending && !this.keyRevoked && !this.failure && (Date.now() < deadline || !replayed)) {
+      while (!this.closed && !this.ending && !this.accessEnded && !this.failure && (Date.now() < deadline || !replayed)) {
         if (this.needsRead) {
           // Catching up on its own: the feed only pushes what commits from now on. Anything
           // pushed before this read began is covered by it (and the reads after it).

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Runtime } from '@/server/runtime';
-import type { StopPhase } from '@/server/lifecycle';
+import type { StopPhase } from '@/server/shutdown';
 
 export interface ServerHooks {
   /** Serves one /api/v1 request (server/http/node-api.ts). */

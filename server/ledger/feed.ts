@@ -24,8 +24,8 @@ export interface FeedLease {
   pollMs: number;
   /** Events that committed, in sequence order, unfiltered. */
   push(events: readonly LedgerEvent[]): void;
-  /** Its key was revoked. */
-  revoke(): void;
+  /** Its reader lost access (its key was revoked). */
+  endAccess(): void;
   /** The feed could not read. */
   fail(error: unknown): void;
 }
@@ -128,7 +128,7 @@ export class WorkspaceFeed {
       .from(apiKeys)
       .where(and(inArray(apiKeys.id, keyIds), isNotNull(apiKeys.revokedAt)));
     const gone = new Set(rows.map((r) => r.id));
-    for (const lease of this.leases) if (lease.keyId && gone.has(lease.keyId)) lease.revoke();
+    for (const lease of this.leases) if (lease.keyId && gone.has(lease.keyId)) lease.endAccess();
   }
 
   /** Polls while the wake-ups are unhealthy; stops when they are healthy again. */

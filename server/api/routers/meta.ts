@@ -1,7 +1,7 @@
 /** Public documentation routes: the error codes, the OpenAPI document, and a health check. */
 import { z } from 'zod';
 import { AppError, errorCodes, errorTable, isErrorCode, type ErrorCode } from '@/server/errors';
-import { isStopping } from '@/server/lifecycle';
+import { isStopping } from '@/server/shutdown';
 import { ping, schemaState } from '@/server/runtime';
 import { publicProcedure, router } from '../trpc';
 
