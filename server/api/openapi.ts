@@ -57,7 +57,7 @@ const TAGS: Record<string, string> = {
   initiatives: 'Initiatives: the plan from the top down (workstreams, milestones, tasks) and its progress.',
   receipts: 'Receipts: the record that a task was accepted and what happened, exported and validated as agent-work-receipt documents.',
   dedup: 'Dedup claims: one agent at a time on a piece of work, by key.',
-  lifecycle: 'Lifecycle: the operating map of states and transitions.',
+  lifecycle: 'Lifecycle actions: pause, resume, retry or cancel a node of the work hierarchy and everything under it.',
   'artifact-types': 'The artifact catalog: the kinds of output a task can produce.',
   events: 'The event stream: the workspace’s ledger events in order, as JSON pages or a server-sent event lease.',
   ledger: 'The ledger: verifying the workspace’s hash chain.',
@@ -81,8 +81,10 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
       'REST API v1 of the Accountable Work Service: create work and receipts, initiatives with their tree, raise ' +
       'decisions for a human ruling and poll them, read the operating map and the artifact catalog, read and verify the ' +
       'hash-chained ledger. Every response carries X-Request-Id. Success bodies are ' +
-      '{data, meta} with meta.apiVersion "1", except where the specification shows another shape (a decision is ' +
-      '{decision}). Errors are {error: {code, message, details, requestId, timestamp, docsUrl, retryAfter}}; see ' +
+      '{data, meta} with meta.apiVersion "1", except where the specification shows another shape: a decision is ' +
+      '{decision}; the run family (runs, checkpoints, finish, run actions) is {ok: true, data}; POST /lifecycle and the ' +
+      'dedup claim and release are flat {ok: true, …}; the receipt validator answers {ok, valid, issues}; the probes, ' +
+      'this document, the receipt schema and receipt documents are served as themselves. Errors are {error: {code, message, details, requestId, timestamp, docsUrl, retryAfter}}; see ' +
       'GET /errors. Bodies are JSON objects (Content-Type: application/json, at most 1 MiB, nested at most 64 levels, ' +
       'each member name once per object: otherwise 400 invalid_json); an empty POST body counts ' +
       'as {}. Unknown fields, query parameters on operations with a body, and body fields named like a path ' +
