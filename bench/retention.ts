@@ -1,5 +1,5 @@
 /**
- * The retention job against an hour of keyed writes (issue 22): does idempotency_records hold only
+ * The retention job against an hour of keyed writes (docs/contract.md §13.4, §14): does idempotency_records hold only
  * the last TTL's records once it has run, and what does its cleanup cost the writes beside it?
  *
  * An hour of POST /work at the rate the bench measured is written straight into the table (an
@@ -119,7 +119,7 @@ export function retentionLines(r: RetentionResult): string[] {
   ];
 }
 
-/** The target (issue 22): none of the records left had expired. */
+/** The target (docs/contract.md §13.4, §14): none of the records left had expired. */
 export function retentionCheck(r: RetentionResult): [string, boolean, string] {
   return ["after an hour of keyed writes, idempotency_records holds only the last TTL's records", r.stale === 0, `${r.stale} expired left`];
 }

@@ -436,7 +436,7 @@ async function writesOnly(): Promise<void> {
 }
 
 /**
- * The driver question (issue 19): the peer's exact SQL through postgres.js (what the service uses,
+ * The driver question (patches/README.md): the peer's exact SQL through postgres.js (what the service uses,
  * with our patch) and through node-postgres 8.23 with and without its pipeline mode. Same server
  * code, same statements, named prepared statements on both.
  */
@@ -559,13 +559,13 @@ function report(r: Report): void {
   lines.push(`| server peak RSS (PostgreSQL, under load) | ${fmt(r.peakRss)} MiB |`);
   lines.push('', ...retentionLines(r.retention));
 
-  // Targets (issues 7 and 19).
+  // Targets (docs/contract.md §14).
   const P = (c: number, s: number) => row('peer', c, s)!;
   const L = (c: number, s: number) => row('limit', c, s)!;
   const O = (c: number, s: number) => row('ours', c, s)!;
   const checks: [string, boolean, string][] = [];
   const top = 32;
-  // Issue 19: the transport as lean as the bare peer.
+  // The transport as lean as the bare peer (docs/contract.md §14).
   checks.push([
     `POST /work ${top} clients, 64 workspaces ≥ 0.9 × peer`,
     O(top, 64).rps.median >= 0.9 * P(top, 64).rps.median,
@@ -618,7 +618,7 @@ function report(r: Report): void {
     r.queue.big.p50 <= 1.5 * r.queue.small.p50,
     `${fmt(r.queue.big.p50 / r.queue.small.p50, 2)} ×`,
   ]);
-  // Issue 20: verification on every core, its memory flat; one busy workspace keeps up with many.
+  // Verification on every core, its memory flat; one busy workspace keeps up with many.
   checks.push([
     `ledger:verify (${r.verifyCliAll.workers} workers, database and bundle) ≥ 200,000 events/s`,
     Math.min(r.verifyCliAll.eventsPerSecond, r.verifyBundleAll.eventsPerSecond) >= 200_000,
@@ -635,7 +635,7 @@ function report(r: Report): void {
     O(top, 1).rps.median >= 0.8 * O(top, 64).rps.median,
     `${fmt(O(top, 1).rps.median / O(top, 64).rps.median, 2)} ×`,
   ]);
-  // Issue 20: more instances.
+  // More instances (docs/contract.md §14).
   checks.push(scale.check);
   checks.push(retentionCheck(r.retention));
   checks.push([`peak RSS ≤ 300 MB`, r.peakRss * 1.048576 <= 300, `${fmt(r.peakRss * 1.048576)} MB`]);

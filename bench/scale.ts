@@ -107,7 +107,7 @@ export async function measureScaleOut(
 }
 
 /**
- * The scale-out table, and issue 20's check: two instances give at least 1.3 × one instance's
+ * The scale-out table, and its check (docs/contract.md §14): two instances give at least 1.3 × one instance's
  * throughput, or the run shows which resource ran out. Here that is the machine's CPU: when two
  * instances leave no idle core time (≥ 95 % busy), a second instance on the same machine has
  * nothing to run on, and the table says who used it (servers, PostgreSQL, load generator).

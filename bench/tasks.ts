@@ -1,7 +1,7 @@
 /**
  * The work queue at scale: GET /tasks?ready=true&limit=50 (what an agent asks for next) on one
  * workspace with 1,000 tasks, then the same workspace grown to 100,000, in one run. The target is a
- * ratio (issue 17): the large page's p50 within 1.5 × the small one's, i.e. the page is read off an
+ * ratio (docs/contract.md §14): the large page's p50 within 1.5 × the small one's, i.e. the page is read off an
  * index and does not grow with the workspace.
  *
  * Tasks are written straight into the Inbox with SQL (as the ledger fill does for events: the

@@ -56,7 +56,7 @@ for (const [method, path, contentType] of endpoints) {
         // connection; never an answer that read the whole body.
         if (outcome.status !== 0) {
           expect(outcome.status, outcome.text.slice(0, 200)).toBe(413);
-          // The public validator answers in its own shape (CONTRACT: input.too_large).
+          // The public validator answers in its own shape (docs/contract.md §1.6: input.too_large).
           expect(JSON.parse(outcome.text).error.code).toBe(path.includes('/validate') ? 'input.too_large' : 'payload_too_large');
         }
         expect(sent.bytes, 'bytes the client got to send').toBeLessThan(32 * MiB);

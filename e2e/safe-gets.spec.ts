@@ -1,5 +1,5 @@
 /**
- * Nothing a GET does counts or changes anything (issue 35, 9): another site's page that makes a
+ * Nothing a GET does counts or changes anything (docs/contract.md §2.5): another site's page that makes a
  * visitor's browser load the invitation and setup links many times over (`<img src=…>`, which
  * sends cookies and comes from the visitor's address) used to spend the address's attempts with
  * links, locking the visitor out of their own invitation for 15 minutes. Through the real server

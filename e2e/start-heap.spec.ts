@@ -1,6 +1,6 @@
 /**
  * `npm start` (scripts/start.mjs) runs the server with a capped V8 old space, so a busy server's
- * RSS stays bounded (issue 7): 256 MB by default, SERVER_HEAP_MB to change it. The test starts the
+ * RSS stays bounded (docs/contract.md §14): 256 MB by default, SERVER_HEAP_MB to change it. The test starts the
  * real launcher on a free port with an in-memory database and reads the server's command line.
  */
 import { spawn, execFileSync } from 'node:child_process';

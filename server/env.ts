@@ -38,7 +38,7 @@ const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: intFromString(24, 24, 24 * 30),
   /** Webhook delivery attempts (GET …/deliveries) are kept this many days, then deleted. */
   DELIVERY_LOG_DAYS: intFromString(30, 1, 3650),
-  /** Event-stream leases send a `: keepalive` comment at least this often (CONTRACT: at most 15 s). */
+  /** Event-stream leases send a `: keepalive` comment at least this often (docs/contract.md §4.9: at most 15 s). */
   SSE_KEEPALIVE_MS: intFromString(15000, 10, 15000),
   /**
    * Event-stream leases one API key may hold open at once on one instance; one more is 429

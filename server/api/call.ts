@@ -7,7 +7,7 @@
  * Why not tRPC's: its build copies each step's options and context with a transpiled spread helper
  * that defines every property one at a time (`_objectSpread2`), four to six copies per step and five
  * steps per procedure (error formatter, ours, input, output, resolver). On POST /work that was ~5%
- * of the request's CPU in a profile (npm run bench -- --only writes, issue 19); a native spread
+ * of the request's CPU in a profile (npm run bench -- --only writes; docs/contract.md §14); a native spread
  * does the same copy in a fraction of it.
  */
 import { getTRPCErrorFromUnknown, type AnyProcedure } from '@trpc/server';

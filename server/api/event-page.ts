@@ -4,7 +4,7 @@
  * The events.list procedure (routers/events.ts) defines this operation: its input, its output and
  * its errors. Served through the procedure, a page of 100 events is parsed from the database into
  * objects, checked against the output schema and serialised again, which made a page ~9 ms where
- * the read itself is ~2 ms (bench/, issue 7). Pollers page the ledger all the time, so the
+ * the read itself is ~2 ms (bench/; docs/contract.md §14). Pollers page the ledger all the time, so the
  * transport serves a request that has nothing to refuse (a valid key, a query the procedure's own
  * schema accepts, a cursor this service issued, no trace headers to check) from `readEventsJson`,
  * with the same body the procedure returns. Anything else goes on to the procedure, so every error

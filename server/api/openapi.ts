@@ -126,7 +126,7 @@ export function openApiDocument(appUrl: string): OpenAPIObject {
   // The 200 is documented as the JSON page alone, and the lease beside it (x-sse and the format
   // parameter's description): listed as a second media type of the same 200, it made the body of
   // every generated client's call a union of the page and a string, to be narrowed by each caller,
-  // though only format=sse ever answers text/event-stream (issue 21). OpenAPI 3.1 has no way to say
+  // though only format=sse ever answers text/event-stream (docs/contract.md §13.2). OpenAPI 3.1 has no way to say
   // which media type a query parameter selects.
   const stream = paths['/events/stream']?.get;
   if (stream) {

@@ -1,5 +1,5 @@
 /**
- * Versioned resources over REST (CONTRACT §8): the ETag is the aggregateVersion, quoted; If-Match
+ * Versioned resources over REST (docs/contract.md §8.2): the ETag is the aggregateVersion, quoted; If-Match
  * names the version a change is based on (weak or strong), and a resource that has moved past it is
  * 412 precondition_failed (the service compares; this reads the header).
  */

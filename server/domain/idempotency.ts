@@ -1,5 +1,5 @@
 /**
- * Idempotency records (CONTRACT §3). The key is claimed at the start of the write's transaction
+ * Idempotency records (docs/contract.md §3). The key is claimed at the start of the write's transaction
  * and its response stored before commit, so a failed request leaves no record, a concurrent
  * request with the same key waits for the first one's outcome, and a committed record always
  * carries its response.

@@ -52,7 +52,7 @@ describe('RFC 8785 canonical JSON', () => {
     expect(canonicalJson({ c: 2, 'a\u0000b': 1 })).toBe('{"a\\u0000b":1,"c":2}');
   });
 
-  it('matches the RFC’s own sample (§3.2.2): whitespace, number forms, string escapes, key order', () => {
+  it('matches the RFC’s own sample (RFC 8785 §3.2.2): whitespace, number forms, string escapes, key order', () => {
     const input = JSON.parse(
       '{\n  "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],\n' +
         '  "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/",\n  "literals": [null, true, false]\n}',
@@ -62,7 +62,7 @@ describe('RFC 8785 canonical JSON', () => {
     );
   });
 
-  it('sorts keys by UTF-16 code units (§3.2.3)', () => {
+  it('sorts keys by UTF-16 code units (RFC 8785 §3.2.3)', () => {
     const input = {
       '\u20ac': 'Euro Sign',
       '\r': 'Carriage Return',

@@ -1,5 +1,5 @@
 /**
- * The access log (issue 22): one JSON line per API request, with its request id, operation (the
+ * The access log (docs/contract.md §13.3): one JSON line per API request, with its request id, operation (the
  * route template), status, duration, bytes, and who called (workspace and key, or user), and
  * nothing that could carry a secret: no raw path, no query, no body, no credential. (That no line
  * of the whole suite holds a credential: test/support/log-capture.ts, in every integration file.)

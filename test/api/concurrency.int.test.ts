@@ -1,7 +1,7 @@
 /**
  * Concurrency on both engines: every idempotent operation raced by 20 copies of one request (one
  * Idempotency-Key, one body), and human rulings raced against each other on 50 pending decisions.
- * What must hold (CONTRACT §3, §5): one write and its events, every other answer a replay or
+ * What must hold (docs/contract.md §3, §5.6): one write and its events, every other answer a replay or
  * 409 idempotency_in_progress, never a 5xx; one ruling per decision, one ruling event, and a
  * chain that still verifies.
  */
@@ -112,7 +112,7 @@ const operations: IdempotentOperation[] = [
     prepare: async () => ({ path: '/work', body: { title: 'Raced work', priority: 'high', estimate_hours: 1.5 } }),
     rows: { tasks: 1, receipts: 1, ledger_events: 1, idempotency_records: 1 },
     events: { 'work.created': 1 },
-    // data.duplicate and meta.duplicate (CONTRACT §3: "in data where the seed has it and in meta").
+    // data.duplicate and meta.duplicate (docs/contract.md §3: "in data where the seed has it and in meta").
     replayOf: (b) => ({ data: { ...b.data, duplicate: true }, meta: { ...b.meta, duplicate: true } }),
     aggregates: (b) => [b.data.taskId],
   },

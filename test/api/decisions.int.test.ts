@@ -1,4 +1,4 @@
-/** Decisions over REST: raise, poll, list, attention (CONTRACT §2-4, seed POST /decisions). */
+/** Decisions over REST: raise, poll, list, attention (docs/contract.md §2–§4.3, and the specification’s POST /decisions). */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';

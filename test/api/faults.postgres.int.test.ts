@@ -1,5 +1,5 @@
 /**
- * Faults (issue 8): the database going away in the middle of a load, and lock and statement
+ * Faults (docs/contract.md §5.6): the database going away in the middle of a load, and lock and statement
  * timeouts. What must hold: callers hear 503 service_unavailable with Retry-After and nothing else,
  * nothing is half written, the process keeps serving, and it recovers by itself when the database
  * returns. PostgreSQL only (vitest.config.ts runs *.postgres.int.test.ts on that engine alone): a

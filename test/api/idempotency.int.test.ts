@@ -1,4 +1,4 @@
-/** Idempotency-Key on POST /work (CONTRACT §3). */
+/** Idempotency-Key on POST /work (docs/contract.md §3). */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

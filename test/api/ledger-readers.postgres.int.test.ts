@@ -3,7 +3,7 @@
  * that roll back after writing (a test trigger refuses "doomed" work once its task, receipt and
  * ledger row are in), backends terminated at random under all of them (pg_terminate_backend, as
  * an operator or a failover would), and connections cut right after a COMMIT went through, so
- * that the app never hears that it did (the ambiguous 503). What must hold (CONTRACT §3, §5):
+ * that the app never hears that it did (the ambiguous 503). What must hold (docs/contract.md §3, §5.1, §5.6):
  * every reader sees sequences 1..n once each, in order, linked hash to hash, and never an event
  * that did not commit; every acknowledged write is in the ledger once; a write answered 503 and
  * retried with its key lands once; nothing doomed lands at all; nothing but 201, 200, 503 (and

@@ -1,5 +1,5 @@
 /**
- * The database metrics (issue 22), PostgreSQL only: the connection pool's size, connections in use
+ * The database metrics (docs/contract.md §13.3), PostgreSQL only: the connection pool's size, connections in use
  * and queries waiting for one (patches/postgres+3.4.9.patch, change 10), and the database errors
  * that reach a request, by SQLSTATE class.
  */

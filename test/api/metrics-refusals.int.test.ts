@@ -1,5 +1,5 @@
 /**
- * The refusals metric (issue 22) for each limit that turns a request away: the public validator's
+ * The refusals metric (docs/contract.md §13.3) for each limit that turns a request away: the public validator's
  * per-address limit, event-stream leases per key, and sign-in (a wrong password, then the lock).
  * (The API key limit: metrics.int.test.ts.)
  */

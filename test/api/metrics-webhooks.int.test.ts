@@ -1,5 +1,5 @@
 /**
- * The webhook metrics (issue 22): delivery attempts by outcome, and the age of the oldest
+ * The webhook metrics (docs/contract.md §13.3): delivery attempts by outcome, and the age of the oldest
  * undelivered event for each endpoint behind (only those: the label set stays bounded), read from
  * the database at each scrape; and a job's last success.
  */

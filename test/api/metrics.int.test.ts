@@ -1,5 +1,5 @@
 /**
- * The metrics (server/metrics.ts, issue 22) as the traffic of the real transport moves them:
+ * The metrics (server/metrics.ts; docs/contract.md §13.3) as the traffic of the real transport moves them:
  * requests counted by route template and status (never by raw path), appends and events, refusals
  * by a limit, open event-stream leases, and Node's own process metrics.
  */

@@ -88,7 +88,7 @@ describe('GET /openapi.json', () => {
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.components.securitySchemes.Session).toMatchObject({ type: 'apiKey', in: 'cookie' });
     expect(doc.paths['/work'].post.security).toEqual([{ ApiKey: [] }]);
-    // Public operations say they take no credential (security: []), as linters ask (issue 21).
+    // Public operations say they take no credential (security: []), as linters ask (docs/contract.md §13.2).
     for (const [path, method] of <[string, string][]>[
       ['/errors', 'get'],
       ['/health', 'get'],
@@ -117,7 +117,7 @@ describe('GET /openapi.json', () => {
     expect(stream['x-sse']).toMatchObject({ when: 'format=sse', mediaType: 'text/event-stream' });
   });
 
-  it('describes the error envelope of CONTRACT §1', () => {
+  it('describes the error envelope of docs/contract.md §1.4', () => {
     const error = doc.components.schemas.Error;
     expect(Object.keys(error.properties.error.properties).sort()).toEqual(
       ['code', 'details', 'docsUrl', 'message', 'requestId', 'retryAfter', 'timestamp'].sort(),

@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/ready, the readiness probe (issue 22): 200 while the instance can serve, 503 while
+ * GET /api/v1/ready, the readiness probe (docs/contract.md §13.1): 200 while the instance can serve, 503 while
  * the database lacks a migration this code ships. (The database unreachable:
  * ready.postgres.int.test.ts; draining after SIGTERM: e2e/npm-start.spec.ts.)
  */

@@ -1,4 +1,4 @@
-/** POST /work: the contract of the seed and CONTRACT §4, and bad input that changes nothing. */
+/** POST /work: the specification’s contract and docs/contract.md §4.1, and bad input that changes nothing. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initiatives, milestones, workstreams } from '@/db/schema';

@@ -1,6 +1,6 @@
 /**
  * A decision raised on a run has no one left to act on its ruling once the run is cancelled: it is
- * cancelled with it, by the system, with its own event (CONTRACT §4: `cancelled` — its run cancelled).
+ * cancelled with it, by the system, with its own event (docs/contract.md §4.2: `cancelled` — its run cancelled).
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';

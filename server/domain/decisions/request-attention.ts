@@ -26,7 +26,7 @@ export interface AttentionResult {
   repeated: boolean;
 }
 
-/** How long an agent should wait before polling, by urgency (CONTRACT §4). */
+/** How long an agent should wait before polling, by urgency (docs/contract.md §4.3). */
 export const POLL_AFTER_MS: Record<DecisionUrgency, number> = {
   critical: 5_000,
   urgent: 15_000,

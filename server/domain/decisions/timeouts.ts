@@ -1,5 +1,5 @@
 /**
- * Decision timeouts (CONTRACT §7): a pending decision past its due_at becomes `expired`, or
+ * Decision timeouts (docs/contract.md §7.1): a pending decision past its due_at becomes `expired`, or
  * `declined` by `system` when its on_timeout is `decline`, with a ledger event. A background sweep
  * does it for every workspace; reads of a decision do it first for what they show, so a poller
  * never sees a pending decision that is already overdue.

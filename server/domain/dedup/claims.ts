@@ -43,7 +43,7 @@ export interface ReleaseOutcome {
   expires_at: string | null;
 }
 
-/** Hex SHA-256 of the canonical JSON of the three identifying fields (CONTRACT §4). */
+/** Hex SHA-256 of the canonical JSON of the three identifying fields (docs/contract.md §4.4). */
 function fingerprintHash(input: Pick<ClaimInput, 'source' | 'event_key' | 'initiative_id'>): string {
   return sha256Hex(canonicalJson({ event_key: input.event_key, initiative_id: input.initiative_id ?? null, source: input.source }));
 }

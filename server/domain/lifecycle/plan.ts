@@ -1,5 +1,5 @@
 /**
- * Lifecycle actions planned as pure functions over a loaded subtree (CONTRACT §4):
+ * Lifecycle actions planned as pure functions over a loaded subtree (docs/contract.md §4.6):
  *
  * - `pause` pauses the node and its active descendants, and their queued or running runs, all
  *   marked with one pause id and the status each had;
