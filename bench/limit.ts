@@ -54,7 +54,7 @@ import { createWork, type CreatedWork, type CreateWorkInput } from '@/server/dom
 import { inboxIds } from '@/server/domain/workspaces/ids';
 import { parseEnv } from '@/server/env';
 import { digestOf } from '@/server/ledger/canonical';
-import { presentCreatedWork } from '@/server/api/routers/work';
+import { presentCreatedWork } from '@/server/api/routers/work/create';
 import { percentile, WORK_BODY, type BenchDb, type BenchWorkspace, type LoadResult } from './lib';
 
 const PGBENCH = process.env.BENCH_PGBENCH ?? 'pgbench';

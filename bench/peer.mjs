@@ -201,7 +201,7 @@ async function createWork(headers, text) {
   const bytes = randomBytes(76);
   const int = (at) => 1e15 + Math.floor((bytes.readUIntBE(at, 6) / 2 ** 48) * 8e15);
   const standIns = [int(0), `sha256:${bytes.toString('hex', 12, 44)}`, int(6), `sha256:${bytes.toString('hex', 44, 76)}`];
-  // The body of server/api/routers/work.ts present(), with the stand-ins: also what is stored.
+  // The body of presentCreatedWork (server/api/routers/work/create.ts), with the stand-ins: also what is stored.
   const template = JSON.stringify({
     data: {
       ...{ taskId: task.id, receiptId: receipt.id, eventId: event.id, aggregateVersion: standIns[0] },

@@ -1,7 +1,7 @@
 /**
  * GET /events/stream in its JSON form, served straight from ledger text for a plainly valid request.
  *
- * The events.list procedure (routers/events.ts) defines this operation: its input, its output and
+ * The events.list procedure (routers/events/list.ts) defines this operation: its input, its output and
  * its errors. Served through the procedure, a page of 100 events is parsed from the database into
  * objects, checked against the output schema and serialised again, which made a page ~9 ms where
  * the read itself is ~2 ms (bench/; docs/contract.md §14). Pollers page the ledger all the time, so the

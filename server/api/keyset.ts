@@ -9,8 +9,7 @@ import type { CreatedKey } from '@/server/domain/paging';
 import { AppError } from '@/server/errors';
 import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
 import { apiMeta, id } from './schemas';
-import { actorIn, defaultWorkspace, type ApiContext, type Principal } from './trpc';
-import type { Trace } from '@/server/domain/actor';
+import type { ApiContext } from './context';
 
 /** The query parameters every such list takes. */
 export const pageParams = {
@@ -66,16 +65,15 @@ export function pageOf<R>(
 }
 
 /**
- * The start of a list request: the workspace it reads (the key's, or the one a human names and
- * belongs to; another is 403), the cursor's scope, and where the previous page ended.
+ * The start of a list request in `workspaceId` (the one the role builder found for it: the key's,
+ * or the one a human names and belongs to): the cursor's scope, and where the previous page ended.
  */
 export function openList(
-  ctx: ApiContext & { principal: Principal; trace: Trace },
+  ctx: Pick<ApiContext, 'runtime'>,
+  workspaceId: string,
   list: string,
-  input: Record<string, unknown> & { workspace_id?: string; cursor?: string },
-) {
-  const workspaceId = input.workspace_id ?? defaultWorkspace(ctx.principal);
-  actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden' });
+  input: Record<string, unknown> & { cursor?: string },
+): { scope: string; after: CreatedKey | undefined } {
   const scope = listScope(list, workspaceId, input);
-  return { workspaceId, scope, after: readCursor(ctx.runtime.secrets.cursor, scope, input.cursor) };
+  return { scope, after: readCursor(ctx.runtime.secrets.cursor, scope, input.cursor) };
 }

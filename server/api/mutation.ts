@@ -1,7 +1,11 @@
 /**
- * Running a mutation: one transaction for the service's writes, its ledger events and, when the
- * operation is idempotent and the request carries an Idempotency-Key, the stored response.
+ * Running a write: one transaction for the service's writes, its ledger events and, when the
+ * operation is idempotent and the request carries an Idempotency-Key, the stored response. The
+ * answer is checked against the operation's output schema inside it, before COMMIT, so a response
+ * the API could not send never leaves its writes (or a stored replay) behind. Procedures reach it
+ * through the `write` their builder gives them (procedures.ts), with the schema of their `.output()`.
  */
+import { TRPCError, type AnyTRPCProcedure } from '@trpc/server';
 import type { Tx } from '@/db';
 import { atCommit } from '@/db/connection';
 import {
@@ -15,7 +19,12 @@ import { appendAtCommitOf } from '@/server/ledger/append';
 import { fillText, fillValue } from '@/server/ledger/stand-ins';
 import { digestOf } from '@/server/ledger/canonical';
 import type { Actor } from '@/server/domain/actor';
-import type { ApiContext } from './trpc';
+import type { ApiContext } from './context';
+
+/** A schema's check: the parsed value, or a throw. */
+export interface OutputCheck<T> {
+  parse(body: unknown): T;
+}
 
 export interface MutationOptions<T> {
   /** Status of a first, successful execution. */
@@ -25,12 +34,8 @@ export interface MutationOptions<T> {
    * the Idempotency-Key header is validated and otherwise ignored (forward compatibility).
    */
   replay?: (stored: T) => T;
-  /**
-   * The operation's output schema (given to `.output()` through checkedInTransaction). The body is
-   * checked against it before commit, so a response the API could not send never leaves its writes
-   * (or a stored replay) behind, and is what the operation answers.
-   */
-  output: { parse(body: unknown): unknown };
+  /** The operation's output schema: the body is checked against it before commit, and is what the operation answers. */
+  output: OutputCheck<T>;
   /**
    * The operation appends only at COMMIT (appendEventsAtCommit) and takes no ledger lock before
    * (lockWorkspaceLedger, appendEvents refuse): its transaction may be shared with writes to other
@@ -51,40 +56,58 @@ export function jsonText(ctx: Pick<ApiContext, 'res'>, data: unknown): string {
   const stored = ctx.res.serialised;
   return stored && stored.body === data ? stored.text : JSON.stringify(data);
 }
-const PATCHED = Symbol('checkedInTransaction');
 
-interface Parser {
-  parse(value: unknown, params?: unknown): unknown;
-  parseAsync(value: unknown, params?: unknown): Promise<unknown>;
-  [PATCHED]?: true;
+type Step = ((opts: { next(): Promise<StepResult> }) => Promise<StepResult>) & { _type?: string };
+type StepResult = { ok: true; data: unknown } | { ok: false; error: unknown };
+
+/**
+ * Makes `procedure`'s output step pass the bodies runMutation has checked as they are, and check
+ * anything else (a replayed response, an answer completed after COMMIT) as tRPC's own step does:
+ * every output is checked once, and a checked body stays the very object whose JSON text
+ * runMutation kept (jsonText).
+ *
+ * tRPC builds the step when `.output()` is called, from the schema's parse function; the procedure
+ * keeps `.output()` (the OpenAPI document reads the schema from it), and its step is swapped here.
+ * Both tRPC's caller and the REST transport (call.ts) read a procedure's steps when it is called.
+ */
+export function checkOutputOnce(procedure: AnyTRPCProcedure, schema: OutputCheck<unknown>): void {
+  const steps = (procedure._def as unknown as { middlewares: Step[] }).middlewares;
+  const at = steps.findIndex((s) => s._type === 'output');
+  if (at < 0 || steps.findIndex((s, i) => i > at && s._type === 'output') >= 0) {
+    throw new Error('checkOutputOnce: the procedure must have exactly one output step (one .output()).');
+  }
+  const step: Step = async ({ next }) => {
+    const result = await next();
+    if (!result.ok || (typeof result.data === 'object' && result.data !== null && checkedBodies.has(result.data))) return result;
+    let data: unknown;
+    try {
+      // Synchronously: every output schema here is (tRPC's own step also tries parseAsync, for schemas that need it).
+      data = schema.parse(result.data);
+    } catch (cause) {
+      // As tRPC's own step words it.
+      throw new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause });
+    }
+    return { ...result, data };
+  };
+  step._type = 'output';
+  steps[at] = step;
 }
 
 /**
- * The output schema of a procedure whose body runMutation checks before commit (so that a body the
- * API could not send never leaves its writes behind). tRPC checks a procedure's output again once
- * it returns; with this, a body runMutation has already checked passes through as it is, and
- * anything else (a replayed response) is checked as usual: every output is checked once.
- *
- * tRPC takes the schema's parse function when `.output()` is called, so the schema's own parse is
- * wrapped (the object stays the same: the OpenAPI document and its component ids see no change).
+ * Runs `work` in the write's transaction and answers its body, checked by `opts.output` before
+ * COMMIT (procedures.ts types `work` by the schema's input).
  */
-export function checkedInTransaction<S extends Parser>(schema: S): S {
-  if (schema[PATCHED]) return schema;
-  const parse = schema.parse.bind(schema);
-  const parseAsync = schema.parseAsync.bind(schema);
-  const seen = (value: unknown) => typeof value === 'object' && value !== null && checkedBodies.has(value);
-  schema.parse = (value, params) => (seen(value) ? value : parse(value, params));
-  schema.parseAsync = async (value, params) => (seen(value) ? value : parseAsync(value, params));
-  schema[PATCHED] = true;
-  return schema;
-}
-
-export async function runMutation<T>(ctx: ApiContext, actor: Actor, opts: MutationOptions<T>, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function runMutation<T>(
+  ctx: ApiContext,
+  actor: Actor,
+  opts: MutationOptions<T>,
+  work: (tx: Tx) => Promise<unknown>,
+): Promise<T> {
   const { db, env } = ctx.runtime;
   const key = actor.trace.idempotencyKey;
   const replay = opts.replay;
   const checked = async (tx: Tx) => {
-    const body = opts.output.parse(await work(tx)) as T;
+    const body = opts.output.parse(await work(tx));
     if (typeof body === 'object' && body !== null) checkedBodies.add(body);
     return body;
   };

@@ -4,9 +4,9 @@
  * Callers are agents with an API key (`Authorization: Bearer`, bound to one workspace) or humans
  * with a next-auth session cookie (members of one or more workspaces, each with a role). Which
  * workspace a human acts in is decided by the resource (a decision's workspace) or the input
- * (`workspace_id`), through `actorIn`. Authentication runs before the input's field rules, so an
- * unauthenticated caller learns nothing about them (the body's form is checked earlier, by the
- * transport, as it reads the body).
+ * (`workspace_id`), through `actorIn`: the role builders of procedures.ts call it, once the input is
+ * read. Authentication runs before the input's field rules, so an unauthenticated caller learns
+ * nothing about them (the body's form is checked earlier, by the transport, as it reads the body).
  */
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
@@ -122,6 +122,12 @@ export const publicProcedure = procedureWith((ctx, type) => {
 
 export type Principal = { kind: 'api_key'; keyId: string; workspaceId: string; ownerUserId: string } | ({ kind: 'human' } & SessionUser);
 
+/** The context of a procedure once its caller is authenticated. */
+export type AuthedContext = ApiContext & { principal: Principal; trace: Trace };
+
+/** The role that manages a workspace (its people, keys and webhooks) and changes its runs and nodes. */
+export const OWNERS = ['owner'] as const;
+
 const traceHeaders = mutationHeaders.pick({ 'x-correlation-id': true, 'x-context-manifest-digest': true });
 
 function traceOf(ctx: ApiContext, type: string): Trace {
@@ -211,6 +217,13 @@ export interface ActorOptions {
   roles?: readonly MembershipRole[];
 }
 
+/** Whether `principal` is inside `workspaceId`: the key's own, or one the human is a member of. */
+export function belongsTo(principal: Principal, workspaceId: string): boolean {
+  return principal.kind === 'api_key'
+    ? principal.workspaceId === workspaceId
+    : principal.memberships.some((m) => m.workspaceId === workspaceId);
+}
+
 /** The actor for `principal` acting in `workspaceId`, or the error an outsider gets. */
 export function actorIn(principal: Principal, trace: Trace, workspaceId: string, opts: ActorOptions): Actor {
   if (principal.kind === 'api_key') {
@@ -237,8 +250,11 @@ export function defaultWorkspace(principal: Principal): string {
   return first.workspaceId;
 }
 
-/** Any authenticated caller; the procedure decides the workspace with `actorIn`. */
-export const memberProcedure = procedureWith(authenticate);
+/**
+ * Any authenticated caller, in no workspace yet: the role builders (procedures.ts) decide which one
+ * from the input, and operations that concern no workspace (the artifact catalog) use it as is.
+ */
+export const authenticatedProcedure = procedureWith(authenticate);
 
 /** Agents only: an API key, whose workspace is the actor's. */
 export const apiKeyProcedure = procedureWith(async (ctx, type) => {

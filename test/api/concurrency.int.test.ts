@@ -105,7 +105,7 @@ interface IdempotentOperation {
   aggregates(original: any): string[];
 }
 
-// The list of operations whose router passes `replay:` to runMutation (server/api/routers/*.ts).
+// The list of operations whose procedure passes `replay:` to its write (server/api/routers/*/).
 const operations: IdempotentOperation[] = [
   {
     name: 'POST /work',

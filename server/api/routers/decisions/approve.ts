@@ -1,13 +1,11 @@
 /** POST /decisions/{id}/approve: Approve a decision (signed-in humans). */
 import { z } from 'zod';
-import { RULING_ROLES, ruleOnDecision } from '@/server/domain/decisions/rule';
-import { loadDecisionView } from '@/server/domain/decisions/view';
-import { checkedInTransaction, runMutation } from '../../mutation';
-import { humanProcedure } from '../../trpc';
+import { RULING_ROLES } from '@/server/domain/decisions/rule';
 import { text } from '../../schemas';
-import { decisionBody, rulingFields, locate, settleTimeout } from './shared';
+import { decisionBody } from './schemas';
+import { rule, rulingFields, rulingProcedure } from './ruling';
 
-export const approveProcedure = humanProcedure
+export const approveProcedure = rulingProcedure(RULING_ROLES)
   .meta({
     openapi: {
       method: 'POST',
@@ -23,12 +21,5 @@ export const approveProcedure = humanProcedure
     errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending'],
   })
   .input(z.strictObject({ ...rulingFields, option_ids: z.array(text(1, 120)).max(20).optional() }))
-  .output(checkedInTransaction(decisionBody))
-  .mutation(async ({ ctx, input }) => {
-    const { actor, row } = await locate(ctx, input.id, RULING_ROLES);
-    await settleTimeout(ctx, row);
-    return runMutation(ctx, actor, { status: 200, output: decisionBody }, async (tx) => {
-      await ruleOnDecision(tx, actor, input.id, { outcome: 'approved', option_ids: input.option_ids, note: input.note });
-      return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
-    });
-  });
+  .output(decisionBody)
+  .mutation(rule('approved'));

@@ -1,12 +1,10 @@
 /** POST /decisions/{id}/cancel: Cancel a decision (signed-in owners). */
 import { z } from 'zod';
-import { ruleOnDecision } from '@/server/domain/decisions/rule';
-import { loadDecisionView } from '@/server/domain/decisions/view';
-import { checkedInTransaction, runMutation } from '../../mutation';
-import { humanProcedure } from '../../trpc';
-import { decisionBody, rulingFields, locate, settleTimeout } from './shared';
+import { OWNERS } from '../../trpc';
+import { decisionBody } from './schemas';
+import { rule, rulingFields, rulingProcedure } from './ruling';
 
-export const cancelProcedure = humanProcedure
+export const cancelProcedure = rulingProcedure(OWNERS)
   .meta({
     openapi: {
       method: 'POST',
@@ -22,12 +20,5 @@ export const cancelProcedure = humanProcedure
     errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending'],
   })
   .input(z.strictObject(rulingFields))
-  .output(checkedInTransaction(decisionBody))
-  .mutation(async ({ ctx, input }) => {
-    const { actor, row } = await locate(ctx, input.id, ['owner']);
-    await settleTimeout(ctx, row);
-    return runMutation(ctx, actor, { status: 200, output: decisionBody }, async (tx) => {
-      await ruleOnDecision(tx, actor, input.id, { outcome: 'cancelled', note: input.note });
-      return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
-    });
-  });
+  .output(decisionBody)
+  .mutation(rule('cancelled'));

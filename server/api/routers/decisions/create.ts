@@ -1,12 +1,45 @@
 /** POST /decisions: Raise a decision for a human ruling. */
+import { z } from 'zod';
+import { decisionShapes, decisionUrgencies } from '@/db/schema';
 import { createDecision } from '@/server/domain/decisions/create-decision';
-import { RULING_ROLES } from '@/server/domain/decisions/rule';
-import { checkedInTransaction, runMutation } from '../../mutation';
-import { actorIn, memberProcedure } from '../../trpc';
-import { mutationHeaders } from '../../schemas';
-import { decisionBody, DecisionBody, createInput } from './shared';
+import { approverProcedure } from '../../procedures';
+import { id, jsonBoolean, mutationHeaders, text } from '../../schemas';
+import { decisionBody, optionSchema } from './schemas';
 
-export const createProcedure = memberProcedure
+const createInput = z.strictObject({
+  workspace_id: id().meta({ description: 'Your workspace (another workspace’s id is 403).' }),
+  title: text(1, 500),
+  description: text(0, 8000).optional(),
+  shape: z.enum(decisionShapes).default('option_select'),
+  urgency: z.enum(decisionUrgencies).default('urgent'),
+  blocks_task: jsonBoolean().default(false).meta({ description: 'True when the named task cannot go on without the ruling.' }),
+  task_id: id().optional().meta({ description: 'The task the decision is about; initiative and workstream are derived from it.' }),
+  run_id: id().optional().meta({ description: 'The run waiting for the ruling (a run of task_id when both are sent).' }),
+  due_at: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .meta({ description: 'When to stop waiting (future). Past it, the decision is expired, or declined (on_timeout).' }),
+  on_timeout: z.enum(['expire', 'decline']).default('expire'),
+  shape_context: z
+    .strictObject({
+      options: z
+        .array(optionSchema)
+        .min(2)
+        .max(20)
+        .check((ctx) => {
+          const ids = ctx.value.map((o) => o.id);
+          const dup = ids.find((v, i) => ids.indexOf(v) !== i);
+          if (dup !== undefined) ctx.issues.push({ code: 'custom', input: ctx.value, message: `option id ${dup} is repeated` });
+        })
+        .optional(),
+    })
+    .optional()
+    .meta({
+      description: '2 to 20 options with unique ids. option_select and option_multiselect without options get approve / decline.',
+    }),
+});
+
+export const createProcedure = approverProcedure
   .meta({
     openapi: {
       method: 'POST',
@@ -25,11 +58,8 @@ export const createProcedure = memberProcedure
     errorCodes: ['forbidden', 'not_found', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
   })
   .input(createInput)
-  .output(checkedInTransaction(decisionBody))
-  .mutation(({ ctx, input }) => {
-    const { workspace_id: workspaceId, ...rest } = input;
-    const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: RULING_ROLES });
-    return runMutation<DecisionBody>(ctx, actor, { status: 201, replay: (body) => body, output: decisionBody }, async (tx) => ({
-      decision: await createDecision(tx, actor, rest),
-    }));
+  .output(decisionBody)
+  .mutation(({ input, actor, write }) => {
+    const { workspace_id: _workspace, ...rest } = input;
+    return write(async (tx) => ({ decision: await createDecision(tx, actor, rest) }), { replay: (body) => body });
   });

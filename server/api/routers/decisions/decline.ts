@@ -1,12 +1,10 @@
 /** POST /decisions/{id}/decline: Decline a decision (signed-in humans). */
 import { z } from 'zod';
-import { RULING_ROLES, ruleOnDecision } from '@/server/domain/decisions/rule';
-import { loadDecisionView } from '@/server/domain/decisions/view';
-import { checkedInTransaction, runMutation } from '../../mutation';
-import { humanProcedure } from '../../trpc';
-import { decisionBody, rulingFields, locate, settleTimeout } from './shared';
+import { RULING_ROLES } from '@/server/domain/decisions/rule';
+import { decisionBody } from './schemas';
+import { rule, rulingFields, rulingProcedure } from './ruling';
 
-export const declineProcedure = humanProcedure
+export const declineProcedure = rulingProcedure(RULING_ROLES)
   .meta({
     openapi: {
       method: 'POST',
@@ -19,12 +17,5 @@ export const declineProcedure = humanProcedure
     errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending'],
   })
   .input(z.strictObject(rulingFields))
-  .output(checkedInTransaction(decisionBody))
-  .mutation(async ({ ctx, input }) => {
-    const { actor, row } = await locate(ctx, input.id, RULING_ROLES);
-    await settleTimeout(ctx, row);
-    return runMutation(ctx, actor, { status: 200, output: decisionBody }, async (tx) => {
-      await ruleOnDecision(tx, actor, input.id, { outcome: 'declined', note: input.note });
-      return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
-    });
-  });
+  .output(decisionBody)
+  .mutation(rule('declined'));

@@ -1,10 +1,10 @@
 /** GET /decisions/{id}: Poll a decision. */
 import { z } from 'zod';
-import { memberProcedure } from '../../trpc';
 import { id } from '../../schemas';
-import { decisionBody, locate, settleTimeout, viewOf } from './shared';
+import { decisionBody } from './schemas';
+import { decisionProcedure, settleTimeout, viewOf } from './shared';
 
-export const getProcedure = memberProcedure
+export const getProcedure = decisionProcedure()
   .meta({
     openapi: {
       method: 'GET',
@@ -19,8 +19,7 @@ export const getProcedure = memberProcedure
   })
   .input(z.strictObject({ id: id() }))
   .output(decisionBody)
-  .query(async ({ ctx, input }) => {
-    const { row } = await locate(ctx, input.id);
+  .query(async ({ ctx, row }) => {
     await settleTimeout(ctx, row);
     return { decision: await viewOf(ctx, row.workspaceId, row.id) };
   });

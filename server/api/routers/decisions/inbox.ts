@@ -4,10 +4,10 @@ import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { inboxCounts, inboxDecisions } from '@/server/domain/decisions/list';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { decisionViews } from '@/server/domain/decisions/view';
-import { actorIn, defaultWorkspace, humanProcedure } from '../../trpc';
+import { humanMemberProcedure } from '../../procedures';
 import { id } from '../../schemas';
 
-export const inboxProcedure = humanProcedure
+export const inboxProcedure = humanMemberProcedure
   .input(
     z.strictObject({
       workspace_id: id().optional(),
@@ -15,9 +15,8 @@ export const inboxProcedure = humanProcedure
       urgency: z.array(z.enum(decisionUrgencies)).optional(),
     }),
   )
-  .query(async ({ ctx, input }) => {
-    const workspaceId = input.workspace_id ?? defaultWorkspace(ctx.principal);
-    const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden' });
+  .query(async ({ ctx, input, actor }) => {
+    const { workspaceId } = actor;
     const { db } = ctx.runtime;
     await sweepDecisionTimeouts(db, { workspaceId, onCommitted: (id) => ctx.runtime.wakeups.committed(id) });
     const rows = await inboxDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, limit: 200 });

@@ -1,13 +1,26 @@
 /** GET /decisions: List decisions. */
 import { z } from 'zod';
+import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { listDecisions } from '@/server/domain/decisions/list';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { decisionViews } from '@/server/domain/decisions/view';
 import { AppError } from '@/server/errors';
 import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
-import { actorIn, defaultWorkspace, memberProcedure } from '../../trpc';
-import { apiMeta } from '../../schemas';
-import { decisionSchema, listQuery, listScope } from './shared';
+import { memberProcedure } from '../../procedures';
+import { apiMeta, id } from '../../schemas';
+import { decisionSchema } from './schemas';
+
+const listQuery = z.strictObject({
+  workspace_id: id()
+    .optional()
+    .meta({ description: 'Optional for an API key (its workspace); a signed-in human’s default is their first workspace.' }),
+  status: z.array(z.enum(decisionStatuses)).max(5).optional().meta({ description: 'Repeatable.' }),
+  urgency: z.array(z.enum(decisionUrgencies)).max(4).optional().meta({ description: 'Repeatable.' }),
+  cursor: z.string().max(512).meta({ description: 'meta.nextCursor of the previous page.' }).optional(),
+  limit: z.coerce.number().int().min(1).max(100).meta({ description: '1 to 100, default 50.' }).default(50),
+});
+
+const listScope = (workspaceId: string) => `decisions|${workspaceId}`;
 
 export const listProcedure = memberProcedure
   .meta({
@@ -30,9 +43,8 @@ export const listProcedure = memberProcedure
       })
       .meta({ id: 'DecisionPage' }),
   )
-  .query(async ({ ctx, input }) => {
-    const workspaceId = input.workspace_id ?? defaultWorkspace(ctx.principal);
-    actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden' });
+  .query(async ({ ctx, input, actor }) => {
+    const { workspaceId } = actor;
     const { db, secrets } = ctx.runtime;
     let after: { createdAt: Date; id: string } | undefined;
     if (input.cursor !== undefined) {

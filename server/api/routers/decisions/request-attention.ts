@@ -1,13 +1,45 @@
 /** POST /decisions/{id}/attention: Ask a human to look at a pending decision. */
+import { z } from 'zod';
+import { continuationStrategies } from '@/db/schema';
 import { notifyApprovers } from '@/server/domain/decisions/notify-approvers';
 import { POLL_AFTER_MS, requestAttention } from '@/server/domain/decisions/request-attention';
 import { RULING_ROLES } from '@/server/domain/decisions/rule';
-import { checkedInTransaction, runMutation } from '../../mutation';
-import { memberProcedure } from '../../trpc';
-import { mutationHeaders } from '../../schemas';
-import { attentionInput, attentionOutput, locate, settleTimeout } from './shared';
+import { apiMeta, id, mutationHeaders, text, timestamp } from '../../schemas';
+import { decisionProcedure, settleTimeout } from './shared';
 
-export const requestAttentionProcedure = memberProcedure
+const attentionInput = z.strictObject({
+  id: id(),
+  recommended_option_id: text(1, 120).optional().meta({ description: 'One of the decision’s shape_context.options[].id.' }),
+  recommendation_note: text(0, 2000).optional(),
+  impact_if_delayed: text(0, 500).optional(),
+  continuation: z
+    .strictObject({ strategy: z.enum(continuationStrategies) })
+    .optional()
+    .meta({
+      description:
+        'What should happen once the decision is approved: resume_session resumes the run paused for it, restart_task ' +
+        're-dispatches its task, manual leaves it to the agent.',
+    }),
+});
+
+const attentionOutput = z
+  .object({
+    data: z.object({
+      decision_id: z.uuid(),
+      status: z.literal('pending'),
+      attention_id: z.uuid(),
+      request_count: z.int(),
+      requested_at: timestamp(),
+      blocking: z.object({ run_id: z.uuid().nullable(), initiative_id: z.uuid().nullable(), workstream_id: z.uuid().nullable() }),
+      poll_url: z.string().meta({ description: 'Relative: /api/v1/decisions/<decision_id>.' }),
+      resolve_url: z.url().meta({ description: 'Where a human rules: {app_url}/decisions/<decision_id>.' }),
+      poll_after_ms: z.int().meta({ description: 'critical 5000, urgent 15000, standard 60000, deferred 300000.' }),
+    }),
+    meta: apiMeta.extend({ duplicate: z.boolean().meta({ description: 'True when this call refreshed an existing attention record.' }) }),
+  })
+  .meta({ id: 'AttentionResponse' });
+
+export const requestAttentionProcedure = decisionProcedure(RULING_ROLES)
   .meta({
     openapi: {
       method: 'POST',
@@ -25,12 +57,11 @@ export const requestAttentionProcedure = memberProcedure
     errorCodes: ['not_found', 'forbidden', 'decision_not_pending', 'invalid_idempotency_key'],
   })
   .input(attentionInput)
-  .output(checkedInTransaction(attentionOutput))
-  .mutation(async ({ ctx, input }) => {
+  .output(attentionOutput)
+  .mutation(async ({ ctx, input, actor, row, write }) => {
     const { id: decisionId, ...fields } = input;
-    const { actor, row } = await locate(ctx, decisionId, RULING_ROLES);
     await settleTimeout(ctx, row);
-    const answer = await runMutation(ctx, actor, { status: 200, output: attentionOutput }, async (tx) => {
+    const answer = await write(async (tx) => {
       const result = await requestAttention(tx, actor, decisionId, fields);
       const d = result.decision;
       return {

@@ -2,12 +2,25 @@
 import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
 import { initiativeView, treeView } from '@/server/domain/initiatives/tree-view';
 import { initiativeRow, milestoneRow, taskRow, workstreamRow } from '@/server/domain/hierarchy/records';
-import { checkedInTransaction, runMutation } from '../../mutation';
-import { actorIn, defaultWorkspace, memberProcedure } from '../../trpc';
+import { z } from 'zod';
+import { approverProcedure } from '../../procedures';
 import { mutationHeaders } from '../../schemas';
-import { createInput, createOutput, CreateBody } from './shared';
+import { initiativeMeta, initiativeSchema, treeSchema } from './schemas';
+import { createInput } from './tree-input';
 
-export const createProcedure = memberProcedure
+const createOutput = z
+  .object({
+    data: z.object({
+      initiative: initiativeSchema,
+      tree: treeSchema,
+      refs: z.record(z.string(), z.uuid()).meta({ description: 'Each ref you sent, with the id it was given.' }),
+    }),
+    meta: initiativeMeta.extend({ duplicate: z.boolean().meta({ description: 'true on an idempotent replay.' }) }),
+  })
+  .meta({ id: 'CreateInitiativeResponse' });
+type CreateBody = z.infer<typeof createOutput>;
+
+export const createProcedure = approverProcedure
   .meta({
     openapi: {
       method: 'POST',
@@ -26,27 +39,29 @@ export const createProcedure = memberProcedure
     errorCodes: ['forbidden', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
   })
   .input(createInput)
-  .output(checkedInTransaction(createOutput))
-  .mutation(({ ctx, input }) => {
-    const { workspace_id: named, ...tree } = input;
-    const workspaceId = named ?? defaultWorkspace(ctx.principal);
-    const actor = actorIn(ctx.principal, ctx.trace, workspaceId, { outsider: 'forbidden', roles: ['owner', 'approver'] });
+  .output(createOutput)
+  .mutation(({ input, actor, write }) => {
+    const { workspace_id: _named, ...tree } = input;
+    const { workspaceId } = actor;
     const replay = (body: CreateBody): CreateBody => ({ ...body, meta: { ...body.meta, duplicate: true } });
-    return runMutation<CreateBody>(ctx, actor, { status: 201, replay, output: createOutput }, async (tx) => {
-      const at = new Date();
-      const plan = await createInitiativeTree(tx, actor, tree, { at });
-      const meta = { workspaceId, version: 1, at };
-      return {
-        data: {
-          initiative: initiativeView(initiativeRow(plan.initiative, meta)),
-          tree: treeView(
-            plan.workstreams.map((w) => workstreamRow(w, meta)),
-            plan.milestones.map((m) => milestoneRow(m, meta)),
-            plan.tasks.map((t) => taskRow(t, meta)),
-          ),
-          refs: plan.refs,
-        },
-        meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const, duplicate: false },
-      };
-    });
+    return write(
+      async (tx) => {
+        const at = new Date();
+        const plan = await createInitiativeTree(tx, actor, tree, { at });
+        const meta = { workspaceId, version: 1, at };
+        return {
+          data: {
+            initiative: initiativeView(initiativeRow(plan.initiative, meta)),
+            tree: treeView(
+              plan.workstreams.map((w) => workstreamRow(w, meta)),
+              plan.milestones.map((m) => milestoneRow(m, meta)),
+              plan.tasks.map((t) => taskRow(t, meta)),
+            ),
+            refs: plan.refs,
+          },
+          meta: { apiVersion: '1' as const, workspaceId, projectionStatus: 'live_rows' as const, duplicate: false },
+        };
+      },
+      { replay },
+    );
   });

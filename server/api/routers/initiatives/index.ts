@@ -1,6 +1,6 @@
 /**
  * Initiatives with their tree (create in one call, read back), and the operating map.
- * One file per procedure; the schemas and helpers they share are in shared.ts.
+ * One file per procedure; the schemas they share are in schemas.ts.
  */
 import { router } from '../../trpc';
 import { createProcedure } from './create';

@@ -4,9 +4,8 @@ import { taskStatuses } from '@/db/schema';
 import { initiativeView } from '@/server/domain/initiatives/tree-view';
 import { listInitiatives } from '@/server/domain/initiatives/list';
 import { openList, pageMeta, pageOf, pageParams } from '../../keyset';
-import { memberProcedure } from '../../trpc';
-
-import { initiativeSchema } from './shared';
+import { memberProcedure } from '../../procedures';
+import { initiativeSchema } from './schemas';
 
 export const listProcedure = memberProcedure
   .meta({
@@ -36,8 +35,9 @@ export const listProcedure = memberProcedure
       })
       .meta({ id: 'InitiativePage' }),
   )
-  .query(async ({ ctx, input }) => {
-    const { workspaceId, scope, after } = openList(ctx, 'initiatives', input);
+  .query(async ({ ctx, input, actor }) => {
+    const { workspaceId } = actor;
+    const { scope, after } = openList(ctx, workspaceId, 'initiatives', input);
     const { db, secrets } = ctx.runtime;
     const rows = await listInitiatives(db, workspaceId, { after, limit: input.limit + 1 });
     const { page, meta } = pageOf(rows, (r) => r.initiative, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { operatingMap } from '@/server/domain/operating-map/map';
 import { withReplayed } from '@/server/projections/replay-cache';
-import { memberProcedure } from '../../trpc';
+import { memberProcedure } from '../../procedures';
 import { id } from '../../schemas';
-import { mapOutput, readWorkspace } from './shared';
+import { mapOutput } from './map-schemas';
 
 export const operatingMapProcedure = memberProcedure
   .meta({
@@ -36,8 +36,8 @@ export const operatingMapProcedure = memberProcedure
     }),
   )
   .output(mapOutput)
-  .query(async ({ ctx, input }) => {
-    const workspaceId = readWorkspace(ctx, input.workspace_id);
+  .query(async ({ ctx, input, actor }) => {
+    const { workspaceId } = actor;
     return withReplayed(ctx.runtime.db, workspaceId, (replay) => {
       const { aggregateIds, ...data } = operatingMap(replay.state, input.limit, input.initiative_id);
       let events = 0;

@@ -1,0 +1,42 @@
+/**
+ * A human ruling on a decision — approve, decline, cancel: the same steps with their outcome. The
+ * decision's overdue timeout is settled first (a decision that has expired is not pending any more),
+ * then the ruling and the decision as it now is are one write.
+ */
+import type { z } from 'zod';
+import type { MembershipRole } from '@/db/schema';
+import { ruleOnDecision, type RulingInput } from '@/server/domain/decisions/rule';
+import { loadDecisionView, type DecisionRow } from '@/server/domain/decisions/view';
+import type { Actor } from '@/server/domain/actor';
+import { acting, type Write } from '../../procedures';
+import { humanProcedure, type AuthedContext } from '../../trpc';
+import { id, text } from '../../schemas';
+import type { decisionBody } from './schemas';
+import { decisionRow, settleTimeout } from './shared';
+
+/** Signed-in humans with one of `roles` in the decision's workspace; an API key gets 403 human_session_required. */
+export const rulingProcedure = (roles: readonly MembershipRole[]) => acting(humanProcedure, decisionRow(roles));
+
+export const rulingFields = {
+  id: id(),
+  note: text(0, 2000).optional().meta({ description: 'Why; shown with the resolution and kept in the ledger.' }),
+};
+
+interface Ruling {
+  ctx: AuthedContext;
+  input: { id: string; note?: string; option_ids?: string[] };
+  actor: Actor;
+  row: DecisionRow;
+  write: Write<z.input<typeof decisionBody>, z.output<typeof decisionBody>>;
+}
+
+/** The resolver of a ruling with `outcome`. */
+export const rule =
+  (outcome: RulingInput['outcome']) =>
+  async ({ ctx, input, actor, row, write }: Ruling) => {
+    await settleTimeout(ctx, row);
+    return write(async (tx) => {
+      await ruleOnDecision(tx, actor, input.id, { outcome, option_ids: input.option_ids, note: input.note });
+      return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
+    });
+  };

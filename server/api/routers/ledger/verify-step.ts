@@ -1,0 +1,25 @@
+/**
+ * The web interface's /ledger page (every member, not published as REST): the verification of
+ * GET /ledger/verify in steps, so the page can show its progress.
+ */
+import { z } from 'zod';
+import { GENESIS } from '@/server/ledger/chain';
+import { verifyStep } from '@/server/ledger/verify';
+import { humanMemberProcedure } from '../../procedures';
+import { id } from '../../schemas';
+
+/** Events a verification step checks: a step takes a few hundred milliseconds at most. */
+const VERIFY_STEP_EVENTS = 2000;
+const position = z.strictObject({ sequence: z.int().min(0), hash: z.string().max(100) });
+
+export const verifyStepProcedure = humanMemberProcedure
+  .input(
+    z.strictObject({
+      workspace_id: id(),
+      progress: z.strictObject({ position, checkedEvents: z.int().min(0), head: position.nullable() }).optional(),
+    }),
+  )
+  .query(async ({ ctx, input, actor }) => {
+    const progress = input.progress ?? { position: GENESIS, checkedEvents: 0, head: null };
+    return verifyStep(ctx.runtime.db, actor.workspaceId, progress, VERIFY_STEP_EVENTS);
+  });

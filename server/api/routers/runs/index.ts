@@ -1,0 +1,20 @@
+/**
+ * Runs of tasks: start, read, checkpoint, finish, and the control actions of the run state machine.
+ * One file per procedure; the schemas they share are in shared.ts.
+ */
+import { router } from '../../trpc';
+import { listProcedure } from './list';
+import { createProcedure } from './create';
+import { getProcedure } from './get';
+import { checkpointProcedure } from './checkpoint';
+import { finishProcedure } from './finish';
+import { actionProcedure } from './action';
+
+export const runsRouter = router({
+  list: listProcedure,
+  create: createProcedure,
+  get: getProcedure,
+  checkpoint: checkpointProcedure,
+  finish: finishProcedure,
+  action: actionProcedure,
+});
