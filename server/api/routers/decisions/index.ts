@@ -1,7 +1,8 @@
 /**
  * Decisions: raise (agents and humans), poll and list, ask for attention, and the human ruling;
  * for the web interface, the inbox of one workspace and what waits across all of a person's.
- * One file per procedure; the schemas and helpers they share are in shared.ts.
+ * One file per procedure; the decision as shown is in schemas.ts, the builder of those acting on one
+ * decision and its timeout in shared.ts, and what the three rulings share in ruling.ts.
  */
 import { router } from '../../trpc';
 import { createProcedure } from './create';

@@ -1,6 +1,7 @@
 /**
  * Initiatives with their tree (create in one call, read back), and the operating map.
- * One file per procedure; the schemas they share are in schemas.ts.
+ * One file per procedure; the schemas they share are in schemas.ts (the create body in
+ * tree-input.ts, the map in map-schemas.ts).
  */
 import { router } from '../../trpc';
 import { createProcedure } from './create';
