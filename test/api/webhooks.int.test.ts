@@ -327,6 +327,27 @@ describe('changing an endpoint', () => {
   });
 });
 
+describe('the envelope', () => {
+  it('answers every webhook operation {data, meta} like other resources, with the deprecated ok beside them (docs/contract.md §10.4)', async () => {
+    const ws = await app.createWorkspace();
+    const meta = { apiVersion: '1', workspaceId: ws.workspaceId };
+    const created = await app.request('POST', '/webhooks', { key: ws.apiKey, body: { url: PUBLIC_URL } });
+    const id = created.body.data.id;
+    const answers = [
+      created,
+      await app.request('GET', `/webhooks/${id}`, { key: ws.apiKey }),
+      await app.request('PATCH', `/webhooks/${id}`, { key: ws.apiKey, body: { description: 'x' } }),
+      await app.request('POST', `/webhooks/${id}/rotate-secret`, { key: ws.apiKey }),
+      await app.request('POST', `/webhooks/${id}/test`, { key: ws.apiKey }),
+      await app.request('DELETE', `/webhooks/${id}`, { key: ws.apiKey }),
+    ];
+    for (const res of answers) {
+      expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+      expect(res.body).toEqual({ data: expect.any(Object), meta, ok: true });
+    }
+  });
+});
+
 describe('who may', () => {
   it('hides another workspace’s endpoint as missing (404), for every operation', async () => {
     const other = await app.createWorkspace();

@@ -4,11 +4,9 @@ import { createEndpoint, MAX_ENDPOINTS_PER_WORKSPACE } from '@/server/domain/web
 import { checkWebhookUrl } from '@/server/webhooks/url-policy';
 import { ownerProcedure } from '../../procedures';
 import { id } from '../../schemas';
-import { auth, common, description, endpointSchema, eventTypes, secretField, url } from './shared';
+import { answered, auth, common, description, endpointSchema, eventTypes, secretField, url, webhookAnswer } from './shared';
 
-const createdResponse = z
-  .object({ ok: z.literal(true), data: endpointSchema.extend({ secret: secretField }) })
-  .meta({ id: 'WebhookEndpointCreated' });
+const createdResponse = webhookAnswer(endpointSchema.extend({ secret: secretField }), 'WebhookEndpointCreated');
 
 export const createProcedure = ownerProcedure
   .meta({
@@ -51,6 +49,6 @@ export const createProcedure = ownerProcedure
         { url: checked, eventTypes: input.event_types, description: input.description },
         secrets.webhook,
       );
-      return { ok: true as const, data: { ...endpoint, secret } };
+      return answered(actor.workspaceId, { ...endpoint, secret });
     });
   });

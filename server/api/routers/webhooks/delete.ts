@@ -1,7 +1,7 @@
 /** DELETE /webhooks/{id}: Delete a webhook endpoint and its deliveries. */
 import { z } from 'zod';
 import { deleteEndpoint } from '@/server/domain/webhooks/endpoints';
-import { auth, common, endpointPath, endpointProcedure } from './shared';
+import { answered, auth, common, endpointPath, endpointProcedure, webhookAnswer } from './shared';
 
 export const deleteProcedure = endpointProcedure
   .meta({
@@ -16,9 +16,7 @@ export const deleteProcedure = endpointProcedure
     errorCodes: ['not_found', 'forbidden'],
   })
   .input(endpointPath)
-  .output(
-    z.object({ ok: z.literal(true), data: z.object({ id: z.uuid(), deleted: z.literal(true) }) }).meta({ id: 'WebhookEndpointDeleted' }),
-  )
+  .output(webhookAnswer(z.object({ id: z.uuid(), deleted: z.literal(true) }), 'WebhookEndpointDeleted'))
   .mutation(({ input, actor, write }) =>
-    write(async (tx) => ({ ok: true as const, data: await deleteEndpoint(tx, actor, { id: input.id }) })),
+    write(async (tx) => answered(actor.workspaceId, await deleteEndpoint(tx, actor, { id: input.id }))),
   );

@@ -1,7 +1,7 @@
 /** GET /webhooks/{id}: Read a webhook endpoint (never its secret), with its version as the ETag. */
 import { getEndpoint } from '@/server/domain/webhooks/endpoints';
 import { etag } from '../../versioning';
-import { auth, common, endpointPath, endpointProcedure, endpointResponse } from './shared';
+import { answered, auth, common, endpointPath, endpointProcedure, endpointResponse } from './shared';
 
 export const getProcedure = endpointProcedure
   .meta({
@@ -21,5 +21,5 @@ export const getProcedure = endpointProcedure
   .query(async ({ ctx, input, actor }) => {
     const endpoint = await getEndpoint(ctx.runtime.db, actor.workspaceId, input.id);
     ctx.res.headers.ETag = etag(endpoint.aggregateVersion);
-    return { ok: true as const, data: endpoint };
+    return answered(actor.workspaceId, endpoint);
   });

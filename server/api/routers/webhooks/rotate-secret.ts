@@ -1,18 +1,15 @@
 /** POST /webhooks/{id}/rotate-secret: Rotate the signing secret (the new one is in this response only). */
-import { z } from 'zod';
 import { rotateSecret } from '@/server/domain/webhooks/endpoints';
 import { timestamp } from '../../schemas';
-import { auth, common, endpointPath, endpointProcedure, endpointSchema, secretField } from './shared';
+import { answered, auth, common, endpointPath, endpointProcedure, endpointSchema, secretField, webhookAnswer } from './shared';
 
-const rotatedResponse = z
-  .object({
-    ok: z.literal(true),
-    data: endpointSchema.extend({
-      secret: secretField,
-      previous_secret_expires_at: timestamp().meta({ description: 'Until then deliveries carry a signature by each secret.' }),
-    }),
-  })
-  .meta({ id: 'WebhookSecretRotated' });
+const rotatedResponse = webhookAnswer(
+  endpointSchema.extend({
+    secret: secretField,
+    previous_secret_expires_at: timestamp().meta({ description: 'Until then deliveries carry a signature by each secret.' }),
+  }),
+  'WebhookSecretRotated',
+);
 
 export const rotateSecretProcedure = endpointProcedure
   .meta({
@@ -34,9 +31,10 @@ export const rotateSecretProcedure = endpointProcedure
   .mutation(({ ctx, input, actor, write }) =>
     write(async (tx) => {
       const rotated = await rotateSecret(tx, actor, { id: input.id }, ctx.runtime.secrets.webhook);
-      return {
-        ok: true as const,
-        data: { ...rotated.endpoint, secret: rotated.secret, previous_secret_expires_at: rotated.previous_secret_expires_at },
-      };
+      return answered(actor.workspaceId, {
+        ...rotated.endpoint,
+        secret: rotated.secret,
+        previous_secret_expires_at: rotated.previous_secret_expires_at,
+      });
     }),
   );

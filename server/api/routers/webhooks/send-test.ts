@@ -1,7 +1,7 @@
 /** POST /webhooks/{id}/test: Send a test delivery (a webhook_endpoint.test event for this endpoint only). */
 import { z } from 'zod';
 import { requestTest } from '@/server/domain/webhooks/endpoints';
-import { auth, common, endpointPath, endpointProcedure } from './shared';
+import { answered, auth, common, endpointPath, endpointProcedure, webhookAnswer } from './shared';
 
 export const testProcedure = endpointProcedure
   .meta({
@@ -20,7 +20,5 @@ export const testProcedure = endpointProcedure
     errorCodes: ['not_found', 'forbidden'],
   })
   .input(endpointPath)
-  .output(z.object({ ok: z.literal(true), data: z.object({ event_id: z.uuid(), sequence: z.int() }) }).meta({ id: 'WebhookTestRequested' }))
-  .mutation(({ input, actor, write }) =>
-    write(async (tx) => ({ ok: true as const, data: await requestTest(tx, actor, { id: input.id }) })),
-  );
+  .output(webhookAnswer(z.object({ event_id: z.uuid(), sequence: z.int() }), 'WebhookTestRequested'))
+  .mutation(({ input, actor, write }) => write(async (tx) => answered(actor.workspaceId, await requestTest(tx, actor, { id: input.id }))));

@@ -8,7 +8,7 @@ import { webhookEndpoints } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { resourceProcedure } from '../../procedures';
 import { OWNERS } from '../../trpc';
-import { id, text, timestamp } from '../../schemas';
+import { apiMeta, id, text, timestamp } from '../../schemas';
 
 const EVENT_TYPE_FILTER = /^(\*|[a-z][a-z0-9_.-]{0,99}|[a-z][a-z0-9_.-]{0,97}\.\*)$/;
 export const eventTypes = z
@@ -56,7 +56,24 @@ export const endpointSchema = z
   })
   .meta({ id: 'WebhookEndpoint' });
 
-export const endpointResponse = z.object({ ok: z.literal(true), data: endpointSchema }).meta({ id: 'WebhookEndpointResponse' });
+/**
+ * A webhook answer: `{data, meta}` like every resource outside the families the specification shapes
+ * (docs/contract.md §10.4). `ok: true` was sent before `meta` was, copied from the run family: kept
+ * for the clients that read it until the next API version, and marked deprecated.
+ */
+export function webhookAnswer<S extends z.ZodType>(data: S, schemaId: string) {
+  return z.object({ data, meta: apiMeta, ok: deprecatedOk }).meta({ id: schemaId });
+}
+const deprecatedOk = z
+  .literal(true)
+  .meta({ deprecated: true, description: 'Always true. Deprecated: read `data`; it goes in API version 2.' });
+
+/** The body of a webhook answer about `workspaceId`. */
+export function answered<T>(workspaceId: string, data: T) {
+  return { data, meta: { apiVersion: '1' as const, workspaceId }, ok: true as const };
+}
+
+export const endpointResponse = webhookAnswer(endpointSchema, 'WebhookEndpointResponse');
 export const secretField = z.string().meta({
   description:
     'The signing secret (`whsec_…`), shown in this response only. Verify deliveries with it (Standard Webhooks: ' +

@@ -4,7 +4,7 @@ import { updateEndpoint } from '@/server/domain/webhooks/endpoints';
 import { checkWebhookUrl } from '@/server/webhooks/url-policy';
 import { etag, ifMatchOf, patchHeaders } from '../../versioning';
 import { id, jsonBoolean } from '../../schemas';
-import { auth, common, description, endpointProcedure, endpointResponse, eventTypes, url } from './shared';
+import { answered, auth, common, description, endpointProcedure, endpointResponse, eventTypes, url } from './shared';
 
 export const updateProcedure = endpointProcedure
   .meta({
@@ -39,17 +39,19 @@ export const updateProcedure = endpointProcedure
     const ifMatch = ifMatchOf(ctx.headers);
     // Resolved before the transaction: a slow DNS answer holds no connection.
     const checked = input.url === undefined ? undefined : await checkWebhookUrl(input.url, ctx.runtime.env.WEBHOOKS_ALLOW_PRIVATE);
-    const body = await write(async (tx) => ({
-      ok: true as const,
-      data: await updateEndpoint(tx, actor, {
-        id: input.id,
-        url: checked,
-        eventTypes: input.event_types,
-        description: input.description,
-        enabled: input.enabled,
-        ifMatch,
-      }),
-    }));
+    const body = await write(async (tx) =>
+      answered(
+        actor.workspaceId,
+        await updateEndpoint(tx, actor, {
+          id: input.id,
+          url: checked,
+          eventTypes: input.event_types,
+          description: input.description,
+          enabled: input.enabled,
+          ifMatch,
+        }),
+      ),
+    );
     ctx.res.headers.ETag = etag(body.data.aggregateVersion);
     return body;
   });
