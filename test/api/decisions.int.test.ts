@@ -265,6 +265,12 @@ describe('GET /decisions/{id} and GET /decisions', () => {
     const first = await app.request('GET', '/decisions?limit=1', { key: ws.apiKey });
     const foreign = await app.request('GET', `/decisions?cursor=${first.body.meta.nextCursor}`);
     expect(foreign.body.error.code).toBe('invalid_cursor');
+    // A cursor is a place in one listing: sent back with other filters it is refused, as every list's is.
+    const otherFilters = await app.request('GET', `/decisions?urgency=critical&cursor=${first.body.meta.nextCursor}`, { key: ws.apiKey });
+    expect(otherFilters.status).toBe(400);
+    expect(otherFilters.body.error.code).toBe('invalid_cursor');
+    const sameFilters = await app.request('GET', `/decisions?limit=1&cursor=${first.body.meta.nextCursor}`, { key: ws.apiKey });
+    expect(sameFilters.status).toBe(200);
     const theirs = await app.request('GET', `/decisions?workspace_id=${other.workspaceId}`, { key: ws.apiKey });
     expect(theirs.status).toBe(403);
   });

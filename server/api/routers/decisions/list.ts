@@ -4,8 +4,7 @@ import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { listDecisions } from '@/server/domain/decisions/list';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { decisionViews } from '@/server/domain/decisions/view';
-import { AppError } from '@/server/errors';
-import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
+import { listScope, pageOf, readCursor } from '../../keyset';
 import { memberProcedure } from '../../procedures';
 import { apiMeta, id } from '../../schemas';
 import { decisionSchema } from './schemas';
@@ -16,11 +15,9 @@ const listQuery = z.strictObject({
     .meta({ description: 'Optional for an API key (its workspace); a signed-in human’s default is their first workspace.' }),
   status: z.array(z.enum(decisionStatuses)).max(5).optional().meta({ description: 'Repeatable.' }),
   urgency: z.array(z.enum(decisionUrgencies)).max(4).optional().meta({ description: 'Repeatable.' }),
-  cursor: z.string().max(512).meta({ description: 'meta.nextCursor of the previous page.' }).optional(),
+  cursor: z.string().max(512).meta({ description: 'meta.nextCursor of the previous page, with the same filters.' }).optional(),
   limit: z.coerce.number().int().min(1).max(100).meta({ description: '1 to 100, default 50.' }).default(50),
 });
-
-const listScope = (workspaceId: string) => `decisions|${workspaceId}`;
 
 export const listProcedure = memberProcedure
   .meta({
@@ -46,26 +43,12 @@ export const listProcedure = memberProcedure
   .query(async ({ ctx, input, actor }) => {
     const { workspaceId } = actor;
     const { db, secrets } = ctx.runtime;
-    let after: { createdAt: Date; id: string } | undefined;
-    if (input.cursor !== undefined) {
-      const values = decodeKeysetCursor(secrets.cursor, listScope(workspaceId), input.cursor, 2);
-      if (!values) throw new AppError('invalid_cursor', 'This cursor was not issued for this list in your workspace.');
-      after = { createdAt: new Date(values[0]!), id: values[1]! };
-    }
+    // Signed for the workspace and the filters, as every list's is (docs/contract.md §8.1): a cursor
+    // sent back with other filters is refused, not read as a place in another listing.
+    const scope = listScope('decisions', workspaceId, input);
+    const after = readCursor(secrets.cursor, scope, input.cursor);
     await sweepDecisionTimeouts(db, { workspaceId, onCommitted: (id) => ctx.runtime.wakeups.committed(id) });
     const rows = await listDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, after, limit: input.limit + 1 });
-    const hasMore = rows.length > input.limit;
-    const page = rows.slice(0, input.limit);
-    const last = page[page.length - 1];
-    return {
-      data: await decisionViews(db, workspaceId, page),
-      meta: {
-        apiVersion: '1' as const,
-        workspaceId,
-        nextCursor:
-          hasMore && last ? encodeKeysetCursor(secrets.cursor, listScope(workspaceId), [last.createdAt.toISOString(), last.id]) : null,
-        hasMore,
-        limit: input.limit,
-      },
-    };
+    const { page, meta } = pageOf(rows, (r) => r, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
+    return { data: await decisionViews(db, workspaceId, page), meta };
   });
