@@ -418,7 +418,7 @@ export async function measureChainVerify(
       after = page[page.length - 1]!.sequence;
     }
     const report = verifier.finish(head && after === head.sequence ? head : undefined);
-    if (!report.ok) throw broken();
+    if (!report.verified) throw broken();
     return {
       eventsPerSecond: report.checkedEvents / (cpuMicros / 1e6),
       events: report.checkedEvents,

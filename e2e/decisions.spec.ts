@@ -37,7 +37,7 @@ test('approve: an agent asks over REST, a human approves in the browser, the age
   const event = events.body.data.find((e: { aggregateId: string }) => e.aggregateId === decision.id);
   expect(event).toMatchObject({ actorType: 'human', eventType: 'decision.approved' });
   const verified = await agent(request, 'GET', '/ledger/verify');
-  expect(verified.body.data.ok).toBe(true);
+  expect(verified.body.data.verified).toBe(true);
 });
 
 test('decline: an owner declines with a note', async ({ page, request }) => {

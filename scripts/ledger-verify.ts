@@ -14,7 +14,7 @@
  */
 import type { BundleReport } from '@/server/ledger/bundle';
 import { verifyBundleFile } from '@/server/ledger/bundle-file';
-import type { VerifyReport } from '@/server/ledger/chain';
+import { published, type VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 import { plural } from '@/server/words';
@@ -70,9 +70,9 @@ function previousExport(report: VerifyReport | BundleReport): string {
  * read, after it on stdout, or on stderr with --json.
  */
 function print(context: Record<string, unknown>, report: VerifyReport | BundleReport): number {
-  console.log(JSON.stringify({ ...context, ...report }, null, 2));
+  console.log(JSON.stringify({ ...context, ...published(report) }, null, 2));
   const line = values.json ? console.error : console.log;
-  if (report.ok) {
+  if (report.verified) {
     line(
       `OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}`,
     );

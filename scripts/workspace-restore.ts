@@ -82,23 +82,23 @@ if (frame.from.sequence > 0 && !earlier) {
 if (frame.from.sequence > 0 && earlier!.from.sequence > 0) {
   fail(`${values.previous} starts after event ${earlier!.from.sequence}: a restore needs the chain from its first event.`);
 }
-let verified;
+let bundle;
 try {
-  verified = await verifyBundleFile(values.bundle!, {
+  bundle = await verifyBundleFile(values.bundle!, {
     previous: values.previous,
     workers: values.workers === undefined ? undefined : Number(values.workers),
   });
 } catch (err) {
   fail(`Cannot read ${(err as Error & { file?: string }).file ?? values.bundle}: ${(err as Error).message}`);
 }
-if (!verified.ok) {
-  const b = verified.firstBreak!;
+if (!bundle.verified) {
+  const b = bundle.firstBreak!;
   console.error(
     `The bundle does not verify: broken at sequence ${b.sequence} (${b.reason}; expected ${b.expected}, found ${b.actual}). Nothing was written.`,
   );
   process.exit(BROKEN);
 }
-console.log(`Verified: ${plural(verified.checkedEvents, 'event')}, head ${frame.head.sequence} ${frame.head.headHash}.`);
+console.log(`Verified: ${plural(bundle.checkedEvents, 'event')}, head ${frame.head.sequence} ${frame.head.headHash}.`);
 
 /** What each rebuilt table holds, in words (one, many). */
 const PROJECTION_NOUNS: Record<keyof RestoreReport['projections'], [string, string]> = {

@@ -59,13 +59,13 @@ export function VerifyChain({ workspaceId }: { workspaceId: string }) {
         </p>
       )}
       <div role="status">
-        {report?.ok && (
+        {report?.verified && (
           <p className="success">
             The chain verifies: {report.checkedEvents === 1 ? 'its one event is' : `all ${report.checkedEvents} events are`} intact, up to
             the head at event {report.head.sequence} (<code title={report.head.hash}>{report.head.hash.slice(0, 19)}…</code>).
           </p>
         )}
-        {report && !report.ok && report.firstBreak && (
+        {report && !report.verified && report.firstBreak && (
           <p className="error">
             The chain breaks at event {report.firstBreak.sequence}: {REASONS[report.firstBreak.reason] ?? report.firstBreak.reason} (
             {report.firstBreak.reason}). Expected <code>{report.firstBreak.expected}</code>, found <code>{report.firstBreak.actual}</code>.{' '}

@@ -1791,6 +1791,12 @@ export interface components {
         };
         LedgerVerification: {
             data: {
+                /** @description The whole chain holds: every digest and link, and the recorded head. */
+                verified: boolean;
+                /**
+                 * @deprecated
+                 * @description The same as verified. Deprecated: read verified; it goes in API version 2.
+                 */
                 ok: boolean;
                 /** @description Events whose digests and links were recomputed and found intact. */
                 checkedEvents: number;
@@ -1857,8 +1863,6 @@ export interface components {
             };
         };
         WebhookEndpointCreated: {
-            /** @constant */
-            ok: true;
             data: {
                 /** Format: uuid */
                 id: string;
@@ -1897,6 +1901,18 @@ export interface components {
                 /** @description The signing secret (`whsec_…`), shown in this response only. Verify deliveries with it (Standard Webhooks: HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>`). */
                 secret: string;
             };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+            /**
+             * @deprecated
+             * @description Always true. Deprecated: read `data`; it goes in API version 2.
+             * @constant
+             */
+            ok: true;
         };
         WebhookEndpointList: {
             data: components["schemas"]["WebhookEndpoint"][];
@@ -1947,23 +1963,41 @@ export interface components {
             };
         };
         WebhookEndpointResponse: {
-            /** @constant */
-            ok: true;
             data: components["schemas"]["WebhookEndpoint"];
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+            /**
+             * @deprecated
+             * @description Always true. Deprecated: read `data`; it goes in API version 2.
+             * @constant
+             */
+            ok: true;
         };
         WebhookEndpointDeleted: {
-            /** @constant */
-            ok: true;
             data: {
                 /** Format: uuid */
                 id: string;
                 /** @constant */
                 deleted: true;
             };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+            /**
+             * @deprecated
+             * @description Always true. Deprecated: read `data`; it goes in API version 2.
+             * @constant
+             */
+            ok: true;
         };
         WebhookSecretRotated: {
-            /** @constant */
-            ok: true;
             data: {
                 /** Format: uuid */
                 id: string;
@@ -2008,15 +2042,37 @@ export interface components {
                  */
                 previous_secret_expires_at: string;
             };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+            /**
+             * @deprecated
+             * @description Always true. Deprecated: read `data`; it goes in API version 2.
+             * @constant
+             */
+            ok: true;
         };
         WebhookTestRequested: {
-            /** @constant */
-            ok: true;
             data: {
                 /** Format: uuid */
                 event_id: string;
                 sequence: number;
             };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+            /**
+             * @deprecated
+             * @description Always true. Deprecated: read `data`; it goes in API version 2.
+             * @constant
+             */
+            ok: true;
         };
         WebhookDeliveryPage: {
             data: components["schemas"]["WebhookDelivery"][];

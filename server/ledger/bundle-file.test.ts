@@ -37,7 +37,7 @@ describe('verifyBundleFile: a bundle file checked as it streams, on worker threa
     const text = await exported(bundle);
     expect(JSON.parse(text)).toEqual(bundle);
     const expected = verifyBundle(bundle);
-    expect(expected).toMatchObject({ ok: true, checkedEvents: 9 });
+    expect(expected).toMatchObject({ verified: true, checkedEvents: 9 });
     expect(await verifyBundleFile(file(text), small)).toEqual(expected);
     // The earlier layout: pretty-printed, `head` and `previous` after the events.
     expect(await verifyBundleFile(file(JSON.stringify(bundle, null, 2)), small)).toEqual(expected);
@@ -80,7 +80,7 @@ describe('verifyBundleFile: a bundle file checked as it streams, on worker threa
             event[field] = field === 'payload' ? [j] : true;
           }
           const expected = verifyBundle(bundle);
-          expect(expected.ok).toBe(false);
+          expect(expected.verified).toBe(false);
           expect(await verifyBundleFile(file(await exported(bundle)), small)).toEqual(expected);
         },
       ),

@@ -172,7 +172,7 @@ async function factsOfFile(
   // The head it follows was not known while the events went by (a bundle with its `previous`
   // after its events, as this service wrote them before): its hash is looked for in a second pass.
   const need = opts.follows ?? frame.previous?.sequence;
-  if (chain.ok && need !== undefined && need > frame.from.sequence && need <= frame.head.sequence && wanted?.sequence !== need) {
+  if (chain.verified && need !== undefined && need > frame.from.sequence && need <= frame.head.sequence && wanted?.sequence !== need) {
     wanted = (await scan(file, pool, workers, { batchBytes: opts.batchBytes, want: () => need, hashing: false })).wanted;
   }
   return {

@@ -55,7 +55,7 @@ describe('ledger bundles', () => {
     const report = verifyBundle(clone(bundleOf(events)));
     const end = { sequence: 6, hash: events[5]!.eventHash };
     expect(report).toMatchObject({
-      ok: true,
+      verified: true,
       checkedEvents: 6,
       lastVerified: end,
       head: end,
@@ -89,7 +89,7 @@ describe('ledger bundles', () => {
             bundle.events.splice(at, 1);
           }
           const report = verifyBundle(bundle);
-          expect(report.ok).toBe(false);
+          expect(report.verified).toBe(false);
           // A deleted or changed last event shows as a head that does not match the chain.
           expect(report.lastVerified.sequence).toBe(firstBad - 1);
           expect(report.firstBreak).not.toBeNull();
@@ -110,18 +110,18 @@ describe('ledger bundles', () => {
     const earlier = bundleOf(events.slice(0, 5));
     // Incremental (from the earlier head on) and whole exports both extend it.
     const incremental = bundleOf(events, 5, earlier.head);
-    expect(verifyBundle(incremental, earlier)).toMatchObject({ ok: true, extendsPrevious: true, continuesUncheckedExport: false });
-    expect(verifyBundle(bundleOf(events, 0, earlier.head), earlier)).toMatchObject({ ok: true, extendsPrevious: true });
+    expect(verifyBundle(incremental, earlier)).toMatchObject({ verified: true, extendsPrevious: true, continuesUncheckedExport: false });
+    expect(verifyBundle(bundleOf(events, 0, earlier.head), earlier)).toMatchObject({ verified: true, extendsPrevious: true });
     // Without the earlier bundle, the recorded previous head is still checked against the chain,
     // but nothing showed that it extends an export: it continues one that was not checked.
-    expect(verifyBundle(incremental)).toMatchObject({ ok: true, extendsPrevious: null, continuesUncheckedExport: true });
+    expect(verifyBundle(incremental)).toMatchObject({ verified: true, extendsPrevious: null, continuesUncheckedExport: true });
     expect(verifyBundle(bundleOf(events, 0, earlier.head))).toMatchObject({
-      ok: true,
+      verified: true,
       extendsPrevious: null,
       continuesUncheckedExport: true,
     });
     expect(verifyBundle(bundleOf(events, 0, { sequence: 7, headHash: events[5]!.eventHash }))).toMatchObject({
-      ok: false,
+      verified: false,
       extendsPrevious: false,
       firstBreak: { reason: 'does_not_extend', sequence: 7 },
     });
@@ -130,13 +130,13 @@ describe('ledger bundles', () => {
     // own, but the earlier head is not on it.
     const rewritten = reseal(events.map((e) => (e.sequence === 3 ? { ...e, payload: { n: 3, text: 'rewritten' } } : e)));
     const later = bundleOf(rewritten, 0, earlier.head);
-    expect(verifyBundle({ ...later, previous: null }).ok).toBe(true);
+    expect(verifyBundle({ ...later, previous: null }).verified).toBe(true);
     expect(verifyBundle(later, earlier)).toMatchObject({
-      ok: false,
+      verified: false,
       extendsPrevious: false,
       firstBreak: { reason: 'does_not_extend', sequence: 5 },
     });
-    expect(verifyBundle({ ...later, previous: null }, earlier)).toMatchObject({ ok: false, extendsPrevious: false });
+    expect(verifyBundle({ ...later, previous: null }, earlier)).toMatchObject({ verified: false, extendsPrevious: false });
     // Another workspace's bundle is not a continuation.
     expect(verifyBundle(bundleOf(sealedChain(8)), earlier).firstBreak?.reason).toBe('other_workspace');
     // A bundle starting after the earlier head cannot show it extends it.
@@ -152,7 +152,7 @@ describe('ledger bundles', () => {
     const payload = JSON.parse('{"__proto__": {"x": 1}, "a": 2}') as Record<string, unknown>;
     const unsealed = { ...event!, payload, payloadDigest: digestOf(payload) };
     const bundle = bundleOf([{ ...unsealed, eventHash: eventHashOf(unsealed) }]);
-    expect(verifyBundle(JSON.parse(JSON.stringify(bundle)))).toMatchObject({ ok: true, checkedEvents: 1 });
+    expect(verifyBundle(JSON.parse(JSON.stringify(bundle)))).toMatchObject({ verified: true, checkedEvents: 1 });
   });
 
   it('anything that is not a bundle is reported, not thrown', () => {

@@ -147,7 +147,7 @@ export function notABundle(problem: string): BundleFacts {
       head: { sequence: 0, headHash: GENESIS_HASH },
       previous: null,
     },
-    chain: { ok: false, checkedEvents: 0, lastVerified: genesis, head: genesis, firstBreak: null },
+    chain: { verified: false, checkedEvents: 0, lastVerified: genesis, head: genesis, firstBreak: null },
     otherWorkspace: null,
     hashAt: () => undefined,
   };
@@ -171,7 +171,7 @@ export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts): BundleRe
     extendsPrevious: null,
     continuesUncheckedExport: earlier === undefined && b.previous !== null,
   };
-  if (!report.ok) return report;
+  if (!report.verified) return report;
   const other = facts.otherWorkspace;
   if (other) return broken(report, other.sequence, 'other_workspace', b.workspaceId, other.workspaceId);
 
@@ -180,7 +180,7 @@ export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts): BundleRe
   let previous = b.previous;
   if (earlier !== undefined) {
     const before = judgeBundle(earlier);
-    if (!before.ok)
+    if (!before.verified)
       return broken(report, before.firstBreak?.sequence ?? 0, 'does_not_extend', 'an earlier bundle that verifies', 'one that does not');
     const e = earlier.frame;
     if (e.workspaceId !== b.workspaceId) return broken(report, 0, 'other_workspace', e.workspaceId, b.workspaceId);
@@ -212,12 +212,12 @@ export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts): BundleRe
 }
 
 function broken(report: BundleReport, sequence: number, reason: BundleBreakReason, expected: string, actual: string): BundleReport {
-  return { ...report, ok: false, extendsPrevious: false, firstBreak: { sequence, eventId: null, reason, expected, actual } };
+  return { ...report, verified: false, extendsPrevious: false, firstBreak: { sequence, eventId: null, reason, expected, actual } };
 }
 
 function refused(reason: BundleBreakReason, expected: string, actual: string): BundleReport {
   return {
-    ok: false,
+    verified: false,
     checkedEvents: 0,
     lastVerified: { sequence: 0, hash: GENESIS_HASH },
     head: { sequence: 0, hash: GENESIS_HASH },

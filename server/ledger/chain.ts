@@ -28,13 +28,23 @@ export interface ChainPosition {
  * and npm run ledger:verify prints it (for a workspace or a bundle).
  */
 export interface VerifyReport {
-  ok: boolean;
+  /** The whole chain checked holds (every digest and link, and the recorded head). */
+  verified: boolean;
   checkedEvents: number;
   /** The last event of the intact part of the chain. */
   lastVerified: ChainPosition;
   /** The head as recorded (ledger_heads, or the bundle's); the genesis position when there is none. */
   head: ChainPosition;
   firstBreak: ChainBreak | null;
+}
+
+/**
+ * A report as it is published (GET /ledger/verify, npm run ledger:verify): with `ok` beside
+ * `verified`, the same value. The report called it `ok` before `ok` was kept for "the request was
+ * carried out" (docs/contract.md §10.7); clients that read `ok` keep working until API version 2.
+ */
+export function published<R extends { verified: boolean }>(report: R): R & { ok: boolean } {
+  return { ...report, ok: report.verified };
 }
 
 export const GENESIS: ChainPosition = { sequence: 0, hash: GENESIS_HASH };
@@ -84,7 +94,7 @@ export class ChainVerifier {
       };
     }
     return {
-      ok: this.broken === null,
+      verified: this.broken === null,
       checkedEvents: this.checked,
       lastVerified: { sequence: this.lastSequence, hash: this.lastHash },
       head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS,

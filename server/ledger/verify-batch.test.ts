@@ -69,7 +69,7 @@ describe('verifying in batches joined in order (ledger:verify on every core)', (
         const events = copy();
         tamper(events, at);
         const expected = whole(events, { sequence: N, headHash: chain[N - 1]!.eventHash });
-        expect(expected.ok).toBe(false);
+        expect(expected.verified).toBe(false);
         for (const size of [1, 2, 3, 4, 7, N]) {
           expect({ at, size, report: batched(events, size, { sequence: N, headHash: chain[N - 1]!.eventHash }) }).toEqual({
             at,
@@ -88,6 +88,6 @@ describe('verifying in batches joined in order (ledger:verify on every core)', (
     expect(join.push(verifyBatch(events.slice(0, 4)))).toBe(true);
     expect(join.push(verifyBatch(events.slice(4, 8)))).toBe(false);
     expect(join.push(verifyBatch(events.slice(8, 12)))).toBe(false);
-    expect(join.finish()).toMatchObject({ ok: false, checkedEvents: 5, lastVerified: { sequence: 5 }, firstBreak: { sequence: 6 } });
+    expect(join.finish()).toMatchObject({ verified: false, checkedEvents: 5, lastVerified: { sequence: 5 }, firstBreak: { sequence: 6 } });
   });
 });

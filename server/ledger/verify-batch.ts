@@ -146,7 +146,7 @@ export class ChainJoin {
   finish(head?: { sequence: number; headHash: string }): VerifyReport {
     const tail = new ChainVerifier(this.last).finish(this.broken ? undefined : head);
     return {
-      ok: this.broken === null && tail.ok,
+      verified: this.broken === null && tail.verified,
       checkedEvents: this.checked,
       lastVerified: this.last,
       head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS,

@@ -14,7 +14,7 @@ describe('ChainVerifier', () => {
     const events = chain(5);
     const report = verify(events, { sequence: 5, headHash: events[4]!.eventHash });
     expect(report).toMatchObject({
-      ok: true,
+      verified: true,
       checkedEvents: 5,
       lastVerified: { sequence: 5, hash: events[4]!.eventHash },
       firstBreak: null,

@@ -40,14 +40,14 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, opts: V
  * moved the head forward too, so the head is read again before judging.)
  */
 export async function beyondHead(db: Executor, workspaceId: string, report: VerifyReport, end: number): Promise<VerifyReport> {
-  if (!report.ok) return report;
+  if (!report.verified) return report;
   const [beyond] = await readEvents(db, workspaceId, { after: end, limit: 1 });
   if (beyond) {
     const now = await readHead(db, workspaceId);
     if (!now || now.sequence < beyond.sequence) {
       return {
         ...report,
-        ok: false,
+        verified: false,
         firstBreak: {
           sequence: beyond.sequence,
           eventId: beyond.id,

@@ -77,7 +77,7 @@ describe('appending at COMMIT', () => {
       })),
     ).toEqual(rows);
     expect(during.map((e) => e.eventHash)).not.toContain(rows[0]!.event_hash);
-    expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).ok).toBe(true);
+    expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).verified).toBe(true);
   });
 
   it('appends nothing when the transaction rolls back', async () => {
@@ -155,7 +155,7 @@ describe('appending at COMMIT', () => {
           eventHash: row.event_hash,
         });
       }
-      expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).ok).toBe(true);
+      expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).verified).toBe(true);
       // The stored response (filled in at COMMIT by the database) is the answer, marked a duplicate.
       const replay = await post(ws, i, keys[i]);
       expect(replay.status).toBe(200);

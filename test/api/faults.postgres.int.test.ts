@@ -131,7 +131,7 @@ describe('PostgreSQL stopping under load', () => {
       sql`select count(*)::int as n from tasks where id = any(string_to_array(${taskIds.join(',')}, ',')::uuid[])`,
     );
     expect(ids!.n).toBe(outcomes.length);
-    expect((await verifyWorkspace(app.runtime.db, ws)).ok).toBe(true);
+    expect((await verifyWorkspace(app.runtime.db, ws)).verified).toBe(true);
   });
 });
 

@@ -413,9 +413,9 @@ describe('ledger readers while writers roll back and backends die', () => {
       expect(new Set(reader.statuses), `reader of ${reader.limit}`).toEqual(new Set(reader.unavailable > 0 ? [200, 503] : [200]));
     }
 
-    expect((await verifyWorkspace(app.runtime.db, ws)).ok).toBe(true);
+    expect((await verifyWorkspace(app.runtime.db, ws)).verified).toBe(true);
     const verified = await app.request('GET', '/ledger/verify');
-    expect(verified.body.data).toMatchObject({ ok: true, firstBreak: null, checkedEvents: ledger.length });
+    expect(verified.body.data).toMatchObject({ verified: true, firstBreak: null, checkedEvents: ledger.length });
   });
 });
 

@@ -55,7 +55,14 @@ describe('the ledger', () => {
 
     const report = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
     const last = { sequence: setup + 32, hash: events[events.length - 1].eventHash };
-    expect(report.body.data).toEqual({ ok: true, checkedEvents: setup + 32, lastVerified: last, head: last, firstBreak: null });
+    expect(report.body.data).toEqual({
+      verified: true,
+      ok: true,
+      checkedEvents: setup + 32,
+      lastVerified: last,
+      head: last,
+      firstBreak: null,
+    });
   });
 
   it('concurrent writes to one workspace share transactions (db/group.ts); one refused among them leaves the others', async () => {
@@ -83,7 +90,7 @@ describe('the ledger', () => {
         .map((e) => e.payload.task.title)
         .sort(),
     ).toEqual(results.flatMap((_, i) => (refused(i) ? [] : [`w${i}`])).sort());
-    expect((await app.request('GET', '/ledger/verify', { key: ws.apiKey })).body.data.ok).toBe(true);
+    expect((await app.request('GET', '/ledger/verify', { key: ws.apiKey })).body.data.verified).toBe(true);
     // Rows written in one transaction carry one xmin: 20 writes in fewer transactions than 20. (On
     // PGlite a request's statements before its transaction wait for the open one to end, so the
     // next write only starts once the group has committed: no group has two members there.)
@@ -124,7 +131,8 @@ describe('the ledger', () => {
     );
     const res = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
     expect(res.status).toBe(200);
-    expect(res.body.data.ok).toBe(false);
+    expect(res.body.data.verified).toBe(false);
+    expect(res.body.data.ok, 'the deprecated ok says the same').toBe(false);
     expect(res.body.data.firstBreak).toMatchObject({
       sequence: victim.sequence,
       eventId: victim.id,
@@ -172,7 +180,7 @@ describe('the ledger', () => {
     await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'big', estimate_hours: 99999.999999999 } });
     const report = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
     expect(report.body.data.firstBreak).toBeNull();
-    expect(report.body.data.ok).toBe(true);
+    expect(report.body.data.verified).toBe(true);
   });
 
   it('the head only moves forward, and events past a rewound head are reported', async () => {
@@ -196,7 +204,7 @@ describe('the ledger', () => {
     });
     const events = await allEvents(ws.apiKey);
     const res = await app.request('GET', '/ledger/verify', { key: ws.apiKey });
-    expect(res.body.data.ok).toBe(false);
+    expect(res.body.data.verified).toBe(false);
     expect(res.body.data.firstBreak).toMatchObject({ sequence: events.length, reason: 'head_mismatch' });
     expect(res.body.data.head.sequence).toBe(events.length - 1);
   });
@@ -223,7 +231,7 @@ describe('the ledger', () => {
       await app.runtime.db.execute(sql`drop function fail_store()`);
     }
     const verify = await app.request('GET', '/ledger/verify');
-    expect(verify.body.data.ok).toBe(true);
+    expect(verify.body.data.verified).toBe(true);
   });
 
   it('a rolled-back append leaves no gap', async () => {
@@ -273,7 +281,7 @@ describe('verification in steps (the web interface’s “Verify the chain”)',
     const ws = await app.createWorkspace();
     for (let i = 0; i < 8; i++) await app.request('POST', '/work', { key: ws.apiKey, body: { title: `s${i}` } });
     const whole = await verifyWorkspace(app.runtime.db, ws.workspaceId);
-    expect(whole.ok).toBe(true);
+    expect(whole.verified).toBe(true);
     const stepped = await verifyInSteps(ws.workspaceId, 3);
     expect(stepped.report).toEqual(whole);
     expect(stepped.seen.length).toBeGreaterThan(2);
@@ -296,7 +304,7 @@ describe('verification in steps (the web interface’s “Verify the chain”)',
     const api = internalClient(app.runtime);
     const mine = await api.query('ledger.verifyStep', { workspace_id: ws.workspaceId }, { session: viewer.session });
     expect(mine.status).toBe(200);
-    expect(mine.data).toMatchObject({ done: true, report: { ok: true } });
+    expect(mine.data).toMatchObject({ done: true, report: { verified: true } });
     const theirs = await api.query('ledger.verifyStep', { workspace_id: ws.workspaceId }, { session: outsider.session });
     expect(theirs.status).toBe(403);
     const browse = await api.query('ledger.browse', { workspace_id: ws.workspaceId, limit: 2 }, { session: viewer.session });

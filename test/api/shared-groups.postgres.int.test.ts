@@ -69,7 +69,7 @@ it('fails only the writes whose workspace’s ledger is held past the lock timeo
         sql`select count(*)::int as n from ledger_events where workspace_id = ${ws.workspaceId} and event_type = 'work.created'`,
       );
       expect({ tasks: tasks[0]!.n, events: events[0]!.n }).toEqual(i === 1 ? { tasks: 0, events: 0 } : { tasks: 1, events: 1 });
-      expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).ok).toBe(true);
+      expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).verified).toBe(true);
     }
   } finally {
     await head.release();

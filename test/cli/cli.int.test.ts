@@ -343,16 +343,16 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       // Without the earlier export nothing shows it extends one: it says so, in the report and the line.
       const alone = await offline('--bundle', second, '--json');
       expect(alone.code).toBe(0);
-      expect(JSON.parse(alone.stdout)).toMatchObject({ ok: true, extendsPrevious: null, continuesUncheckedExport: true });
+      expect(JSON.parse(alone.stdout)).toMatchObject({ verified: true, extendsPrevious: null, continuesUncheckedExport: true });
       expect(alone.stderr).toContain('continuing an earlier export that was not checked');
       expect(alone.stderr).not.toContain('extending');
       // Through npm as the README says to read it: -s leaves out npm's own lines on stdout.
       const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
         env: { ...process.env, LOG_LEVEL: 'silent' },
       });
-      expect(JSON.parse(viaNpm.stdout)).toMatchObject({ ok: true, continuesUncheckedExport: true });
+      expect(JSON.parse(viaNpm.stdout)).toMatchObject({ verified: true, continuesUncheckedExport: true });
       expect(JSON.parse((await offline('--bundle', second, '--previous', first, '--json')).stdout)).toMatchObject({
-        ok: true,
+        verified: true,
         extendsPrevious: true,
         continuesUncheckedExport: false,
       });
@@ -431,7 +431,7 @@ describe('npm run ledger:verify', () => {
       workspace: undefined,
       workspaceId: undefined,
     });
-    expect(served).toMatchObject({ ok: true, lastVerified: served.head, firstBreak: null });
+    expect(served).toMatchObject({ verified: true, lastVerified: served.head, firstBreak: null });
 
     await withHere((rt) =>
       rt.db.transaction(async (tx) => {
@@ -445,7 +445,7 @@ describe('npm run ledger:verify', () => {
     expect(broken.stdout).toContain('BROKEN at sequence 3: event_hash_mismatch');
     const brokenJson = await tool('ledger-verify.ts', '--workspace', 'demo', '--json');
     expect(brokenJson.code).toBe(3);
-    expect(JSON.parse(brokenJson.stdout)).toMatchObject({ ok: false, firstBreak: { sequence: 3, reason: 'event_hash_mismatch' } });
+    expect(JSON.parse(brokenJson.stdout)).toMatchObject({ verified: false, firstBreak: { sequence: 3, reason: 'event_hash_mismatch' } });
     expect(brokenJson.stderr).toContain('BROKEN at sequence 3: event_hash_mismatch');
   });
 });

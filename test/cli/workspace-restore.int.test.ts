@@ -267,7 +267,7 @@ describe('npm run workspace:restore', () => {
       expect(write.status, await write.clone().text()).toBe(201);
       const head = (await readHead(src, workspaceId()))!;
       expect((await readHead(restored.db, workspaceId()))!.sequence).toBe(head.sequence + 1);
-      expect((await get(there, reader, '/ledger/verify')).body.data).toMatchObject({ ok: true, checkedEvents: head.sequence + 1 });
+      expect((await get(there, reader, '/ledger/verify')).body.data).toMatchObject({ verified: true, checkedEvents: head.sequence + 1 });
     } finally {
       await here.close();
       await there.close();

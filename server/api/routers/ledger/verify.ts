@@ -1,5 +1,6 @@
 /** GET /ledger/verify: recompute the workspace's chain and name the first broken link. */
 import { z } from 'zod';
+import { published } from '@/server/ledger/chain';
 import { verifyWorkspace } from '@/server/ledger/verify';
 import { apiKeyProcedure } from '../../trpc';
 import { apiMeta } from '../../schemas';
@@ -7,7 +8,8 @@ import { apiMeta } from '../../schemas';
 const verifyOutput = z
   .object({
     data: z.object({
-      ok: z.boolean(),
+      verified: z.boolean().meta({ description: 'The whole chain holds: every digest and link, and the recorded head.' }),
+      ok: z.boolean().meta({ deprecated: true, description: 'The same as verified. Deprecated: read verified; it goes in API version 2.' }),
       checkedEvents: z.int().meta({ description: 'Events whose digests and links were recomputed and found intact.' }),
       lastVerified: z
         .object({ sequence: z.int(), hash: z.string() })
@@ -47,7 +49,7 @@ export const verifyProcedure = apiKeyProcedure
   .query(async ({ ctx }) => {
     const report = await verifyWorkspace(ctx.runtime.db, ctx.actor.workspaceId);
     return {
-      data: report,
+      data: published(report),
       meta: { apiVersion: '1' as const, workspaceId: ctx.actor.workspaceId },
     };
   });
