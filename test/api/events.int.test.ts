@@ -93,6 +93,7 @@ describe('GET /events/stream', () => {
       const res = await get(`?cursor=${cursor}`);
       expect(res.status, cursor).toBe(400);
       expect(res.body.error.code).toBe('invalid_cursor');
+      expect(res.body.error.details.fields).toEqual(['query.cursor']);
     }
     const other = await app.createWorkspace();
     const theirs = await get(`?cursor=${mine}`, other.apiKey);

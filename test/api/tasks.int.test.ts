@@ -338,6 +338,8 @@ describe('PATCH /tasks/{id}', () => {
         { priority: 'soon' },
         { estimate_hours: -1 },
         { title: '' },
+        // POST /work's bound (the specification's), not a looser one of its own.
+        { title: 'x'.repeat(241) },
       ]) {
         const bad = await patch(ws, id, body);
         expect(bad.status, JSON.stringify(body)).toBe(400);

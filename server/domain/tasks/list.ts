@@ -10,7 +10,7 @@
  * from the ledger (its last event at or before S0, and the `before` of a later priority change).
  * So every task that existed at the first page is served exactly once, whatever is changed while a
  * reader pages; tasks created after the first page are left out (read them with
- * `updated_after` = the first page's `meta.asOf`). Filters are applied to tasks as they are now:
+ * `updated_after` = the time the first page was read). Filters are applied to tasks as they are now:
  * a task that no longer matches is not served, and what is served is each task's current content.
  */
 import { sql, type SQL } from 'drizzle-orm';

@@ -54,6 +54,8 @@ export const listProcedure = apiKeyProcedure
     const page = await readEventPage(ctx.runtime.secrets.cursor, workspaceId, input, (after, limit) =>
       readEvents(ctx.runtime.db, workspaceId, { after, limit, types: input.type }),
     );
-    if (!page) throw new AppError('invalid_cursor', 'This cursor was not issued by this service for your workspace.');
+    if (!page) {
+      throw new AppError('invalid_cursor', 'This cursor was not issued by this service for your workspace.', { fields: ['query.cursor'] });
+    }
     return page;
   });

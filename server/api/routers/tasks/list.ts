@@ -26,7 +26,10 @@ const listQuery = z.strictObject({
   updated_after: z.iso
     .datetime({ offset: true })
     .optional()
-    .meta({ description: 'Only tasks changed after this time (ISO 8601), e.g. meta.asOf of an earlier listing.' }),
+    .meta({
+      description:
+        'Only tasks changed after this time (ISO 8601), e.g. when you read the first page of an earlier listing (meta.asOf is a ledger sequence, not a time).',
+    }),
   ready: z
     .stringbool()
     .optional()

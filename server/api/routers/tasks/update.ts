@@ -8,7 +8,8 @@ import { taskProcedure, versionedTask } from './shared';
 
 const patchBody = z.strictObject({
   id: id(),
-  title: text(1, 500).optional(),
+  // A title's bounds are the specification's for POST /work, whichever way it is set.
+  title: text(1, 240).optional(),
   description: text(0, 4000).nullable().optional(),
   priority: z.enum(taskPriorities).optional(),
   estimate_hours: jsonNumber({ min: 0, max: 100_000 }).nullable().optional(),
