@@ -291,8 +291,17 @@ function documentReceiptValidation(paths: Record<string, Record<string, Json>>):
             anyOf: [
               {
                 type: 'object',
-                required: ['id', 'sequence', 'eventHash'],
-                properties: { id: { type: 'string' }, sequence: { type: 'integer' }, eventHash: { type: 'string' } },
+                required: ['id', 'sequence', 'event_hash'],
+                properties: {
+                  id: { type: 'string' },
+                  sequence: { type: 'integer' },
+                  event_hash: { type: 'string' },
+                  eventHash: {
+                    type: 'string',
+                    deprecated: true,
+                    description: 'The same as event_hash. Deprecated: it goes in API version 2.',
+                  },
+                },
               },
               { type: 'null' },
             ],

@@ -188,7 +188,15 @@ describe('POST /agent-work-receipts/import', () => {
     const exported = await app.request('GET', `/receipts/${doc.receipt_id}`);
     expect(exported.body).toEqual(doc);
     const events = await app.request('GET', '/events/stream?type=receipt.imported&limit=100');
-    expect(events.body.data.at(-1)).toMatchObject({ aggregateId: doc.receipt_id, payload: { document: doc } });
+    const recorded = events.body.data.at(-1);
+    expect(recorded).toMatchObject({ aggregateId: doc.receipt_id, payload: { document: doc } });
+    // The answer names the event as a resource does (snake_case), and the deprecated eventHash beside it.
+    expect(first.body.data.event).toEqual({
+      id: recorded.id,
+      sequence: recorded.sequence,
+      event_hash: recorded.eventHash,
+      eventHash: recorded.eventHash,
+    });
     // Another workspace cannot see it.
     const other = await app.createWorkspace();
     expect((await app.request('GET', `/receipts/${doc.receipt_id}`, { key: other.apiKey })).status).toBe(404);

@@ -16,7 +16,8 @@ export interface ImportOutcome {
   document_digest: string;
   duplicate: boolean;
   imported_at: string;
-  event: { id: string; sequence: number; eventHash: string } | null;
+  /** `eventHash` is the name it was first served under: deprecated, `event_hash` is the rule's (docs/contract.md §10.3). */
+  event: { id: string; sequence: number; event_hash: string; eventHash: string } | null;
 }
 
 export async function importReceipt(tx: Tx, actor: Actor, document: Record<string, unknown>): Promise<ImportOutcome> {
@@ -62,6 +63,6 @@ export async function importReceipt(tx: Tx, actor: Actor, document: Record<strin
     document_digest: documentDigest,
     duplicate: false,
     imported_at: now.toISOString(),
-    event: { id: event!.id, sequence: event!.sequence, eventHash: event!.eventHash },
+    event: { id: event!.id, sequence: event!.sequence, event_hash: event!.eventHash, eventHash: event!.eventHash },
   };
 }

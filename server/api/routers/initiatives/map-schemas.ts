@@ -58,9 +58,12 @@ export const mapOutput = z
   .object({
     data: z.object({
       processes: z.array(processSchema).meta({ description: 'One per initiative, newest first, at most `limit`.' }),
-      totalProcesses: z.int(),
+      totalProcesses: z
+        .int()
+        .meta({ deprecated: true, description: 'The same as meta.totalProcesses. Deprecated: it goes in API version 2.' }),
     }),
     meta: apiMeta.extend({
+      totalProcesses: z.int().meta({ description: 'Processes (initiatives) in the workspace, beyond the page.' }),
       projectionStatus: z.literal('replayed'),
       replayedAggregates: z.int().meta({
         description:

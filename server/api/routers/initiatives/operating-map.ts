@@ -47,6 +47,8 @@ export const operatingMapProcedure = memberProcedure
         meta: {
           apiVersion: '1' as const,
           workspaceId,
+          // A count of the whole beyond the page is the envelope's (docs/contract.md §10.4); data keeps it until version 2.
+          totalProcesses: data.totalProcesses,
           projectionStatus: 'replayed' as const,
           replayedAggregates: aggregateIds.size,
           replayedEvents: events,
