@@ -1,4 +1,8 @@
-/** The application router: every procedure, each published as REST under /api/v1. */
+/**
+ * The application router: every procedure. Those with OpenAPI meta are also the REST operations
+ * under /api/v1 (server/api/operations.ts reads them); the rest serve the web interface only, at
+ * /api/trpc (account, API keys, members, the inbox across workspaces, the ledger browser).
+ */
 import { router } from './trpc';
 import { accountRouter } from './routers/account';
 import { apiKeysRouter } from './routers/api-keys';
