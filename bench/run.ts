@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- --quick]: measures the service against its own baselines, in one run on one
- * machine, and checks the issue-7 targets.
+ * machine, and checks the targets of docs/contract.md §14.
  *
  *   limit  pgbench running exactly our append SQL (bench/limit.ts)
  *   peer   a bare node:http + postgres.js server running the same SQL (bench/peer.mjs)
