@@ -32,7 +32,7 @@ import { percentile, ROOT, WORK_BODY, type BenchDb, type BenchWorkspace } from '
 
 const PAGE = 100;
 
-/** The service's int8 handling (db/index.ts): sequences come back as numbers. */
+/** The service's int8 handling (db/postgres.ts): sequences come back as numbers. */
 const INT8_AS_NUMBER = {
   int8: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
 };

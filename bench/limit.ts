@@ -11,7 +11,7 @@
  *
  *   our request                                              pgbench script
  *   1. auth + rate-limit counter (api-keys.ts), no tx   →   the same statement, outside BEGIN/COMMIT
- *   2. begin (db/index.ts, sent with the next statement) →  BEGIN                          } one
+ *   2. begin (db/postgres.ts, sent with the next one)    →   BEGIN                          } one
  *   3. idempotency claim (idempotency.ts)               →   the same statement, a fresh key } pipeline
  *   4. insert task + receipt (create-work.ts)           →   the same statement, fresh ids   } (flight)
  *   5. select * from ledger_append($1, $2) (append.ts,  →   the same statement; $2 is the JSON our code   } a second
@@ -35,8 +35,8 @@
  * variables (-D), not a lookup table: a lookup would add a statement or a subquery ours does not run.
  *
  * Protocol: `-M prepared`. Our app sends every statement as a named prepared statement cached per
- * connection (db/index.ts preparing()): parsed and planned once per connection, then Bind and
- * Execute; pgbench's prepared mode does the same. Connection settings are those of db/index.ts
+ * connection (db/postgres.ts preparing()): parsed and planned once per connection, then Bind and
+ * Execute; pgbench's prepared mode does the same. Connection settings are those of db/postgres.ts
  * (PGOPTIONS).
  */
 import { spawn } from 'node:child_process';
@@ -58,7 +58,7 @@ import { presentCreatedWork } from '@/server/api/routers/work/create';
 import { percentile, WORK_BODY, type BenchDb, type BenchWorkspace, type LoadResult } from './lib';
 
 const PGBENCH = process.env.BENCH_PGBENCH ?? 'pgbench';
-/** db/index.ts's startup settings, for pgbench's connections. */
+/** db/postgres.ts's startup settings, for pgbench's connections. */
 const PGOPTIONS = '-c lock_timeout=5000 -c statement_timeout=30000 -c TimeZone=UTC -c default_transaction_isolation=read\\ committed';
 /** pgbench accepts at most 128 scripts (one per workspace here). */
 const MAX_SCRIPTS = 128;
@@ -214,7 +214,7 @@ function buildScripts(sample: Sample, targets: WorkspaceValues[]): { scripts: st
       '-- 1. server/auth/api-keys.ts authenticateApiKey: key lookup + rate-limit counter (no transaction)',
       `${render(sample.auth)};`,
       '-- 2. begin (db.transaction), 3. server/domain/idempotency.ts claimIdempotencyKey and',
-      '-- 4. server/domain/work/create-work.ts task + receipt, in one flight (server/api/mutation.ts, db/index.ts)',
+      '-- 4. server/domain/work/create-work.ts task + receipt, in one flight (server/api/mutation.ts, db/postgres.ts)',
       '\\startpipeline',
       'BEGIN;',
       `${render(sample.claim)};`,

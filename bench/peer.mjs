@@ -1,6 +1,6 @@
 // The benchmark's "peer": the leanest server doing exactly what our POST /api/v1/work sends to
 // PostgreSQL: the same statements, text and parameters (as our client sends them: named prepared
-// statements cached per connection, db/index.ts preparing(); values as strings/numbers), in the
+// statements cached per connection, db/postgres.ts preparing(); values as strings/numbers), in the
 // same transaction, with ledger events our chain verifier accepts. No framework, no validation
 // library, no app code: node:http + postgres.js (or node-postgres, PEER_DRIVER=pg).
 //
@@ -21,7 +21,7 @@ const POOL_MAX = Number(process.env.DB_POOL_MAX ?? 10);
 const db = DRIVER === 'pg' ? nodePostgres() : postgresJs();
 
 function postgresJs() {
-  // The client of db/index.ts: same pool size default, startup settings and int8 parsing.
+  // The client of db/postgres.ts: same pool size default, startup settings and int8 parsing.
   const sql = postgres(process.env.DATABASE_URL, {
     max: POOL_MAX,
     connection: { lock_timeout: 5000, statement_timeout: 30000, TimeZone: 'UTC', default_transaction_isolation: 'read committed' },
@@ -247,7 +247,7 @@ async function createWork(headers, text) {
   }
 }
 
-// As db/index.ts beginPipelined: BEGIN goes out with the first statement; the statements left
+// As db/postgres.ts beginPipelined: BEGIN goes out with the first statement; the statements left
 // for COMMIT (`atCommit`) go out with it, without waiting for their answers.
 async function transaction(fn) {
   const tx = await db.reserve();

@@ -1,14 +1,14 @@
 /**
  * The driver under a database or transaction, as the hot path uses it: a statement's text and
  * parameters, run on that executor's own connection (for a transaction, the transaction's), with
- * no query builder in between. db/index.ts gives one to every database and transaction it makes;
+ * no query builder in between. openDatabase gives one to every database and transaction it makes;
  * db/compiled.ts runs the statements it builds once through it. It is our own small interface, so
  * that nothing reaches into Drizzle's private `session` for the driver.
  *
  * A statement is sent at once, without waiting for the answers to the statements sent before it
  * on the same connection. PostgreSQL answers them in order, so a caller may send the next one
  * before it awaits the last (pipelining). The service relies on that in two places: a
- * transaction's BEGIN goes out with its first statements (db/index.ts, beginPipelined), and the
+ * transaction's BEGIN goes out with its first statements (db/postgres.ts, beginPipelined), and the
  * statements left for COMMIT (atCommit below: the ledger append, the stored idempotency response)
  * go out with it.
  */
@@ -17,34 +17,34 @@
 export type RunStatement = <Row = Record<string, unknown>>(text: string, params: unknown[]) => Promise<Row[]>;
 
 /**
- * Where db/index.ts keeps an executor's runner: a symbol, so it can never meet a Drizzle member.
+ * Where the database layer keeps an executor's runner: a symbol, so it can never meet a Drizzle member.
  * A registered one (Symbol.for): Next's build may hold more than one copy of this module (the API's
  * graph and a page's), and the database one copy opened must be usable through any other.
  */
 export const RUN_STATEMENT = Symbol.for('aws.run-statement');
 
-/** Gives `executor` its runner (db/index.ts, for the database and for each transaction it opens). */
+/** Gives `executor` its runner (the engines, for the database and for each transaction it opens). */
 export function withRunStatement<E extends object>(executor: E, run: RunStatement): E {
   Object.defineProperty(executor, RUN_STATEMENT, { value: run });
   return executor;
 }
 
-/** The runner of an executor db/index.ts made. */
+/** The runner of an executor openDatabase made. */
 export function runStatement(executor: object): RunStatement {
   const run = (executor as { [RUN_STATEMENT]?: RunStatement })[RUN_STATEMENT];
   if (!run) throw new Error('This database or transaction was not opened by openDatabase (db/index.ts): it has no statement runner.');
   return run;
 }
 
-/** Where db/index.ts keeps a transaction's statements for its COMMIT (registered, like RUN_STATEMENT). */
+/** Where db/transaction.ts keeps a transaction's statements for its COMMIT (registered, like RUN_STATEMENT). */
 export const AT_COMMIT = Symbol.for('aws.at-commit');
 
-/** Where db/index.ts keeps what modules attach to one transaction (registered, like RUN_STATEMENT). */
+/** Where db/transaction.ts keeps what modules attach to one transaction (registered, like RUN_STATEMENT). */
 export const TX_LOCALS = Symbol.for('aws.tx-locals');
 
 /**
  * What modules keep for one transaction while it runs (the ledger's append left for COMMIT), each
- * under a symbol of its own; undefined for anything that is not a transaction db/index.ts opened.
+ * under a symbol of its own; undefined for anything that is not a transaction openDatabase opened.
  *
  * On the transaction, not in a WeakMap keyed by it: V8's young-generation collector (the
  * scavenger) keeps a WeakMap entry's value alive for as long as the entry is there, whether or not

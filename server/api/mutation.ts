@@ -135,7 +135,7 @@ export async function runMutation<T>(
   // The body as sent, canonicalised: key order and whitespace do not matter, values do.
   const fingerprint = digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null });
   // The write takes two flights to PostgreSQL, not one per statement: BEGIN, the claim and the
-  // service's first statements go together (db/index.ts sends BEGIN with what follows it), and
+  // service's first statements go together (db/postgres.ts sends BEGIN with what follows it), and
   // the stored response goes with COMMIT (behind the append, when the service left it for COMMIT).
   // The claim fails when the key is taken, and so does everything sent behind it: the transaction
   // (or, when the write shares its transaction with others to the workspace, its savepoint: db/group.ts)

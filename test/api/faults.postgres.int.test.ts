@@ -94,7 +94,7 @@ describe('PostgreSQL stopping under load', () => {
     // Every request was answered promptly, during the outage too (a 503, not a wait), and the
     // service serves again with the same process and pool as soon as the database is back: no
     // request waits on a reconnect backoff (postgres.js's own grows to 20 s; ours is capped at
-    // 1 s, db/index.ts), and the last ones all succeeded.
+    // 1 s, db/postgres.ts), and the last ones all succeeded.
     for (const o of outcomes) expect(o.at - o.started, JSON.stringify(o)).toBeLessThan(2500);
     expect(outcomes.some((o) => o.started > upAt && o.status === 201)).toBe(true);
     expect(outcomes[outcomes.length - 1]!.status).toBe(201);

@@ -1,0 +1,76 @@
+/**
+ * The embedded engine: PGlite, in memory or in a data directory locked against a second process.
+ * One connection, so one transaction at a time.
+ */
+import type { Database, DatabaseHandle, OpenOptions, Tx } from './index';
+import { withRunStatement, type CommitStatement, type RunStatement } from './connection';
+import { lazyTx, withGroups } from './transaction';
+
+export async function openPglite(opts: OpenOptions, migrationsFolder: string): Promise<DatabaseHandle> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  const { migrate } = await import('drizzle-orm/pglite/migrator');
+  const dataDir = opts.dataDir ?? 'memory://';
+  const release = dataDir.startsWith('memory://') ? async () => undefined : await lockDataDir(dataDir);
+  let client: InstanceType<typeof PGlite>;
+  try {
+    client = opts.pgliteSnapshot ? await PGlite.create({ dataDir, loadDataDir: opts.pgliteSnapshot }) : await PGlite.create(dataDir);
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  const { logger } = opts;
+  // Rows as Drizzle's PGlite driver has them: objects, timestamps as text (postgres.js: Drizzle's parsers).
+  const rowsAsDrizzle = { rowMode: 'object', parsers: { 1114: (v: string) => v, 1184: (v: string) => v } } as const;
+  const runOn = (target: Pick<typeof client, 'query'>): RunStatement => {
+    return async (text, params) => {
+      logger?.logQuery(text, params);
+      return (await target.query(text, params, rowsAsDrizzle)).rows as never;
+    };
+  };
+  const db = withRunStatement(drizzle({ client, logger }) as unknown as Database, runOn(client));
+  db.transaction = withGroups(async <T>(work: (tx: Tx) => Promise<T>) => {
+    // PGlite runs one transaction at a time; its transaction() holds the others back until this one ends.
+    const result = await client.transaction(async (t) => {
+      const atCommit: CommitStatement[] = [];
+      const out = await work(lazyTx(() => drizzle({ client: t as never, logger }) as unknown as Tx, runOn(t), atCommit));
+      // In order, each before the next: on PGlite there is no flight to share.
+      for (const send of atCommit) await send();
+      return out;
+    });
+    return result as T;
+  }, opts.sharedGroups);
+  return {
+    db,
+    engine: 'pglite',
+    async migrate() {
+      await migrate(db as never, { migrationsFolder });
+    },
+    dump: () => client.dumpDataDir('none'),
+    async close() {
+      await client.close();
+      await release();
+    },
+  };
+}
+
+/**
+ * Two processes on one PGlite directory lose writes silently, so the directory is locked for as
+ * long as it is open; a second opener gets a clear error instead.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const fs = await import('node:fs/promises');
+  const lockfile = await import('proper-lockfile');
+  await fs.mkdir(dataDir, { recursive: true });
+  try {
+    return await lockfile.lock(dataDir, { stale: 15_000, update: 5_000, realpath: false });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ELOCKED') {
+      throw new Error(
+        `The PGlite data directory ${dataDir} is in use by another process (a running server?). ` +
+          'Stop it first, or point PGLITE_DATA_DIR elsewhere.',
+      );
+    }
+    throw err;
+  }
+}
