@@ -3,7 +3,7 @@
  *
  * Drizzle builds a statement's text from its query-builder tree on every call: for POST /work's
  * insert of a task and its receipt, its idempotency claim and its stored response, that building
- * was ~11% of the request's CPU in a profile (bench/, issue 7). A compiled statement is built once,
+ * was ~11% of the request's CPU in a profile (bench/; docs/contract.md §14). A compiled statement is built once,
  * with a placeholder for every value, the first time it runs; after that only its parameters are
  * filled, and it runs on the executor's own connection (inside its transaction) through
  * db/connection.ts, logged to the database's logger like Drizzle's own statements (bench/limit.ts

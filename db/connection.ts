@@ -50,7 +50,7 @@ export const TX_LOCALS = Symbol.for('aws.tx-locals');
  * scavenger) keeps a WeakMap entry's value alive for as long as the entry is there, whether or not
  * its key is still reachable, so a request's pending append (its events and payloads) could
  * outlive the request by a collection and be promoted to the old generation, to be marked again by
- * the next full collection (issue 19; a test program keeping short-lived values in a WeakMap
+ * the next full collection (a test program keeping short-lived values in a WeakMap
  * promoted 35 times as much as one keeping them on their key).
  */
 export function transactionLocals(tx: object): Record<symbol, unknown> | undefined {

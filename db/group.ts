@@ -1,7 +1,7 @@
 /**
  * Grouped transactions: concurrent writes to one workspace share one transaction, so they share
  * one BEGIN, one COMMIT, one WAL flush, and one acquisition of the workspace's append lock
- * (issue 20). PostgreSQL cannot group the commits of appends to one workspace by itself: each
+ * (docs/contract.md §5.6). PostgreSQL cannot group the commits of appends to one workspace by itself: each
  * append holds the workspace's lock until its COMMIT's flush is done, so the next one waits for
  * it.
  *
@@ -21,7 +21,7 @@
  * keeps 64 subtransaction ids in shared memory; past that every snapshot taken anywhere has to
  * read pg_subtrans.
  *
- * Shared groups (`acrossWorkspaces`, issue 19): a write that takes its workspace's ledger lock
+ * Shared groups (`acrossWorkspaces`, docs/contract.md §5.6): a write that takes its workspace's ledger lock
  * only at COMMIT (its appends are left for it, and it locks nothing of the ledger before) may also
  * share a transaction with such writes to other workspaces. Over many workspaces, writes to one
  * workspace seldom arrive together, so per-workspace groups have one member; shared groups still

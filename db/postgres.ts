@@ -121,7 +121,8 @@ function preparing(sql: PostgresSql, options: PostgresSql['options'] = sql.optio
  * callback's first statement follows it in the same flight; PostgreSQL answers them in order, so a
  * failed BEGIN fails that statement too. COMMIT when the callback resolves, sent with the
  * statements the callback left for it (db/connection.ts atCommit); ROLLBACK when it throws; the
- * connection released either way. (No savepoints: nothing here nests transactions.)
+ * connection released either way. Transactions never nest; the savepoints inside one are grouped
+ * writes' (db/group.ts), each rolled back to on its own failure within the same transaction.
  */
 async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql, atCommit: CommitStatement[]) => Promise<T>): Promise<T> {
   const connection = await pool.reserve();
