@@ -11,7 +11,7 @@ import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledge
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { checkpointRecord, runRecord, type CheckpointRow, type RunRow, type TaskRow } from '../hierarchy/records';
-import { runAfter, writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
+import { runAfter, writeStatusChanges, type StatusChange, type StatusEventType } from '../lifecycle/status-changes';
 import { cancelDecisionsOfRuns } from '../decisions/cancel-with-run';
 import { OPEN_RUN_STATUSES, RUN_ACTIONS, RUN_REPORTS, taskStatusForRun, verdict, type RunAction } from './machine';
 
@@ -93,7 +93,7 @@ function moveRun(
   run: RunRow,
   task: Pick<TaskRow, 'id' | 'status'>,
   to: RunRow['status'],
-  eventType: string,
+  eventType: StatusEventType,
   pausedForDecisionId: string | null = null,
 ): StatusChange[] {
   const changes: StatusChange[] = [
@@ -332,7 +332,7 @@ export interface RunActionResult {
   applied: boolean;
 }
 
-const ACTION_EVENT: Record<RunAction, string> = {
+const ACTION_EVENT: Record<RunAction, StatusEventType> = {
   pause: 'run.paused',
   resume: 'run.resumed',
   cancel: 'run.cancelled',
