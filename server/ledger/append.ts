@@ -1,7 +1,8 @@
 /**
- * Appending to a workspace's ledger. Callers pass the facts (aggregate, type, payload); the actor
- * and its trace fill in who and why; the SQL function ledger_append assigns sequence,
- * aggregateVersion and previousHash under the workspace's head-row lock and seals the hash.
+ * Appending to a workspace's ledger. Callers pass the facts (aggregate, type, payload), typed by
+ * the registry of event types (event-types.ts); the actor and its trace fill in who and why; the
+ * SQL function ledger_append assigns sequence, aggregateVersion and previousHash under the
+ * workspace's head-row lock and seals the hash.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -12,18 +13,13 @@ import { sharedAcrossWorkspaces } from '@/db/group';
 import type { Actor } from '@/server/domain/actor';
 import { countAppended } from '@/server/metrics';
 import { digestOf, eventCanonicalSegments, type LedgerEvent, type UnsealedEvent } from './canonical';
+import type { NewEvent } from './event-types';
 import { makeStandIns } from './stand-ins';
+
+export type { NewEvent };
 
 const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_.-]{0,99}$/;
 export const CURRENT_SCHEMA_VERSION = 1;
-
-export interface NewEvent {
-  aggregateType: string;
-  aggregateId: string;
-  eventType: string;
-  payload: Record<string, unknown>;
-  schemaVersion?: number;
-}
 
 interface AppendRow {
   r_id: string;

@@ -10,7 +10,7 @@ import { openDatabase, query, type DatabaseHandle, type Tx } from '@/db';
 import { atCommit, runStatement, transactionLocals } from '@/db/connection';
 import { MAX_MEMBERS } from '@/db/group';
 import { systemTrace } from '@/server/domain/actor';
-import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { instanceSecrets } from '@/db/schema';
 import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
 
@@ -194,7 +194,11 @@ describe(`shared groups: writes to several workspaces in one transaction (${test
     const actor = { type: 'system' as const, id: 'system:test', ownerId: workspaceId, workspaceId, trace: systemTrace('t') };
     const early = [
       (tx: Tx) => lockWorkspaceLedger(tx, workspaceId),
-      (tx: Tx) => appendEvents(tx, actor, [{ aggregateType: 'task', aggregateId: workspaceId, eventType: 'test.noted', payload: {} }]),
+      // A type no service writes, outside the registry of event types on purpose: the append is refused before it.
+      (tx: Tx) =>
+        appendEvents(tx, actor, [
+          { aggregateType: 'task', aggregateId: workspaceId, eventType: 'test.noted', payload: {} } as unknown as NewEvent,
+        ]),
     ];
     for (const lock of early) {
       const names = workspaces.slice(0, 3).map((w) => `group-${++run}-${w}`);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db';
 import { systemTrace } from '@/server/domain/actor';
 import { storeSealedResponseAtCommit } from '@/server/domain/idempotency';
-import { appendAtCommitOf, appendEventsAtCommit } from '@/server/ledger/append';
+import { appendAtCommitOf, appendEventsAtCommit, type NewEvent } from '@/server/ledger/append';
 import { startTestApp, type TestApp } from '../support/app';
 
 let app: TestApp;
@@ -41,7 +41,10 @@ describe('the stored response’s statement', () => {
         trace: systemTrace(randomUUID()),
       };
       await handle.db.transaction(async (tx) => {
-        appendEventsAtCommit(tx, actor, [{ aggregateType: 'task', aggregateId: randomUUID(), eventType: 'test.noted', payload: {} }]);
+        // A type no service writes, outside the registry of event types on purpose: the plan is what this is about.
+        appendEventsAtCommit(tx, actor, [
+          { aggregateType: 'task', aggregateId: randomUUID(), eventType: 'test.noted', payload: {} } as unknown as NewEvent,
+        ]);
         storeSealedResponseAtCommit(tx, app.ws.workspaceId, `plan-${randomUUID()}`, 201, '{}', appendAtCommitOf(tx)!);
       });
       const store = logged.find((s) => s.text.includes('fill_stand_ins('));

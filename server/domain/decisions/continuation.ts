@@ -11,7 +11,7 @@ import { decisionAttention, runs, tasks } from '@/db/schema';
 import { appendEvents, type NewEvent } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
-import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
+import { writeStatusChanges, type StatusChange, type StatusEventType } from '../lifecycle/status-changes';
 import { followTask, workIsOpen, workOf } from '../runs/hierarchy';
 import { newRun } from '../runs/runs';
 import { cancelDecisionsOfRuns } from './cancel-with-run';
@@ -44,7 +44,7 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
 
   const now = new Date();
   const cause = { decision_id: decision.id, reason: `decision approved (${strategy})` };
-  const runChange = (to: RunRow['status'], eventType: string): StatusChange => ({
+  const runChange = (to: RunRow['status'], eventType: StatusEventType): StatusChange => ({
     level: 'run',
     id: run.id,
     from: run.status,

@@ -90,7 +90,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
         aggregateType: 'decision',
         aggregateId: row!.id,
         eventType: 'decision.created',
-        payload: payload as unknown as Record<string, unknown>,
+        payload,
       },
       ...held,
     ],

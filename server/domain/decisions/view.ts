@@ -28,7 +28,7 @@ export interface AttentionView {
   recommended_option_id: string | null;
   recommendation_note: string | null;
   impact_if_delayed: string | null;
-  continuation: { strategy: string } | null;
+  continuation: { strategy: NonNullable<AttentionRow['continuationStrategy']> } | null;
 }
 
 export interface HistoryEntry {
@@ -62,7 +62,7 @@ export interface DecisionView {
   resolution: DecisionResolution | null;
   attention: AttentionView | null;
   history: HistoryEntry[];
-  created_by: { type: string; id: string };
+  created_by: { type: DecisionRow['createdByType']; id: string };
   created_at: string;
   updated_at: string;
 }

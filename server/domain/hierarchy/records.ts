@@ -1,9 +1,25 @@
 /**
  * The work hierarchy's records: how each row is written into its ledger event's payload, and how a
  * payload becomes a row again. Services and the projection rebuild both go through these, so the
- * tables can always be rebuilt from the ledger.
+ * tables can always be rebuilt from the ledger. Each record is a zod schema: the replay
+ * (server/projections/state.ts) parses payloads with it, and its type is what services write.
  */
-import type { dedupClaims, initiatives, milestones, receipts, runCheckpoints, runs, tasks, workstreams } from '@/db/schema';
+import { z } from 'zod';
+import {
+  initiatives,
+  runStatuses,
+  taskPriorities,
+  taskStatuses,
+  taskTypes,
+  nodeStatuses,
+  type dedupClaims,
+  type milestones,
+  type receipts,
+  type runCheckpoints,
+  type runs,
+  type tasks,
+  type workstreams,
+} from '@/db/schema';
 
 export type InitiativeRow = typeof initiatives.$inferSelect;
 export type WorkstreamRow = typeof workstreams.$inferSelect;
@@ -14,62 +30,77 @@ export type RunRow = typeof runs.$inferSelect;
 export type CheckpointRow = typeof runCheckpoints.$inferSelect;
 export type ClaimRow = typeof dedupClaims.$inferSelect;
 
-export interface InitiativeRecord {
-  id: string;
-  title: string;
-  summary: string;
-  status: InitiativeRow['status'];
-  visibility: InitiativeRow['visibility'];
-  model_tier: InitiativeRow['modelTier'];
-  execution_policy: InitiativeRow['executionPolicy'];
-  is_inbox: boolean;
-}
+/*
+ * The ledger keeps every payload it was ever given, and replays them all. Fields that records of
+ * the first versions did not carry (the Inbox's nodes, POST /work's task, nodes created before
+ * siblings kept their order) default to what the migration that added the column gave the rows
+ * that existed then, so an old event replays into the row the table holds.
+ */
+const position = z.number().default(0);
+const dependsOn = z.array(z.string()).default(() => []);
 
-export interface WorkstreamRecord {
-  id: string;
-  initiative_id: string;
-  position: number;
-  name: string;
-  goal: string;
-  status: WorkstreamRow['status'];
-  domain: string;
-  agent_id: string | null;
-  depends_on: string[];
-}
+export const initiativeRecordSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  summary: z.string().default(''),
+  status: z.enum(nodeStatuses),
+  visibility: z.enum(initiatives.visibility.enumValues),
+  model_tier: z.enum(initiatives.modelTier.enumValues),
+  // Kept whole in its column: whatever else it carries stays.
+  execution_policy: z.looseObject({ mode: z.enum(['sequential', 'parallel', 'manual']), max_concurrent_agents: z.number() }),
+  is_inbox: z.boolean(),
+});
+export type InitiativeRecord = z.output<typeof initiativeRecordSchema>;
 
-export interface MilestoneRecord {
-  id: string;
-  workstream_id: string;
-  position: number;
-  title: string;
-  status: MilestoneRow['status'];
-}
+export const workstreamRecordSchema = z.object({
+  id: z.string(),
+  initiative_id: z.string(),
+  position,
+  name: z.string(),
+  goal: z.string().default(''),
+  status: z.enum(nodeStatuses),
+  domain: z.string().default('general'),
+  agent_id: z.string().nullable().default(null),
+  depends_on: dependsOn,
+});
+export type WorkstreamRecord = z.output<typeof workstreamRecordSchema>;
 
-export interface TaskRecord {
-  id: string;
-  initiative_id: string;
-  workstream_id: string;
-  milestone_id: string;
-  position: number;
-  title: string;
-  description: string | null;
-  status: TaskRow['status'];
-  priority: TaskRow['priority'];
-  type: TaskRow['type'];
-  estimate_hours: number | null;
-  agent_id: string | null;
-  depends_on: string[];
-  created_at: string;
-  updated_at: string;
-}
+export const milestoneRecordSchema = z.object({
+  id: z.string(),
+  workstream_id: z.string(),
+  position,
+  title: z.string(),
+  status: z.enum(nodeStatuses),
+});
+export type MilestoneRecord = z.output<typeof milestoneRecordSchema>;
 
-export interface ReceiptRecord {
-  id: string;
-  task_id: string;
-  status: 'completed';
-  summary: string;
-  created_at: string;
-}
+export const taskRecordSchema = z.object({
+  id: z.string(),
+  initiative_id: z.string(),
+  workstream_id: z.string(),
+  milestone_id: z.string(),
+  position,
+  title: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(taskStatuses),
+  priority: z.enum(taskPriorities),
+  type: z.enum(taskTypes).default('build'),
+  estimate_hours: z.number().nullable(),
+  agent_id: z.string().nullable().default(null),
+  depends_on: dependsOn,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type TaskRecord = z.output<typeof taskRecordSchema>;
+
+export const receiptRecordSchema = z.object({
+  id: z.string(),
+  task_id: z.string(),
+  status: z.literal('completed'),
+  summary: z.string(),
+  created_at: z.string(),
+});
+export type ReceiptRecord = z.output<typeof receiptRecordSchema>;
 
 /** Row bookkeeping that comes from the event, not the payload. */
 export interface RowMeta {
@@ -177,19 +208,20 @@ export const receiptRow = (p: ReceiptRecord, m: Omit<RowMeta, 'version'>): Recei
   updatedAt: m.at,
 });
 
-export interface RunRecord {
-  run_id: string;
-  task_id: string;
-  agent_id: string | null;
-  status: RunRow['status'];
-  paused_for_decision_id: string | null;
-  pause_id: string | null;
-  resume_status: RunRow['resumeStatus'];
-  checkpoint_id: string | null;
-  summary: string | null;
-  created_at: string;
-  finished_at: string | null;
-}
+export const runRecordSchema = z.object({
+  run_id: z.string(),
+  task_id: z.string(),
+  agent_id: z.string().nullable(),
+  status: z.enum(runStatuses),
+  paused_for_decision_id: z.string().nullable(),
+  pause_id: z.string().nullable(),
+  resume_status: z.enum(runStatuses).nullable(),
+  checkpoint_id: z.string().nullable(),
+  summary: z.string().nullable(),
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+});
+export type RunRecord = z.output<typeof runRecordSchema>;
 
 /** Every run event carries the run as it is after the event, so replay needs no other rule. */
 export const runRecord = (r: RunRow): RunRecord => ({
@@ -223,14 +255,15 @@ export const runRow = (p: RunRecord, m: RowMeta): RunRow => ({
   updatedAt: m.at,
 });
 
-export interface CheckpointRecord {
-  checkpoint_id: string;
-  run_id: string;
-  position: number;
-  label: string;
-  state: Record<string, unknown> | null;
-  created_at: string;
-}
+export const checkpointRecordSchema = z.object({
+  checkpoint_id: z.string(),
+  run_id: z.string(),
+  position: z.number(),
+  label: z.string(),
+  state: z.record(z.string(), z.unknown()).nullable(),
+  created_at: z.string(),
+});
+export type CheckpointRecord = z.output<typeof checkpointRecordSchema>;
 
 export const checkpointRecord = (r: CheckpointRow): CheckpointRecord => ({
   checkpoint_id: r.id,
@@ -251,17 +284,18 @@ export const checkpointRow = (p: CheckpointRecord, workspaceId: string): Checkpo
   createdAt: new Date(p.created_at),
 });
 
-export interface ClaimRecord {
-  claim_id: string;
-  fingerprint_hash: string;
-  source: string;
-  event_key: string;
-  initiative_id: string | null;
-  active_run_id: string;
-  claimed_at: string;
-  expires_at: string;
-  released_at: string | null;
-}
+export const claimRecordSchema = z.object({
+  claim_id: z.string(),
+  fingerprint_hash: z.string(),
+  source: z.string(),
+  event_key: z.string(),
+  initiative_id: z.string().nullable(),
+  active_run_id: z.string(),
+  claimed_at: z.string(),
+  expires_at: z.string(),
+  released_at: z.string().nullable(),
+});
+export type ClaimRecord = z.output<typeof claimRecordSchema>;
 
 export const claimRecord = (r: ClaimRow): ClaimRecord => ({
   claim_id: r.id,

@@ -14,7 +14,7 @@
 import { AppError } from '@/server/errors';
 import type { RunRow } from '../hierarchy/records';
 import { followTask } from '../runs/hierarchy';
-import type { Level, StatusChange } from './status-changes';
+import type { Level, StatusChange, StatusEventType } from './status-changes';
 import { plural } from '@/server/words';
 
 export const LIFECYCLE_ACTIONS = ['pause', 'resume', 'retry', 'cancel'] as const;
@@ -81,7 +81,12 @@ function fail(message: string, node: PlanNode): never {
   throw new AppError('lifecycle_action_failed', message, { level: node.level, id: node.id, status: node.status });
 }
 
-function change(n: PlanNode, to: string, eventType: string, pause: { pauseId: string | null; resumeStatus: string | null }): StatusChange {
+function change(
+  n: PlanNode,
+  to: string,
+  eventType: StatusEventType,
+  pause: { pauseId: string | null; resumeStatus: string | null },
+): StatusChange {
   return {
     level: n.level,
     id: n.id,

@@ -7,10 +7,17 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import type { NewEvent } from '@/server/ledger/append';
+import { newEvent, type EventType } from '@/server/ledger/event-types';
 import { runRecord, type RunRow } from '../hierarchy/records';
 
 export const LEVELS = ['initiative', 'workstream', 'milestone', 'task', 'run'] as const;
 export type Level = (typeof LEVELS)[number];
+
+/** The event types a status change is recorded as (server/ledger/event-types.ts). */
+export type StatusEventType = Extract<
+  EventType,
+  `${Level}.${'paused' | 'resumed' | 'cancelled' | 'reopened' | 'status_changed' | 'redispatched' | 'started' | 'rolled_back' | 'released' | 'completed' | 'failed'}`
+>;
 
 const TABLES: Record<Level, string> = {
   initiative: 'initiatives',
@@ -31,7 +38,7 @@ export interface StatusChange {
   /** Lifecycle pause bookkeeping after the change (null: none). */
   pauseId: string | null;
   resumeStatus: string | null;
-  eventType: string;
+  eventType: StatusEventType;
   /** Runs only: the run before the change (its event carries the whole run after it). */
   run?: RunRow;
   /** Runs only: the blocking decision it stays paused for, after the change. */
@@ -93,5 +100,5 @@ function statusEvent(c: StatusChange, now: Date, cause: Record<string, unknown>)
     c.level === 'run'
       ? { ...runRecord(runAfter(c, now)), previous_status: c.from, ...cause }
       : { [`${c.level}_id`]: c.id, status: c.to, previous_status: c.from, pause_id: c.pauseId, resume_status: c.resumeStatus, ...cause };
-  return { aggregateType: c.level, aggregateId: c.id, eventType: c.eventType, payload };
+  return newEvent(c.eventType, c.id, payload);
 }

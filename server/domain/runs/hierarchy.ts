@@ -9,7 +9,7 @@ import type { Tx } from '@/db';
 import { initiatives, milestones, runs, tasks, workstreams } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import type { RunRow, TaskRow } from '../hierarchy/records';
-import type { StatusChange } from '../lifecycle/status-changes';
+import type { StatusChange, StatusEventType } from '../lifecycle/status-changes';
 import { OPEN_RUN_STATUSES, taskStatusForRun } from './machine';
 
 /** The change that makes `run` show `to`, and the task's change that follows it (if its status differs). */
@@ -17,7 +17,7 @@ export function moveRun(
   run: RunRow,
   task: Pick<TaskRow, 'id' | 'status'>,
   to: RunRow['status'],
-  eventType: string,
+  eventType: StatusEventType,
   pausedForDecisionId: string | null = null,
 ): StatusChange[] {
   const changes: StatusChange[] = [

@@ -12,7 +12,8 @@ import { and, count, desc, eq, sql } from 'drizzle-orm';
 import { query, type Executor, type Tx } from '@/db';
 import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
+import type { PayloadOf } from '@/server/ledger/event-types';
 import { encryptSecret, generateSigningSecret } from '@/server/webhooks/secrets';
 import type { Actor } from '../actor';
 import { olderThan, type CreatedKey } from '../paging';
@@ -191,6 +192,11 @@ export interface UpdateEndpointInput {
   ifMatch?: number;
 }
 
+/** An event updateEndpoint appends: the type with its payload (the endpoint is the aggregate). */
+type EndpointChange = {
+  [T in 'webhook_endpoint.updated' | 'webhook_endpoint.enabled' | 'webhook_endpoint.disabled']: { eventType: T; payload: PayloadOf<T> };
+}['webhook_endpoint.updated' | 'webhook_endpoint.enabled' | 'webhook_endpoint.disabled'];
+
 /** Changes what was given; a change that changes nothing appends nothing. */
 export async function updateEndpoint(tx: Tx, actor: Actor, input: UpdateEndpointInput): Promise<WebhookEndpointView> {
   const row = await lockedEndpoint(tx, actor, input.id);
@@ -200,7 +206,7 @@ export async function updateEndpoint(tx: Tx, actor: Actor, input: UpdateEndpoint
     });
   }
   const changes: Partial<EndpointRow> = {};
-  const changed: Record<string, unknown> = {};
+  const changed: Omit<PayloadOf<'webhook_endpoint.updated'>, 'id'> = {};
   if (input.url !== undefined && input.url !== row.url) {
     changes.url = input.url;
     changed.target = targetForEvents(input.url);
@@ -213,7 +219,7 @@ export async function updateEndpoint(tx: Tx, actor: Actor, input: UpdateEndpoint
     changes.description = input.description;
     changed.description = input.description;
   }
-  const events: { eventType: string; payload: Record<string, unknown> }[] = [];
+  const events: EndpointChange[] = [];
   if (Object.keys(changed).length > 0) events.push({ eventType: 'webhook_endpoint.updated', payload: { id: row.id, ...changed } });
   const now = new Date();
   if (input.enabled === true && row.status === 'disabled') {
@@ -228,7 +234,7 @@ export async function updateEndpoint(tx: Tx, actor: Actor, input: UpdateEndpoint
   const appended = await appendEvents(
     tx,
     actor,
-    events.map((e) => ({ aggregateType: 'webhook_endpoint', aggregateId: row.id, ...e })),
+    events.map((e): NewEvent => ({ aggregateType: 'webhook_endpoint', aggregateId: row.id, ...e })),
     now,
   );
   const [updated] = await tx

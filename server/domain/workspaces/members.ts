@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { apiKeys, memberships, users, type MembershipRole } from '@/db/schema';
-import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { membershipId } from './ids';
@@ -138,7 +138,7 @@ async function revokeKeysOf(tx: Tx, workspaceId: string, userId: string, reason:
     .set({ revokedAt: new Date() })
     .where(and(eq(apiKeys.workspaceId, workspaceId), eq(apiKeys.ownerUserId, userId), isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id, prefix: apiKeys.prefix });
-  return revoked.map((k) => ({
+  return revoked.map((k): NewEvent => ({
     aggregateType: 'api_key',
     aggregateId: k.id,
     eventType: 'api_key.revoked',

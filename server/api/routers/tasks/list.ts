@@ -23,13 +23,10 @@ const listQuery = z.strictObject({
   workstream_id: id().optional(),
   milestone_id: id().optional(),
   agent_id: text(1, 200).optional(),
-  updated_after: z.iso
-    .datetime({ offset: true })
-    .optional()
-    .meta({
-      description:
-        'Only tasks changed after this time (ISO 8601), e.g. when you read the first page of an earlier listing (meta.asOf is a ledger sequence, not a time).',
-    }),
+  updated_after: z.iso.datetime({ offset: true }).optional().meta({
+    description:
+      'Only tasks changed after this time (ISO 8601), e.g. when you read the first page of an earlier listing (meta.asOf is a ledger sequence, not a time).',
+  }),
   ready: z
     .stringbool()
     .optional()

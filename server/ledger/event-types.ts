@@ -1,0 +1,284 @@
+/**
+ * Every ledger event type, in one registry: the aggregate type each belongs to and its payload.
+ * Appending takes a typed event (server/ledger/append.ts NewEvent), the projections have one rule
+ * per type (server/projections/state.ts) and the pages one phrase per type (app/_lib/event-words.ts),
+ * so a misspelled type, a payload of the wrong shape or a new type without its rule or its words
+ * does not compile.
+ *
+ * A payload that something reads back (the projections) has a zod schema: the replay parses it
+ * with that, and its type is what services must write. The ledger replays every payload it was
+ * ever given, so a schema accepts each shape its type was ever written in (a field older events
+ * lack gets the value the table holds for them); it never refuses a payload the replay could use.
+ * A payload nothing reads back has its type alone. Appending parses nothing: the types hold at
+ * compile time, and the append is on every write's path.
+ */
+import { z } from 'zod';
+import {
+  continuationStrategies,
+  decisionShapes,
+  decisionStatuses,
+  decisionUrgencies,
+  timeoutBehaviours,
+  type DecisionOption,
+  type DecisionResolution,
+  type MembershipRole,
+} from '@/db/schema';
+import {
+  checkpointRecordSchema,
+  claimRecordSchema,
+  initiativeRecordSchema,
+  milestoneRecordSchema,
+  receiptRecordSchema,
+  runRecordSchema,
+  taskRecordSchema,
+  workstreamRecordSchema,
+} from '@/server/domain/hierarchy/records';
+import type { LedgerEvent } from './canonical';
+
+/** A type whose payload is read back: parsed with `schema` where it is read. */
+interface ReadBack<A extends string, P> {
+  readonly aggregate: A;
+  readonly schema: z.ZodType<P>;
+}
+
+/** A type whose payload nothing reads back: `payload` is its type only, never set. */
+interface WriteOnly<A extends string, P> {
+  readonly aggregate: A;
+  readonly schema: null;
+  readonly payload?: P;
+}
+
+const readBack = <A extends string, P>(aggregate: A, schema: z.ZodType<P>): ReadBack<A, P> => ({ aggregate, schema });
+const writeOnly =
+  <P>() =>
+  <A extends string>(aggregate: A): WriteOnly<A, P> => ({ aggregate, schema: null });
+
+// ---- payloads read back -----------------------------------------------------------------------
+
+/**
+ * A status change of an initiative, workstream, milestone or task
+ * (server/domain/lifecycle/status-changes.ts). It also carries `<level>_id` and its cause (the
+ * action, a reason, the decision…), which nothing reads back.
+ */
+const nodeStatusChanged = z.looseObject({
+  status: z.string(),
+  previous_status: z.string(),
+  pause_id: z.string().nullable().default(null),
+  resume_status: z.string().nullable().default(null),
+});
+
+/** Every run event carries the whole run after it; a status change also its previous status and its cause. */
+const runCreated = runRecordSchema.loose();
+const runStatusChanged = runRecordSchema.extend({ previous_status: z.string() }).loose();
+const runCheckpointed = runRecordSchema.extend({ checkpoint: checkpointRecordSchema });
+
+// The decision's JSON columns keep these whole: typed against the columns' types so the two stay one shape.
+const decisionOption: z.ZodType<DecisionOption> = z.object({ id: z.string(), label: z.string(), description: z.string().optional() });
+const decisionResolution: z.ZodType<DecisionResolution> = z.object({
+  outcome: z.enum(['approved', 'declined', 'cancelled', 'expired']),
+  option_ids: z.array(z.string()),
+  note: z.string().nullable(),
+  resolved_by: z.string(),
+  resolved_by_type: z.enum(['human', 'system']),
+  resolved_by_name: z.string().nullable(),
+  resolved_at: z.string(),
+});
+
+/** The decision as raised (server/domain/decisions/view.ts decisionView, without history and attention). */
+const decisionCreated = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  title: z.string(),
+  description: z.string().nullable().default(null),
+  status: z.enum(decisionStatuses),
+  shape: z.enum(decisionShapes),
+  urgency: z.enum(decisionUrgencies),
+  blocks_task: z.boolean(),
+  task_id: z.string().nullable().default(null),
+  run_id: z.string().nullable().default(null),
+  initiative_id: z.string().nullable().default(null),
+  workstream_id: z.string().nullable().default(null),
+  shape_context: z.object({ options: z.array(decisionOption) }),
+  due_at: z.string().nullable(),
+  on_timeout: z.enum(timeoutBehaviours),
+  resolution: decisionResolution.nullable(),
+  created_by: z.object({ type: z.enum(['api_key', 'human', 'system']), id: z.string() }),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** The attention record after the request (server/domain/decisions/view.ts attentionView). */
+const attentionRequested = z.object({
+  decision_id: z.string(),
+  attention_id: z.string(),
+  requested_at: z.string(),
+  last_requested_at: z.string(),
+  request_count: z.number(),
+  recommended_option_id: z.string().nullable().default(null),
+  recommendation_note: z.string().nullable().default(null),
+  impact_if_delayed: z.string().nullable().default(null),
+  continuation: z
+    .object({ strategy: z.enum(continuationStrategies) })
+    .nullable()
+    .default(null),
+});
+
+const decisionResolved = z.object({ decision_id: z.string(), status: z.enum(decisionStatuses), resolution: decisionResolution });
+
+// ---- payloads nothing reads back ----------------------------------------------------------------
+
+/** Where a webhook URL goes, never the URL itself (server/domain/webhooks/endpoints.ts targetForEvents). */
+interface WebhookTarget {
+  scheme: string;
+  host: string;
+  port: number;
+  url_digest: string;
+}
+
+// ---- the registry ---------------------------------------------------------------------------------
+
+const EVENTS = {
+  'workspace.created': writeOnly<{ name: string }>()('workspace'),
+
+  'membership.created': writeOnly<{ user_id: string; email: string; display_name: string; role: MembershipRole; user_created: boolean }>()(
+    'membership',
+  ),
+  'membership.role_changed': writeOnly<{ user_id: string; email: string; from: MembershipRole; to: MembershipRole }>()('membership'),
+  'membership.removed': writeOnly<{ user_id: string; email: string; role: MembershipRole; left: boolean }>()('membership'),
+
+  'invitation.created': writeOnly<{ id: string; email: string; role: MembershipRole; expires_at: string }>()('invitation'),
+  'invitation.accepted': writeOnly<{ id: string; email: string; role: MembershipRole; user_id: string }>()('invitation'),
+  'invitation.revoked': writeOnly<{ id: string; email: string; reason: string }>()('invitation'),
+
+  'api_key.created': writeOnly<{ id: string; name: string; prefix: string; owner_user_id: string }>()('api_key'),
+  /** `reason`: when the key went with its owner's membership or ownership. */
+  'api_key.revoked': writeOnly<{ id: string; prefix: string; reason?: 'owner_removed' | 'owner_demoted' }>()('api_key'),
+
+  'webhook_endpoint.created': writeOnly<{ id: string; target: WebhookTarget; event_types: string[]; description: string }>()(
+    'webhook_endpoint',
+  ),
+  /** Only what changed. */
+  'webhook_endpoint.updated': writeOnly<{ id: string; target?: WebhookTarget; event_types?: string[]; description?: string }>()(
+    'webhook_endpoint',
+  ),
+  'webhook_endpoint.enabled': writeOnly<{ id: string; resumes_after_sequence: number }>()('webhook_endpoint'),
+  /** By a member or an agent; by the system (server/webhooks/dispatcher.ts) with the delivery that kept failing. */
+  'webhook_endpoint.disabled': writeOnly<{
+    id: string;
+    reason: string;
+    by: LedgerEvent['actorType'];
+    event_id?: string;
+    sequence?: number;
+    attempts?: number;
+    failing_since?: string;
+  }>()('webhook_endpoint'),
+  'webhook_endpoint.deleted': writeOnly<{ id: string; target: WebhookTarget }>()('webhook_endpoint'),
+  'webhook_endpoint.secret_rotated': writeOnly<{ id: string; previous_secret_expires_at: string }>()('webhook_endpoint'),
+  'webhook_endpoint.test': writeOnly<{ id: string; message: string }>()('webhook_endpoint'),
+
+  'initiative.created': readBack('initiative', initiativeRecordSchema),
+  'initiative.paused': readBack('initiative', nodeStatusChanged),
+  'initiative.resumed': readBack('initiative', nodeStatusChanged),
+  'initiative.cancelled': readBack('initiative', nodeStatusChanged),
+  'initiative.reopened': readBack('initiative', nodeStatusChanged),
+
+  'workstream.created': readBack('workstream', workstreamRecordSchema),
+  'workstream.paused': readBack('workstream', nodeStatusChanged),
+  'workstream.resumed': readBack('workstream', nodeStatusChanged),
+  'workstream.cancelled': readBack('workstream', nodeStatusChanged),
+  'workstream.reopened': readBack('workstream', nodeStatusChanged),
+
+  'milestone.created': readBack('milestone', milestoneRecordSchema),
+  'milestone.paused': readBack('milestone', nodeStatusChanged),
+  'milestone.resumed': readBack('milestone', nodeStatusChanged),
+  'milestone.cancelled': readBack('milestone', nodeStatusChanged),
+  'milestone.reopened': readBack('milestone', nodeStatusChanged),
+
+  'task.created': readBack('task', taskRecordSchema),
+  /** POST /work: a task with its receipt. */
+  'work.created': readBack('task', z.object({ task: taskRecordSchema, receipt: receiptRecordSchema })),
+  /** PATCH /tasks/{id}: each changed field (by its API name), before and after. */
+  'task.updated': readBack(
+    'task',
+    z.object({ task_id: z.string(), changes: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })) }),
+  ),
+  'task.paused': readBack('task', nodeStatusChanged),
+  'task.resumed': readBack('task', nodeStatusChanged),
+  'task.cancelled': readBack('task', nodeStatusChanged),
+  /** The task following its current run. */
+  'task.status_changed': readBack('task', nodeStatusChanged),
+  /** Set back to todo for a new run (a retry, a decision's restart_task). */
+  'task.redispatched': readBack('task', nodeStatusChanged),
+
+  'run.created': readBack('run', runCreated),
+  'run.started': readBack('run', runStatusChanged),
+  'run.paused': readBack('run', runStatusChanged),
+  'run.resumed': readBack('run', runStatusChanged),
+  'run.cancelled': readBack('run', runStatusChanged),
+  'run.rolled_back': readBack('run', runStatusChanged),
+  /** Its blocking decision resolved without a continuation: still paused, now on its own. */
+  'run.released': readBack('run', runStatusChanged),
+  'run.completed': readBack('run', runStatusChanged),
+  'run.failed': readBack('run', runStatusChanged),
+  'run.checkpointed': readBack('run', runCheckpointed),
+
+  /** A receipt document imported whole (POST /agent-work-receipts/import). */
+  'receipt.imported': readBack(
+    'receipt',
+    z.object({
+      receipt_id: z.string(),
+      document_digest: z.string(),
+      imported_at: z.string(),
+      document: z.record(z.string(), z.unknown()),
+    }),
+  ),
+
+  'dedup.claimed': readBack('dedup_claim', z.object({ claim: claimRecordSchema, ttl_seconds: z.number() })),
+  'dedup.extended': readBack('dedup_claim', z.object({ claim: claimRecordSchema, ttl_seconds: z.number() })),
+  'dedup.released': readBack('dedup_claim', z.object({ claim: claimRecordSchema })),
+  /** The retention job removed a claim that had ended (server/domain/dedup/claims.ts pruneEndedClaims). */
+  'dedup.pruned': readBack('dedup_claim', z.object({ claim: claimRecordSchema })),
+
+  'decision.created': readBack('decision', decisionCreated),
+  'decision.attention_requested': readBack('decision', attentionRequested),
+  'decision.approved': readBack('decision', decisionResolved),
+  'decision.declined': readBack('decision', decisionResolved),
+  'decision.cancelled': readBack('decision', decisionResolved),
+  'decision.expired': readBack('decision', decisionResolved),
+};
+
+// ---- types ------------------------------------------------------------------------------------------
+
+export type EventType = keyof typeof EVENTS;
+type Spec<T extends EventType> = (typeof EVENTS)[T];
+
+/** The aggregate type an event of type T belongs to. */
+type AggregateOf<T extends EventType> = Spec<T>['aggregate'];
+
+/** What an event of type T carries, as services write it. */
+export type PayloadOf<T extends EventType> =
+  Spec<T> extends ReadBack<string, infer P> ? P : Spec<T> extends WriteOnly<string, infer P> ? P : never;
+
+/** An event of type T to append. */
+interface NewEventOf<T extends EventType> {
+  aggregateType: AggregateOf<T>;
+  aggregateId: string;
+  eventType: T;
+  payload: PayloadOf<T>;
+  schemaVersion?: number;
+}
+
+/** An event to append, of any type: its type decides its aggregate type and its payload. */
+export type NewEvent = { [T in EventType]: NewEventOf<T> }[EventType];
+
+// ---- at run time ----------------------------------------------------------------------------------
+
+/**
+ * An event of a type chosen at run time (a status change's type, say), with its aggregate type from
+ * the registry. For one type known where it is written, an object literal says the same.
+ */
+export function newEvent<T extends EventType>(eventType: T, aggregateId: string, payload: PayloadOf<T>): NewEvent {
+  // The aggregate type is the registry's for eventType, so the three go together, which TypeScript
+  // cannot follow through a T that is itself a union.
+  return { aggregateType: EVENTS[eventType].aggregate, aggregateId, eventType, payload } as NewEvent;
+}
