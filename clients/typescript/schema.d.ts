@@ -1351,6 +1351,10 @@ export interface components {
             data: {
                 /** @description One per initiative, newest first, at most `limit`. */
                 processes: components["schemas"]["Process"][];
+                /**
+                 * @deprecated
+                 * @description The same as meta.totalProcesses. Deprecated: it goes in API version 2.
+                 */
                 totalProcesses: number;
             };
             meta: {
@@ -1358,6 +1362,8 @@ export interface components {
                 apiVersion: "1";
                 /** Format: uuid */
                 workspaceId: string;
+                /** @description Processes (initiatives) in the workspace, beyond the page. */
+                totalProcesses: number;
                 /** @constant */
                 projectionStatus: "replayed";
                 /** @description Aggregates the returned processes are made of (initiatives, workstreams, milestones, tasks, runs, decisions), replayed from the ledger. */
@@ -8255,7 +8261,12 @@ export interface operations {
                             event: {
                                 id: string;
                                 sequence: number;
-                                eventHash: string;
+                                event_hash: string;
+                                /**
+                                 * @deprecated
+                                 * @description The same as event_hash. Deprecated: it goes in API version 2.
+                                 */
+                                eventHash?: string;
                             } | null;
                         };
                         meta: {
@@ -8292,7 +8303,12 @@ export interface operations {
                             event: {
                                 id: string;
                                 sequence: number;
-                                eventHash: string;
+                                event_hash: string;
+                                /**
+                                 * @deprecated
+                                 * @description The same as event_hash. Deprecated: it goes in API version 2.
+                                 */
+                                eventHash?: string;
                             } | null;
                         };
                         meta: {
