@@ -74,3 +74,27 @@ export function atCommit(tx: object, send: CommitStatement): void {
   if (!statements) throw new Error('atCommit needs a transaction opened by openDatabase (db/index.ts)');
   statements.push(send);
 }
+
+/**
+ * Where a transaction's locals list the workspaces whose ledger it appended to. Registered, like
+ * RUN_STATEMENT: the ledger records there through its copy of this module, and the engine that
+ * opened the database reads it after COMMIT through its own.
+ */
+const MOVED = Symbol.for('aws.moved-workspaces');
+
+/**
+ * Records in a transaction's locals (transactionLocals) that it appended to `workspaceId`'s
+ * ledger: once it has committed, the database tells its commit listeners (DatabaseHandle.onCommitted),
+ * and open readers of that ledger wake. server/ledger/append.ts records every append this way, so
+ * no caller has to remember to.
+ */
+export function markMoved(locals: Record<symbol, unknown>, workspaceId: string): void {
+  const moved = locals[MOVED] as string[] | undefined;
+  if (!moved) locals[MOVED] = [workspaceId];
+  else if (!moved.includes(workspaceId)) moved.push(workspaceId);
+}
+
+/** The workspaces markMoved recorded in these locals, if any. */
+export function movedIn(locals: Record<symbol, unknown>): readonly string[] | undefined {
+  return locals[MOVED] as string[] | undefined;
+}

@@ -36,7 +36,7 @@
  * writing to that workspace fail with it; the others, writes to other workspaces, run again in a
  * new group.
  */
-import { AT_COMMIT, TX_LOCALS, transactionLocals, type CommitStatement } from './connection';
+import { AT_COMMIT, TX_LOCALS, markMoved, movedIn, transactionLocals, type CommitStatement } from './connection';
 
 /** At most this many members share a transaction (under PostgreSQL's 64 cached subtransactions). */
 export const MAX_MEMBERS = 32;
@@ -90,20 +90,26 @@ export function groupedTransactions<Tx extends object>(
     try {
       await transaction(async (tx) => {
         const left = (tx as { [AT_COMMIT]: CommitStatement[] })[AT_COMMIT];
+        const txLocals = transactionLocals(tx)!;
         const leftBy: { member: Member<Tx>; own: CommitStatement[] }[] = [];
         // Members may join while earlier ones run: the loop reads the length each time round.
         for (let i = 0; i < members.length; i++) {
           const member = members[i]!;
           const own: CommitStatement[] = [];
+          const locals: Record<symbol, unknown> = group.shared ? { [ACROSS_WORKSPACES]: true } : {};
           let savepoint: Promise<unknown> | undefined;
           if (i > 0) {
             savepoint = run(tx, 'savepoint member');
             savepoint.catch(() => undefined);
           }
           try {
-            const value = await member.work(memberView(tx, own, group.shared));
+            const value = await member.work(memberView(tx, own, locals));
             await savepoint;
             leftBy.push({ member, own });
+            // The ledgers it moved are the transaction's now (the engine tells of them after
+            // COMMIT); a member rolled back to its savepoint below took its appends back, and
+            // tells of nothing.
+            for (const workspaceId of movedIn(locals) ?? []) markMoved(txLocals, workspaceId);
             member.outcome = { ok: true, value };
           } catch (error) {
             member.outcome = { ok: false, error };
@@ -215,11 +221,10 @@ function isOwnFailure(err: unknown): boolean {
 /**
  * The group's transaction as one member sees it: the same connection and statements, and its own
  * list of statements left for COMMIT, taken into the group's only if the member succeeds, and its
- * own transaction locals (db/connection.ts: its pending ledger append; whether it is shared across
- * workspaces).
+ * own transaction locals (db/connection.ts: its pending ledger append; the ledgers it moved, taken
+ * into the group's only if it succeeds; whether it is shared across workspaces).
  */
-function memberView<Tx extends object>(tx: Tx, own: CommitStatement[], shared: boolean): Tx {
-  const locals: Record<symbol, unknown> = shared ? { [ACROSS_WORKSPACES]: true } : {};
+function memberView<Tx extends object>(tx: Tx, own: CommitStatement[], locals: Record<symbol, unknown>): Tx {
   return new Proxy(tx, {
     get: (target, prop) => (prop === AT_COMMIT ? own : prop === TX_LOCALS ? locals : Reflect.get(target, prop)),
   });

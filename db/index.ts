@@ -50,11 +50,20 @@ export type Executor = Database | Tx;
 
 export type Engine = 'postgres' | 'pglite';
 
+/** Told the workspaces whose ledgers a transaction appended to, once it has committed. */
+export type CommitListener = (workspaceIds: readonly string[]) => void;
+
 export interface DatabaseHandle {
   db: Database;
   engine: Engine;
   /** Runs the committed migrations (idempotent; serialised across instances on PostgreSQL). */
   migrate(): Promise<void>;
+  /**
+   * Calls `listener` after each COMMIT of a transaction that appended to ledgers, with their
+   * workspaces (db/transaction.ts CommitListeners says when exactly); returns the function that
+   * stops it. The runtime wakes those workspaces' open readers with it (server/runtime.ts).
+   */
+  onCommitted(listener: CommitListener): () => void;
   /** PGlite only: the whole cluster as a tarball. */
   dump?: () => Promise<Blob>;
   /**

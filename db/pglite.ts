@@ -4,7 +4,7 @@
  */
 import type { Database, DatabaseHandle, OpenOptions, Tx } from './index';
 import { withRunStatement, type CommitStatement, type RunStatement } from './connection';
-import { lazyTx, withGroups } from './transaction';
+import { CommitListeners, lazyTx, withGroups } from './transaction';
 
 export async function openPglite(opts: OpenOptions, migrationsFolder: string): Promise<DatabaseHandle> {
   const { PGlite } = await import('@electric-sql/pglite');
@@ -29,20 +29,25 @@ export async function openPglite(opts: OpenOptions, migrationsFolder: string): P
     };
   };
   const db = withRunStatement(drizzle({ client, logger }) as unknown as Database, runOn(client));
+  const commits = new CommitListeners();
   db.transaction = withGroups(async <T>(work: (tx: Tx) => Promise<T>) => {
+    const locals: Record<symbol, unknown> = {};
     // PGlite runs one transaction at a time; its transaction() holds the others back until this one ends.
     const result = await client.transaction(async (t) => {
       const atCommit: CommitStatement[] = [];
-      const out = await work(lazyTx(() => drizzle({ client: t as never, logger }) as unknown as Tx, runOn(t), atCommit));
+      const out = await work(lazyTx(() => drizzle({ client: t as never, logger }) as unknown as Tx, runOn(t), atCommit, locals));
       // In order, each before the next: on PGlite there is no flight to share.
       for (const send of atCommit) await send();
       return out;
     });
+    // Committed (a failed COMMIT, or a rollback, rejected above).
+    commits.committed(locals);
     return result as T;
   }, opts.sharedGroups);
   return {
     db,
     engine: 'pglite',
+    onCommitted: (listener) => commits.add(listener),
     async migrate() {
       await migrate(db as never, { migrationsFolder });
     },

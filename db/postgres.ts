@@ -6,7 +6,7 @@
 import type { Database, DatabaseHandle, OpenOptions, PoolStats, Tx } from './index';
 import { withRunStatement, type CommitStatement, type RunStatement } from './connection';
 import { listenOn } from './listen';
-import { lazyTx, withGroups } from './transaction';
+import { CommitListeners, lazyTx, withGroups } from './transaction';
 
 type PostgresSql = import('postgres').Sql;
 
@@ -61,14 +61,23 @@ export async function openPostgres(url: string, opts: OpenOptions, migrationsFol
   };
   const pool = preparing(client);
   const db = withRunStatement(drizzle({ client: pool, logger }) as unknown as Database, runOn(client));
+  const commits = new CommitListeners();
   const transaction = <T>(work: (tx: Tx) => Promise<T>) =>
-    beginPipelined(client, (connection, atCommit) =>
-      work(lazyTx(() => drizzle({ client: preparing(connection, client.options), logger }) as unknown as Tx, runOn(connection), atCommit)),
+    beginPipelined(client, commits, (connection, atCommit, locals) =>
+      work(
+        lazyTx(
+          () => drizzle({ client: preparing(connection, client.options), logger }) as unknown as Tx,
+          runOn(connection),
+          atCommit,
+          locals,
+        ),
+      ),
     );
   db.transaction = withGroups(transaction, opts.sharedGroups);
   return {
     db,
     engine: 'postgres',
+    onCommitted: (listener) => commits.add(listener),
     copyOut: (statement) => client.unsafe(statement).readable(),
     poolStats: () => (client as unknown as { stats: PoolStats }).stats,
     async migrate() {
@@ -122,10 +131,17 @@ function preparing(sql: PostgresSql, options: PostgresSql['options'] = sql.optio
  * failed BEGIN fails that statement too. COMMIT when the callback resolves, sent with the
  * statements the callback left for it (db/connection.ts atCommit); ROLLBACK when it throws; the
  * connection released either way. Transactions never nest; the savepoints inside one are grouped
- * writes' (db/group.ts), each rolled back to on its own failure within the same transaction.
+ * writes' (db/group.ts), each rolled back to on its own failure within the same transaction. Once
+ * COMMIT has succeeded, `commits` hears of the ledgers the transaction's locals say it moved.
  */
-async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql, atCommit: CommitStatement[]) => Promise<T>): Promise<T> {
+async function beginPipelined<T>(
+  pool: PostgresSql,
+  commits: CommitListeners,
+  fn: (connection: PostgresSql, atCommit: CommitStatement[], locals: Record<symbol, unknown>) => Promise<T>,
+): Promise<T> {
   const connection = await pool.reserve();
+  const locals: Record<symbol, unknown> = {};
+  let result: T;
   try {
     const begun = connection.unsafe('begin').execute();
     // Its failure (a lost connection) reaches the caller through the statements that follow: all
@@ -133,10 +149,9 @@ async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql
     // unpatched, they never settled and the request waited forever).
     begun.catch(() => undefined);
     const atCommit: CommitStatement[] = [];
-    let result: T;
     let left: Promise<unknown>[];
     try {
-      result = await fn(connection as unknown as PostgresSql, atCommit);
+      result = await fn(connection as unknown as PostgresSql, atCommit, locals);
       await begun;
       // The statements left for COMMIT (db/connection.ts atCommit), sent now: the driver writes
       // them and the COMMIT below in one flight (nothing is awaited between them).
@@ -160,8 +175,10 @@ async function beginPipelined<T>(pool: PostgresSql, fn: (connection: PostgresSql
     // COMMIT with ROLLBACK, not an error: that must not pass for a commit, whoever caught the failure.
     const committed = (outcomes.at(-1) as PromiseFulfilledResult<{ command: string }>).value;
     if (committed.command !== 'COMMIT') throw new Error(`the transaction was rolled back (COMMIT answered ${committed.command})`);
-    return result;
   } finally {
     connection.release();
   }
+  // Committed, and the connection back in the pool: a listener's wake-up may read at once.
+  commits.committed(locals);
+  return result;
 }

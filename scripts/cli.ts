@@ -168,7 +168,11 @@ export function fail(message: string): never {
   process.exit(1);
 }
 
-/** Runs a tool with the runtime open, closing it (and PGlite's directory lock) whatever happens. */
+/**
+ * Runs a tool with the runtime open, closing it (and PGlite's directory lock) whatever happens.
+ * Closing sends the NOTIFYs of the ledgers the tool's commits moved (server/ledger/wake.ts): a
+ * running server's open leases hear of a key created or revoked here as of any other commit.
+ */
 export async function withRuntime(run: (runtime: Runtime) => Promise<number>): Promise<void> {
   let runtime: Runtime;
   try {

@@ -15,11 +15,9 @@ const values = parseCli({
   },
 });
 
-await withRuntime(async ({ db, wakeups }) => {
+await withRuntime(async ({ db }) => {
   const workspace = await findWorkspace(db, values.workspace!);
   const key = await db.transaction((tx) => createApiKey(tx, cliActor('key-create', workspace), { name: values.name! }));
-  // Open event-stream leases of the workspace hear of it (NOTIFY, sent before the runtime closes).
-  wakeups.committed(workspace.id);
   console.log(`API key for workspace ${workspace.name} (${workspace.id}), id ${key.id}. Shown once:`);
   console.log(key.secret);
   return 0;

@@ -23,7 +23,7 @@ const values = parseCli(cli);
 if (!values.key && !(values.workspace && values.id)) usageError(cli, 'give --key, or --workspace and --id');
 if (values.key && (values.workspace || values.id)) usageError(cli, 'give --key, or --workspace and --id, not both');
 
-await withRuntime(async ({ db, wakeups }) => {
+await withRuntime(async ({ db }) => {
   let workspaceRef = values.workspace;
   let keyId = values.id;
   if (values.key) {
@@ -38,8 +38,6 @@ await withRuntime(async ({ db, wakeups }) => {
   }
   const workspace = await findWorkspace(db, workspaceRef!);
   const result = await db.transaction((tx) => revokeApiKey(tx, cliActor('key-revoke', workspace), { keyId: keyId! }));
-  // A running server's open leases of this key end now (NOTIFY, sent before the runtime closes).
-  if (result.revoked) wakeups.committed(workspace.id);
   console.log(result.revoked ? `Revoked key ${keyId}.` : `Key ${keyId} was already revoked.`);
   return 0;
 });

@@ -28,7 +28,7 @@ const role = values.role as MembershipRole;
 if (!membershipRoles.includes(role)) usageError(cli, `--role is one of ${membershipRoles.join(', ')}`);
 if (!/^[^@\s]+@[^@\s]+$/.test(values.email!)) usageError(cli, '--email must be an email address');
 
-await withRuntime(async ({ db, wakeups }) => {
+await withRuntime(async ({ db }) => {
   const workspace = await findWorkspace(db, values.workspace!);
   const password = generatePassword();
   const result = await db.transaction(async (tx) =>
@@ -39,7 +39,6 @@ await withRuntime(async ({ db, wakeups }) => {
       role: role!,
     }),
   );
-  wakeups.committed(workspace.id);
   console.log(`${values.email} is now ${role} of ${workspace.name}.`);
   if (result.userCreated) console.log(`Password (shown once): ${password}`);
   else console.log('They already had an account and keep their password.');

@@ -41,7 +41,7 @@ const values = parseCli(cli);
 const email = values['owner-email']!.trim();
 if (!/^[^@\s]+@[^@\s]+$/.test(email)) usageError(cli, '--owner-email must be an email address');
 
-await withRuntime(async ({ db, wakeups }) => {
+await withRuntime(async ({ db }) => {
   const password = generatePassword();
   const passwordHash = await hashPassword(password);
   let result;
@@ -67,7 +67,6 @@ await withRuntime(async ({ db, wakeups }) => {
     throw err;
   }
   const { created, key } = result;
-  wakeups.committed(created.workspaceId);
   console.log(`Workspace ${created.name} created (${created.workspaceId}). Shown once, only hashes are kept:`);
   console.log(
     `  owner      ${email.toLowerCase()}${created.ownerCreated ? `  password ${password}` : '  (existing account: keeps its password)'}`,

@@ -46,9 +46,7 @@ export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; 
   const webhooks = new WebhookDispatcher(runtime);
   webhooks.start();
   const stops = [
-    every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () =>
-      sweepDecisionTimeouts(runtime.db, { onCommitted: (id) => runtime.wakeups.committed(id) }),
-    ),
+    every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () => sweepDecisionTimeouts(runtime.db)),
     every('retention', opts.retentionMs ?? RETENTION_MS, () =>
       runRetention(
         runtime.db,

@@ -55,6 +55,11 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
     };
     const notify = handle.notify;
     const wakeups = new LedgerWakeups(notify ? (ids) => notify(WAKE_CHANNEL, ids) : undefined);
+    // Every transaction that appended wakes its workspaces once it has committed (the database
+    // tells of it: db/transaction.ts CommitListeners), here and, through NOTIFY, on other instances.
+    handle.onCommitted((workspaceIds) => {
+      for (const workspaceId of workspaceIds) wakeups.committed(workspaceId);
+    });
     // Other instances' commits reach this one through LISTEN; while that connection is down the
     // wake-ups are not healthy and leases poll (server/ledger/wake.ts).
     const unlisten = handle.listen

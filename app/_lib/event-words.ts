@@ -4,14 +4,23 @@
  * the same everywhere. The event type stays beside it, a hover or a click away.
  */
 
+import type { EventType, PayloadOf } from '@/server/ledger/event-types';
+
 type Payload = Record<string, unknown>;
-type Phrase = string | ((payload: Payload) => string);
+/**
+ * An event type's words: fixed, or made from its payload. The payload is whatever the ledger
+ * stored, by any version (older events may lack a field): each field is read as maybe absent.
+ */
+type Phrase<T extends EventType> = string | ((payload: Partial<PayloadOf<T>>) => string);
 
 /** A status as a person writes it: in_progress → in progress. */
 const words = (value: unknown) => String(value ?? '').replaceAll('_', ' ');
 
+/** The first part of an event type: what kind of thing it happened to. */
+type Prefix = EventType extends infer T ? (T extends `${infer P}.${string}` ? P : never) : never;
+
 /** What each kind of aggregate is called, by the event type's first part. */
-const SUBJECTS: Record<string, string> = {
+const SUBJECTS: Record<Prefix, string> = {
   workspace: 'Workspace',
   membership: 'Member',
   invitation: 'Invitation',
@@ -28,8 +37,14 @@ const SUBJECTS: Record<string, string> = {
   decision: 'Decision',
 };
 
-/** What happened to the subject, by event type (lower case: it follows the subject's name). */
-const PHRASES: Record<string, Phrase> = {
+/**
+ * What happened to the subject, by event type (lower case: it follows the subject's name). One
+ * entry per type of the registry (server/ledger/event-types.ts): a new type without its words does
+ * not compile.
+ */
+export type EventPhrases = { [T in EventType]: Phrase<T> };
+
+const PHRASES: EventPhrases = {
   'workspace.created': 'created',
   'membership.created': (p) => `added as ${words(p.role)}`,
   'membership.role_changed': (p) => `role changed from ${words(p.from)} to ${words(p.to)}`,
@@ -46,13 +61,34 @@ const PHRASES: Record<string, Phrase> = {
   'webhook_endpoint.disabled': 'turned off',
   'webhook_endpoint.secret_rotated': 'given a new signing secret',
   'webhook_endpoint.test': 'sent a test delivery',
+  'initiative.created': 'created',
+  'initiative.paused': 'paused',
+  'initiative.resumed': 'resumed',
+  'initiative.cancelled': 'cancelled',
+  'initiative.reopened': 'reopened',
+  'workstream.created': 'created',
+  'workstream.paused': 'paused',
+  'workstream.resumed': 'resumed',
+  'workstream.cancelled': 'cancelled',
+  'workstream.reopened': 'reopened',
+  'milestone.created': 'created',
+  'milestone.paused': 'paused',
+  'milestone.resumed': 'resumed',
+  'milestone.cancelled': 'cancelled',
+  'milestone.reopened': 'reopened',
   'task.created': 'created',
   'work.created': 'created',
   'task.updated': 'edited',
+  'task.paused': 'paused',
+  'task.resumed': 'resumed',
+  'task.cancelled': 'cancelled',
   'task.status_changed': (p) => `moved to ${words(p.status)}`,
   'task.redispatched': 'sent out again with a new run',
   'run.created': 'created',
   'run.started': 'started',
+  'run.paused': 'paused',
+  'run.resumed': 'resumed',
+  'run.cancelled': 'cancelled',
   'run.checkpointed': 'saved a checkpoint',
   'run.rolled_back': 'rolled back to a checkpoint',
   'run.released': 'released by its decision, still paused',
@@ -70,9 +106,12 @@ const PHRASES: Record<string, Phrase> = {
   'decision.expired': 'expired',
   'decision.cancelled': 'cancelled',
 };
-// The lifecycle verbs read the same for every level of the plan.
-for (const level of ['initiative', 'workstream', 'milestone', 'task', 'run']) {
-  for (const verb of ['paused', 'resumed', 'cancelled', 'reopened']) PHRASES[`${level}.${verb}`] ??= verb;
+
+/** The words for a type as the page got it: a string, which a newer ledger may fill with a type this table does not know. */
+function phraseOf(type: string): string | ((payload: Payload) => string) | undefined {
+  if (!Object.hasOwn(PHRASES, type)) return undefined;
+  // Any payload reads: every phrase reads its fields as maybe absent, and words() takes any value.
+  return PHRASES[type as EventType] as string | ((payload: Payload) => string);
 }
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -90,10 +129,11 @@ export interface EventLike {
 export function eventWords(event: EventLike, opts: { subject?: boolean } = {}): string {
   const dot = event.eventType.indexOf('.');
   const prefix = dot < 0 ? event.eventType : event.eventType.slice(0, dot);
-  const known = PHRASES[event.eventType];
+  const known = phraseOf(event.eventType);
   const phrase = typeof known === 'function' ? known(event.payload ?? {}) : (known ?? words(event.eventType.slice(dot + 1)));
   if (!opts.subject) return capital(phrase);
-  return `${SUBJECTS[prefix] ?? capital(words(prefix))} ${phrase}`;
+  const subject = Object.hasOwn(SUBJECTS, prefix) ? SUBJECTS[prefix as Prefix] : capital(words(prefix));
+  return `${subject} ${phrase}`;
 }
 
 /**

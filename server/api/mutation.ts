@@ -126,7 +126,6 @@ export async function runMutation<T>(
       { group: actor.workspaceId, acrossWorkspaces: opts.acrossWorkspaces },
     );
     if (sealing) fillValue(body, sealedValues(sealing.standIns, await sealing.values));
-    ctx.runtime.wakeups.committed(actor.workspaceId);
     ctx.res.status = opts.status;
     return body;
   }
@@ -173,7 +172,6 @@ export async function runMutation<T>(
     text = fillText(text!, sealing.standIns, values);
   }
   ctx.res.serialised = { body, text: text! };
-  ctx.runtime.wakeups.committed(workspaceId);
   ctx.res.status = opts.status;
   return body;
 }

@@ -129,7 +129,6 @@ export async function serveReceiptImport(
     trace: { requestId, correlationId: requestId, idempotencyKey: null, contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST },
   };
   const outcome = await runtime.db.transaction((tx) => importReceipt(tx, actor, read.value as Record<string, unknown>));
-  if (!outcome.duplicate) runtime.wakeups.committed(key.workspaceId);
   return json(outcome.duplicate ? 200 : 201, {
     data: outcome,
     meta: { apiVersion: '1', workspaceId: key.workspaceId, duplicate: outcome.duplicate },

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { compiledSql } from '@/db/compiled';
-import { atCommit, transactionLocals } from '@/db/connection';
+import { atCommit, markMoved, transactionLocals } from '@/db/connection';
 import { sharedAcrossWorkspaces } from '@/db/group';
 import type { Actor } from '@/server/domain/actor';
 import { countAppended } from '@/server/metrics';
@@ -31,17 +31,24 @@ interface AppendRow {
 
 /**
  * Appends `events` in order, inside the caller's transaction (one round trip). Returns the sealed
- * events. The events commit or vanish with the caller's other writes.
+ * events. The events commit or vanish with the caller's other writes; once they have committed,
+ * the database tells its commit listeners (db/connection.ts markMoved), which wake the workspace's
+ * open readers.
  *
  * `at` is when the change happened: services pass the same instant they write into their rows
  * (created_at, updated_at), so rebuilding the rows from the events gives back the same values.
  */
 export async function appendEvents(tx: Tx, actor: Actor, events: readonly NewEvent[], at: Date = new Date()): Promise<LedgerEvent[]> {
   if (events.length === 0) return [];
-  if (pendingAppendOf(tx)) throw new Error('this transaction appends at commit: append the rest at commit too (appendEventsAtCommit)');
+  const locals = transactionLocals(tx);
+  // Outside a transaction nothing would tell the workspace's readers of the commit.
+  if (!locals) throw new Error('the ledger is appended to inside a transaction (db.transaction)');
+  if (locals[PENDING_APPEND]) throw new Error('this transaction appends at commit: append the rest at commit too (appendEventsAtCommit)');
   refuseEarlyLock(tx);
   const unsealed = unsealedEvents(actor, events, at);
   const rows = await appendStatement(tx, { workspaceId: actor.workspaceId, events: appendInput(unsealed) });
+  // Once it has run: an append that failed moved nothing, whatever its caller does next.
+  markMoved(locals, actor.workspaceId);
   countAppended(1, rows.length);
   return unsealed.map((e, i) => {
     const row = checkedRow(rows[i], e);
@@ -102,7 +109,10 @@ export function appendEventsAtCommit(tx: Tx, actor: Actor, events: readonly NewE
       return sent;
     });
     // After atCommit, which refuses anything but a transaction (which has its locals).
-    transactionLocals(tx)![PENDING_APPEND] = created;
+    const locals = transactionLocals(tx)!;
+    locals[PENDING_APPEND] = created;
+    // Told only if the transaction commits, and it commits only if this append ran.
+    markMoved(locals, created.workspaceId);
   } else if (pending.workspaceId !== actor.workspaceId) {
     throw new Error('one transaction appends to one workspace');
   }

@@ -67,7 +67,11 @@ const nodeStatusChanged = z.looseObject({
   resume_status: z.string().nullable().default(null),
 });
 
-/** Every run event carries the whole run after it; a status change also its previous status and its cause. */
+/**
+ * Every run event carries the whole run after it; a status change also its previous status and its
+ * cause. (Run events from before runs had an API carried less, but only tests could make a run
+ * then, and such a ledger never replayed: its first run event changes a run no event created.)
+ */
 const runCreated = runRecordSchema.loose();
 const runStatusChanged = runRecordSchema.extend({ previous_status: z.string() }).loose();
 const runCheckpointed = runRecordSchema.extend({ checkpoint: checkpointRecordSchema });
@@ -271,7 +275,20 @@ interface NewEventOf<T extends EventType> {
 /** An event to append, of any type: its type decides its aggregate type and its payload. */
 export type NewEvent = { [T in EventType]: NewEventOf<T> }[EventType];
 
+/**
+ * A stored event of type T, its payload read (readEvent): parsed for the types read back; as stored,
+ * unparsed, for the others, which nothing reads.
+ */
+export type TypedEvent<T extends EventType> = Omit<LedgerEvent, 'eventType' | 'payload'> & {
+  eventType: T;
+  payload: Spec<T> extends ReadBack<string, infer P> ? P : Record<string, unknown>;
+};
+
 // ---- at run time ----------------------------------------------------------------------------------
+
+export function isEventType(type: string): type is EventType {
+  return Object.hasOwn(EVENTS, type);
+}
 
 /**
  * An event of a type chosen at run time (a status change's type, say), with its aggregate type from
@@ -281,4 +298,18 @@ export function newEvent<T extends EventType>(eventType: T, aggregateId: string,
   // The aggregate type is the registry's for eventType, so the three go together, which TypeScript
   // cannot follow through a T that is itself a union.
   return { aggregateType: EVENTS[eventType].aggregate, aggregateId, eventType, payload } as NewEvent;
+}
+
+/**
+ * The stored event with its payload read as its type says: parsed with the type's schema, for the
+ * types whose payload is read back. A payload its schema refuses fails here, naming the event.
+ */
+export function readEvent<T extends EventType>(event: LedgerEvent, eventType: T): TypedEvent<T> {
+  const { schema } = EVENTS[eventType];
+  if (!schema) return { ...event, eventType } as TypedEvent<T>;
+  const parsed = schema.safeParse(event.payload);
+  if (!parsed.success) {
+    throw new Error(`event ${event.sequence} (${eventType}) carries a payload its type does not read: ${z.prettifyError(parsed.error)}`);
+  }
+  return { ...event, eventType, payload: parsed.data } as TypedEvent<T>;
 }

@@ -51,7 +51,7 @@ export class LedgerWakeups {
     return !this.notifier || this.listening;
   }
 
-  /** A transaction that appended to `workspaceId` committed in this process. */
+  /** A transaction that appended to `workspaceId` committed in this process (the database says so: server/runtime.ts). */
   committed(workspaceId: string): void {
     this.emitter.emit(workspaceId);
     this.anyMove.emit('moved', workspaceId);

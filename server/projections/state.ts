@@ -19,9 +19,9 @@ import {
   runs,
   tasks,
   workstreams,
-  type DecisionResolution,
 } from '@/db/schema';
 import type { LedgerEvent } from '@/server/ledger/canonical';
+import { isEventType, readEvent, type EventType, type TypedEvent } from '@/server/ledger/event-types';
 import {
   checkpointRow,
   claimRow,
@@ -31,24 +31,17 @@ import {
   receiptRow,
   taskRow,
   workstreamRow,
-  type InitiativeRecord,
   type InitiativeRow,
-  type MilestoneRecord,
   type MilestoneRow,
-  type ReceiptRecord,
   type ReceiptRow,
-  type TaskRecord,
   type TaskRow,
-  type WorkstreamRecord,
   type WorkstreamRow,
-  type RunRecord,
   type RunRow,
-  type CheckpointRecord,
   type CheckpointRow,
-  type ClaimRecord,
   type ClaimRow,
 } from '@/server/domain/hierarchy/records';
 import type { AttentionRow, DecisionRow } from '@/server/domain/decisions/view';
+import type { StatusEventType } from '@/server/domain/lifecycle/status-changes';
 
 type ImportedRow = typeof importedReceipts.$inferSelect;
 
@@ -85,29 +78,7 @@ export function emptyState(): ProjectionState {
   };
 }
 
-/** Event types that change no projection table (tenancy, credentials and webhook endpoints are not projections). */
-const NOT_PROJECTED = new Set([
-  'workspace.created',
-  'membership.created',
-  'membership.role_changed',
-  'membership.removed',
-  'invitation.created',
-  'invitation.accepted',
-  'invitation.revoked',
-  'api_key.created',
-  'api_key.revoked',
-  'webhook_endpoint.created',
-  'webhook_endpoint.updated',
-  'webhook_endpoint.enabled',
-  'webhook_endpoint.disabled',
-  'webhook_endpoint.deleted',
-  'webhook_endpoint.secret_rotated',
-  'webhook_endpoint.test',
-]);
-
-type Payload = Record<string, unknown>;
-
-function must<T>(row: T | undefined, event: LedgerEvent): T {
+function must<T>(row: T | undefined, event: Pick<LedgerEvent, 'sequence' | 'eventType' | 'aggregateType' | 'aggregateId'>): T {
   if (!row)
     throw new Error(
       `event ${event.sequence} (${event.eventType}) changes ${event.aggregateType} ${event.aggregateId}, which does not exist`,
@@ -115,186 +86,225 @@ function must<T>(row: T | undefined, event: LedgerEvent): T {
   return row;
 }
 
-/** Applies one event to the state. Throws on an event type it does not know, so none is silently lost. */
+/** Row bookkeeping from the event: its workspace, the aggregate's version after it, and when. */
+const metaOf = (event: TypedEvent<EventType>) => ({
+  workspaceId: event.workspaceId,
+  version: event.aggregateVersion,
+  at: new Date(event.occurredAtCanonical),
+});
+
+/** Sets `changes` on an existing row, with the event's version and instant. */
+function touch<R extends { version: number; updatedAt: Date }>(row: R, changes: Partial<R>, event: TypedEvent<EventType>): void {
+  Object.assign(row, changes, { version: event.aggregateVersion, updatedAt: new Date(event.occurredAtCanonical) });
+}
+
+/** A row whose status a status change sets (every table of the hierarchy has these columns). */
+interface StatusRow {
+  status: string;
+  pauseId: string | null;
+  resumeStatus: string | null;
+  version: number;
+  updatedAt: Date;
+}
+
+/** Status changes of hierarchy nodes (lifecycle actions, and tasks following their runs), in the table `table` picks. */
+const nodeStatus =
+  (table: (state: ProjectionState) => Map<string, StatusRow>) =>
+  (state: ProjectionState, event: TypedEvent<Exclude<StatusEventType, `run.${string}`>>): void => {
+    const { status, pause_id, resume_status } = event.payload;
+    touch(must(table(state).get(event.aggregateId), event), { status, pauseId: pause_id, resumeStatus: resume_status }, event);
+  };
+const initiativeStatus = nodeStatus((s) => s.initiatives);
+const workstreamStatus = nodeStatus((s) => s.workstreams);
+const milestoneStatus = nodeStatus((s) => s.milestones);
+const taskStatus = nodeStatus((s) => s.tasks);
+
+/** Every run event carries the whole run after it. */
+const runChanged = (state: ProjectionState, event: TypedEvent<Extract<StatusEventType, `run.${string}`> | 'run.checkpointed'>) => {
+  must(state.runs.get(event.aggregateId), event);
+  state.runs.set(event.aggregateId, runRow(event.payload, metaOf(event)));
+};
+
+const claimChanged = (state: ProjectionState, event: TypedEvent<'dedup.claimed' | 'dedup.extended' | 'dedup.released'>) => {
+  state.claims.set(event.payload.claim.claim_id, claimRow(event.payload.claim, metaOf(event)));
+};
+
+const decisionResolved = (
+  state: ProjectionState,
+  event: TypedEvent<'decision.approved' | 'decision.declined' | 'decision.cancelled' | 'decision.expired'>,
+) => {
+  touch(must(state.decisions.get(event.aggregateId), event), { status: event.payload.status, resolution: event.payload.resolution }, event);
+};
+
+/** For the event types that change no projection table (tenancy, credentials and webhook endpoints are not projections). */
+const unprojected = () => {};
+
+/** PATCH /tasks/{id} names the changed fields as the API does; these are their row fields. */
+const TASK_FIELDS: Record<string, 'title' | 'description' | 'priority' | 'estimateHours' | 'agentId'> = {
+  title: 'title',
+  description: 'description',
+  priority: 'priority',
+  estimate_hours: 'estimateHours',
+  agent_id: 'agentId',
+};
+
+/**
+ * What each event type does to the state: one rule per type of the registry
+ * (server/ledger/event-types.ts), so a new type without its rule does not compile.
+ */
+export type ProjectionRules = { [T in EventType]: (state: ProjectionState, event: TypedEvent<T>) => void };
+
+const RULES: ProjectionRules = {
+  'workspace.created': unprojected,
+  'membership.created': unprojected,
+  'membership.role_changed': unprojected,
+  'membership.removed': unprojected,
+  'invitation.created': unprojected,
+  'invitation.accepted': unprojected,
+  'invitation.revoked': unprojected,
+  'api_key.created': unprojected,
+  'api_key.revoked': unprojected,
+  'webhook_endpoint.created': unprojected,
+  'webhook_endpoint.updated': unprojected,
+  'webhook_endpoint.enabled': unprojected,
+  'webhook_endpoint.disabled': unprojected,
+  'webhook_endpoint.deleted': unprojected,
+  'webhook_endpoint.secret_rotated': unprojected,
+  'webhook_endpoint.test': unprojected,
+
+  'initiative.created': (state, event) => state.initiatives.set(event.aggregateId, initiativeRow(event.payload, metaOf(event))),
+  'initiative.paused': initiativeStatus,
+  'initiative.resumed': initiativeStatus,
+  'initiative.cancelled': initiativeStatus,
+  'initiative.reopened': initiativeStatus,
+
+  'workstream.created': (state, event) => state.workstreams.set(event.aggregateId, workstreamRow(event.payload, metaOf(event))),
+  'workstream.paused': workstreamStatus,
+  'workstream.resumed': workstreamStatus,
+  'workstream.cancelled': workstreamStatus,
+  'workstream.reopened': workstreamStatus,
+
+  'milestone.created': (state, event) => state.milestones.set(event.aggregateId, milestoneRow(event.payload, metaOf(event))),
+  'milestone.paused': milestoneStatus,
+  'milestone.resumed': milestoneStatus,
+  'milestone.cancelled': milestoneStatus,
+  'milestone.reopened': milestoneStatus,
+
+  'task.created': (state, event) => state.tasks.set(event.aggregateId, taskRow(event.payload, metaOf(event))),
+  'work.created': (state, event) => {
+    const { task, receipt } = event.payload;
+    const meta = metaOf(event);
+    state.tasks.set(event.aggregateId, taskRow(task, meta));
+    state.receipts.set(receipt.id, receiptRow(receipt, meta));
+    state.receiptEvents.set(receipt.id, { eventId: event.id, eventHash: event.eventHash, sequence: event.sequence });
+  },
+  'task.updated': (state, event) => {
+    // Each changed field's value after the change; a name the table has no field for changes nothing.
+    const row = must(state.tasks.get(event.aggregateId), event);
+    const changes = Object.entries(event.payload.changes).flatMap(([name, c]) =>
+      Object.hasOwn(TASK_FIELDS, name) ? [[TASK_FIELDS[name]!, c.after] as const] : [],
+    );
+    touch(row, Object.fromEntries(changes), event);
+  },
+  'task.paused': taskStatus,
+  'task.resumed': taskStatus,
+  'task.cancelled': taskStatus,
+  'task.status_changed': taskStatus,
+  'task.redispatched': taskStatus,
+
+  'run.created': (state, event) => state.runs.set(event.aggregateId, runRow(event.payload, metaOf(event))),
+  'run.started': runChanged,
+  'run.paused': runChanged,
+  'run.resumed': runChanged,
+  'run.cancelled': runChanged,
+  'run.rolled_back': runChanged,
+  'run.released': runChanged,
+  'run.completed': runChanged,
+  'run.failed': runChanged,
+  'run.checkpointed': (state, event) => {
+    runChanged(state, event);
+    const { checkpoint } = event.payload;
+    state.checkpoints.set(checkpoint.checkpoint_id, checkpointRow(checkpoint, event.workspaceId));
+  },
+
+  'receipt.imported': (state, event) =>
+    state.imported.set(event.aggregateId, {
+      workspaceId: event.workspaceId,
+      receiptId: event.aggregateId,
+      document: event.payload.document,
+      documentDigest: event.payload.document_digest,
+      importedAt: new Date(event.occurredAtCanonical),
+    }),
+
+  'dedup.claimed': claimChanged,
+  'dedup.extended': claimChanged,
+  'dedup.released': claimChanged,
+  // The retention job removed a claim that had ended (server/domain/dedup/claims.ts pruneEndedClaims).
+  'dedup.pruned': (state, event) => state.claims.delete(event.payload.claim.claim_id),
+
+  'decision.created': (state, event) => {
+    const p = event.payload;
+    const at = new Date(event.occurredAtCanonical);
+    state.decisions.set(event.aggregateId, {
+      id: event.aggregateId,
+      workspaceId: event.workspaceId,
+      title: p.title,
+      description: p.description,
+      shape: p.shape,
+      urgency: p.urgency,
+      status: 'pending',
+      blocksTask: p.blocks_task,
+      taskId: p.task_id,
+      runId: p.run_id,
+      initiativeId: p.initiative_id,
+      workstreamId: p.workstream_id,
+      options: p.shape_context.options,
+      dueAt: p.due_at ? new Date(p.due_at) : null,
+      onTimeout: p.on_timeout,
+      resolution: null,
+      createdByType: p.created_by.type,
+      createdById: p.created_by.id,
+      version: event.aggregateVersion,
+      createdAt: at,
+      updatedAt: at,
+    });
+  },
+  'decision.attention_requested': (state, event) => {
+    const p = event.payload;
+    touch(must(state.decisions.get(event.aggregateId), event), {}, event);
+    state.attention.set(event.aggregateId, {
+      decisionId: event.aggregateId,
+      workspaceId: event.workspaceId,
+      attentionId: p.attention_id,
+      requestedAt: new Date(p.requested_at),
+      lastRequestedAt: new Date(p.last_requested_at),
+      requestCount: p.request_count,
+      recommendedOptionId: p.recommended_option_id,
+      recommendationNote: p.recommendation_note,
+      impactIfDelayed: p.impact_if_delayed,
+      continuationStrategy: p.continuation?.strategy ?? null,
+    });
+  },
+  'decision.approved': decisionResolved,
+  'decision.declined': decisionResolved,
+  'decision.cancelled': decisionResolved,
+  'decision.expired': decisionResolved,
+};
+
+// Generic so that the rule looked up for the event's type takes that very event (T ties the two).
+function applyRule<T extends EventType>(state: ProjectionState, event: TypedEvent<T>): void {
+  RULES[event.eventType](state, event);
+}
+
+/**
+ * Applies one event to the state, its payload read as its type says (event-types.ts readEvent).
+ * Throws on an event type the registry does not know, so none is silently lost.
+ */
 function apply(state: ProjectionState, event: LedgerEvent): void {
-  const p = event.payload as Payload;
-  const at = new Date(event.occurredAtCanonical);
-  const meta = { workspaceId: event.workspaceId, version: event.aggregateVersion, at };
-  const touch = <R extends { version: number; updatedAt: Date }>(row: R, changes: Partial<R>) =>
-    Object.assign(row, changes, { version: event.aggregateVersion, updatedAt: at });
-
-  switch (event.eventType) {
-    case 'initiative.created':
-      state.initiatives.set(event.aggregateId, initiativeRow(p as unknown as InitiativeRecord, meta));
-      return;
-    case 'workstream.created':
-      state.workstreams.set(event.aggregateId, workstreamRow(p as unknown as WorkstreamRecord, meta));
-      return;
-    case 'milestone.created':
-      state.milestones.set(event.aggregateId, milestoneRow(p as unknown as MilestoneRecord, meta));
-      return;
-    case 'task.created':
-      state.tasks.set(event.aggregateId, taskRow(p as unknown as TaskRecord, meta));
-      return;
-    case 'task.updated': {
-      // PATCH /tasks/{id}: each changed field's value after the change (API names → row fields).
-      const row = must(state.tasks.get(event.aggregateId), event);
-      const changes = p.changes as Record<string, { after: unknown }>;
-      const fields: Record<string, keyof typeof row> = {
-        title: 'title',
-        description: 'description',
-        priority: 'priority',
-        estimate_hours: 'estimateHours',
-        agent_id: 'agentId',
-      };
-      touch(row, Object.fromEntries(Object.entries(changes).map(([name, c]) => [fields[name]!, c.after])));
-      return;
-    }
-    case 'work.created': {
-      const receipt = p.receipt as ReceiptRecord;
-      state.tasks.set(event.aggregateId, taskRow(p.task as TaskRecord, meta));
-      state.receipts.set(receipt.id, receiptRow(receipt, meta));
-      state.receiptEvents.set(receipt.id, { eventId: event.id, eventHash: event.eventHash, sequence: event.sequence });
-      return;
-    }
-    // Status changes of hierarchy nodes (lifecycle actions, and tasks following their runs).
-    case 'initiative.paused':
-    case 'initiative.resumed':
-    case 'initiative.cancelled':
-    case 'initiative.reopened':
-    case 'workstream.paused':
-    case 'workstream.resumed':
-    case 'workstream.cancelled':
-    case 'workstream.reopened':
-    case 'milestone.paused':
-    case 'milestone.resumed':
-    case 'milestone.cancelled':
-    case 'milestone.reopened':
-    case 'task.paused':
-    case 'task.resumed':
-    case 'task.cancelled':
-    case 'task.status_changed':
-    case 'task.redispatched': {
-      const table = {
-        initiative: state.initiatives,
-        workstream: state.workstreams,
-        milestone: state.milestones,
-        task: state.tasks,
-      }[event.aggregateType as 'initiative' | 'workstream' | 'milestone' | 'task'];
-      const row = must(table?.get(event.aggregateId), event) as {
-        status: string;
-        pauseId: string | null;
-        resumeStatus: string | null;
-        version: number;
-        updatedAt: Date;
-      };
-      touch(row, {
-        status: p.status as string,
-        pauseId: (p.pause_id as string | null) ?? null,
-        resumeStatus: (p.resume_status as string | null) ?? null,
-      });
-      return;
-    }
-
-    // Every run event carries the whole run after it.
-    case 'run.created':
-    case 'run.started':
-    case 'run.paused':
-    case 'run.resumed':
-    case 'run.cancelled':
-    case 'run.rolled_back':
-    case 'run.released':
-    case 'run.completed':
-    case 'run.failed':
-    case 'run.checkpointed': {
-      if (event.eventType !== 'run.created') must(state.runs.get(event.aggregateId), event);
-      state.runs.set(event.aggregateId, runRow(p as unknown as RunRecord, meta));
-      if (event.eventType === 'run.checkpointed') {
-        const checkpoint = p.checkpoint as CheckpointRecord;
-        state.checkpoints.set(checkpoint.checkpoint_id, checkpointRow(checkpoint, event.workspaceId));
-      }
-      return;
-    }
-
-    case 'receipt.imported':
-      state.imported.set(event.aggregateId, {
-        workspaceId: event.workspaceId,
-        receiptId: event.aggregateId,
-        document: p.document as Record<string, unknown>,
-        documentDigest: p.document_digest as string,
-        importedAt: at,
-      });
-      return;
-
-    case 'dedup.claimed':
-    case 'dedup.extended':
-    case 'dedup.released': {
-      const claim = p.claim as ClaimRecord;
-      state.claims.set(claim.claim_id, claimRow(claim, meta));
-      return;
-    }
-
-    // The retention job removed a claim that had ended (server/domain/dedup/claims.ts pruneEndedClaims).
-    case 'dedup.pruned':
-      state.claims.delete((p.claim as ClaimRecord).claim_id);
-      return;
-
-    case 'decision.created':
-      state.decisions.set(event.aggregateId, {
-        id: event.aggregateId,
-        workspaceId: event.workspaceId,
-        title: p.title as string,
-        description: (p.description as string | null) ?? null,
-        shape: p.shape as DecisionRow['shape'],
-        urgency: p.urgency as DecisionRow['urgency'],
-        status: 'pending',
-        blocksTask: p.blocks_task as boolean,
-        taskId: (p.task_id as string | null) ?? null,
-        runId: (p.run_id as string | null) ?? null,
-        initiativeId: (p.initiative_id as string | null) ?? null,
-        workstreamId: (p.workstream_id as string | null) ?? null,
-        options: (p.shape_context as { options: DecisionRow['options'] }).options,
-        dueAt: p.due_at ? new Date(p.due_at as string) : null,
-        onTimeout: p.on_timeout as DecisionRow['onTimeout'],
-        resolution: null,
-        createdByType: (p.created_by as { type: DecisionRow['createdByType'] }).type,
-        createdById: (p.created_by as { id: string }).id,
-        version: event.aggregateVersion,
-        createdAt: at,
-        updatedAt: at,
-      });
-      return;
-    case 'decision.attention_requested': {
-      touch(must(state.decisions.get(event.aggregateId), event), {});
-      const continuation = p.continuation as { strategy: AttentionRow['continuationStrategy'] } | null;
-      state.attention.set(event.aggregateId, {
-        decisionId: event.aggregateId,
-        workspaceId: event.workspaceId,
-        attentionId: p.attention_id as string,
-        requestedAt: new Date(p.requested_at as string),
-        lastRequestedAt: new Date(p.last_requested_at as string),
-        requestCount: p.request_count as number,
-        recommendedOptionId: (p.recommended_option_id as string | null) ?? null,
-        recommendationNote: (p.recommendation_note as string | null) ?? null,
-        impactIfDelayed: (p.impact_if_delayed as string | null) ?? null,
-        continuationStrategy: continuation?.strategy ?? null,
-      });
-      return;
-    }
-    case 'decision.approved':
-    case 'decision.declined':
-    case 'decision.cancelled':
-    case 'decision.expired':
-      touch(must(state.decisions.get(event.aggregateId), event), {
-        status: p.status as DecisionRow['status'],
-        resolution: p.resolution as DecisionResolution,
-      });
-      return;
-
-    default:
-      if (NOT_PROJECTED.has(event.eventType)) return;
-      throw new Error(`no projection rule for event type ${event.eventType} (sequence ${event.sequence})`);
+  if (!isEventType(event.eventType)) {
+    throw new Error(`no projection rule for event type ${event.eventType} (sequence ${event.sequence})`);
   }
+  applyRule(state, readEvent(event, event.eventType));
 }
 
 /** Replays events (in sequence order) into a state. */

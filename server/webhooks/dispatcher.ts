@@ -28,6 +28,7 @@ import { systemActor } from '@/server/domain/decisions/timeouts';
 import { disableEndpoint } from '@/server/domain/webhooks/disable-endpoint';
 import { subscribes } from '@/server/domain/webhooks/endpoints';
 import type { LedgerEvent } from '@/server/ledger/canonical';
+import type { EventType } from '@/server/ledger/event-types';
 import { readEvents } from '@/server/ledger/read';
 import { describeError, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
@@ -158,8 +159,11 @@ export class WebhookDispatcher {
         if (events.length === 0) return;
         let passed = cursor;
         for (const event of events) {
+          // A test delivery goes to its own endpoint only. (The type is checked against the registry.)
           const forIt =
-            event.eventType === 'webhook_endpoint.test' ? event.aggregateId === row.id : subscribes(row.eventTypes, event.eventType);
+            event.eventType === ('webhook_endpoint.test' satisfies EventType)
+              ? event.aggregateId === row.id
+              : subscribes(row.eventTypes, event.eventType);
           if (!forIt) {
             passed = event.sequence;
             continue;
@@ -207,7 +211,6 @@ export class WebhookDispatcher {
         if (!(await disableEndpoint(tx, actor, input))) return;
         await this.store.recordLastAttempt(tx, failed);
       });
-      this.runtime.wakeups.committed(row.workspaceId);
       log('warn', 'webhook endpoint disabled: retries exhausted', { endpointId: row.id, workspaceId: row.workspaceId });
       return;
     }

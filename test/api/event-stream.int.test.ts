@@ -220,14 +220,14 @@ describe('GET /events/stream?format=sse', () => {
       return createApiKey(tx, actor, { name: 'to revoke' });
     });
     const started = Date.now();
-    const reading = lease({ ...ws, apiKey: key.secret }, 'lease_ms=20000&poll_ms=50');
+    const reading = lease({ ...ws, apiKey: key.secret }, 'lease_ms=20000&poll_ms=10000');
     await reading.idle;
+    // Called directly, with no request around it: the commit itself wakes the lease (its poll
+    // would come after 10 s).
     await app.runtime.db.transaction(async (tx) => {
       const actor = systemActor(ws);
       await revokeApiKey(tx, actor, { keyId: key.id });
     });
-    // Called directly here, so the wake-up every committing request sends (runMutation) is sent by hand.
-    app.runtime.wakeups.committed(ws.workspaceId);
     const { text } = await reading;
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(framesOf(text).pop()!.event).toBe('lease_end');

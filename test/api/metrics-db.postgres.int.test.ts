@@ -20,13 +20,30 @@ afterAll(async () => app?.close());
 it('shows the pool: its size, connections in use, and transactions waiting for one', async () => {
   expect(await metricValue('aws_db_pool_connections', { state: 'max' })).toBe(2);
   expect(await metricValue('aws_db_pool_waiting')).toBe(0);
-  // Three transactions on a pool of two: two hold a connection, one waits for it.
-  const running = Array.from({ length: 3 }, () => app.runtime.db.transaction((tx) => tx.execute(sql`select pg_sleep(0.6)`)));
-  await expect.poll(() => metricValue('aws_db_pool_waiting'), { timeout: 2_000, interval: 20 }).toBe(1);
-  expect(await metricValue('aws_db_pool_connections', { state: 'in_use' })).toBe(2);
+  // Three transactions on a pool of two: two hold a connection, one waits for it. They hold until the
+  // test lets go (not a sleep that a busy machine could outlast before the poll looks). The service's
+  // own jobs share the pool and may queue behind them too, so the wait is at least ours.
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  const running = Array.from({ length: 3 }, () =>
+    app.runtime.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1`);
+      await held;
+    }),
+  );
+  try {
+    // The pool opens connections lazily: while the second connects, two transactions wait for it.
+    const pool = async () => ({
+      inUse: await metricValue('aws_db_pool_connections', { state: 'in_use' }),
+      waits: (await metricValue('aws_db_pool_waiting')) >= 1,
+    });
+    await expect.poll(pool, { timeout: 5_000, interval: 20 }).toEqual({ inUse: 2, waits: true });
+  } finally {
+    letGo();
+  }
   await Promise.all(running);
-  expect(await metricValue('aws_db_pool_waiting')).toBe(0);
-  expect(await metricValue('aws_db_pool_connections', { state: 'in_use' })).toBe(0);
+  await expect.poll(() => metricValue('aws_db_pool_waiting'), { timeout: 5_000, interval: 20 }).toBe(0);
+  await expect.poll(() => metricValue('aws_db_pool_connections', { state: 'in_use' }), { timeout: 5_000, interval: 20 }).toBe(0);
 });
 
 it('counts a database error that reached a request by its SQLSTATE class', async () => {

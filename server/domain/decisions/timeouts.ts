@@ -81,10 +81,7 @@ export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: strin
  * Times out every overdue pending decision (of one workspace, or all); returns how many. One
  * decision that cannot be timed out is logged and passed over, never blocking the others.
  */
-export async function sweepDecisionTimeouts(
-  db: Database,
-  opts: { workspaceId?: string; now?: Date; onCommitted?: (workspaceId: string) => void } = {},
-): Promise<number> {
+export async function sweepDecisionTimeouts(db: Database, opts: { workspaceId?: string; now?: Date } = {}): Promise<number> {
   const now = opts.now ?? new Date();
   let total = 0;
   let after: { dueAt: Date; id: string } | null = null;
@@ -100,11 +97,7 @@ export async function sweepDecisionTimeouts(
       .limit(SWEEP_BATCH);
     for (const d of due) {
       try {
-        if (await db.transaction((tx) => expireIfDue(tx, d.workspaceId, d.id, now))) {
-          total++;
-          // Open event-stream leases wait for a wake-up; the expiry's event is a commit like any other.
-          opts.onCommitted?.(d.workspaceId);
-        }
+        if (await db.transaction((tx) => expireIfDue(tx, d.workspaceId, d.id, now))) total++;
       } catch (err) {
         if (isStoreUnavailable(err)) throw err;
         log('error', 'decision timeout failed', { decisionId: d.id, error: describeError(err) });

@@ -35,6 +35,5 @@ export const completeSetupProcedure = publicProcedure
       },
       () => new AppError('not_found', NO_SETUP),
     );
-    ctx.runtime.wakeups.committed(created.workspaceId);
     return { workspace_id: created.workspaceId, email: input.email.trim().toLowerCase() };
   });

@@ -70,6 +70,5 @@ export async function accept(ctx: ApiContext, tokenValue: string, who: () => Pro
     },
     () => new AppError('not_found', INVALID_LINK),
   );
-  ctx.runtime.wakeups.committed(joined.workspaceId);
   return { workspace_id: joined.workspaceId, email: joined.email, role: joined.role };
 }

@@ -18,7 +18,7 @@ export const inboxProcedure = humanMemberProcedure
   .query(async ({ ctx, input, actor }) => {
     const { workspaceId } = actor;
     const { db } = ctx.runtime;
-    await sweepDecisionTimeouts(db, { workspaceId, onCommitted: (id) => ctx.runtime.wakeups.committed(id) });
+    await sweepDecisionTimeouts(db, { workspaceId });
     const rows = await inboxDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, limit: 200 });
     return {
       workspaceId,

@@ -47,7 +47,7 @@ export const listProcedure = memberProcedure
     // sent back with other filters is refused, not read as a place in another listing.
     const scope = listScope('decisions', workspaceId, input);
     const after = readCursor(secrets.cursor, scope, input.cursor);
-    await sweepDecisionTimeouts(db, { workspaceId, onCommitted: (id) => ctx.runtime.wakeups.committed(id) });
+    await sweepDecisionTimeouts(db, { workspaceId });
     const rows = await listDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, after, limit: input.limit + 1 });
     const { page, meta } = pageOf(rows, (r) => r, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
     return { data: await decisionViews(db, workspaceId, page), meta };

@@ -25,7 +25,7 @@ export const decisionProcedure = (roles?: readonly MembershipRole[]) => acting(a
 /** Applies an overdue timeout before the caller sees or acts on the decision. */
 export async function settleTimeout(ctx: ApiContext, row: Row): Promise<void> {
   if (row.status === 'pending' && row.dueAt && row.dueAt.getTime() <= Date.now()) {
-    if (await ctx.runtime.db.transaction((tx) => expireIfDue(tx, row.workspaceId, row.id))) ctx.runtime.wakeups.committed(row.workspaceId);
+    await ctx.runtime.db.transaction((tx) => expireIfDue(tx, row.workspaceId, row.id));
   }
 }
 

@@ -16,6 +16,5 @@ export const createProcedure = humanProcedure
         byHuman: true,
       }),
     );
-    runtime.wakeups.committed(created.workspaceId);
     return { id: created.workspaceId, name: created.name };
   });
