@@ -6,52 +6,52 @@
  * it.
  *
  * How: `db.transaction(work, { group: workspaceId })` joins the group of that key that is open in
- * this process, or opens one. The members run one after the other on the group's transaction
+ * this process, or opens one. The participants run one after the other on the group's transaction
  * (one connection runs one statement stream), each but the first behind a SAVEPOINT, sent with its
- * first statement (no round trip of its own). A member that fails is rolled back to its savepoint
- * and only it fails: the others' work stands. The first member has no savepoint (most groups have
- * one member, and then the transaction is the same as an ungrouped one); if it fails, the
- * transaction is rolled back and the members waiting behind it start a new group (none of them
- * had run). When the last member is done and no other is waiting, the group commits, with the
- * statements its members left for COMMIT (db/connection.ts atCommit), in member order: the ledger
- * appends take their sequences in that order. Every member is answered after COMMIT: its result,
+ * first statement (no round trip of its own). A participant that fails is rolled back to its savepoint
+ * and only it fails: the others' work stands. The first participant has no savepoint (most groups have
+ * one participant, and then the transaction is the same as an ungrouped one); if it fails, the
+ * transaction is rolled back and the participants waiting behind it start a new group (none of them
+ * had run). When the last participant is done and no other is waiting, the group commits, with the
+ * statements its participants left for COMMIT (db/connection.ts atCommit), in participant order: the ledger
+ * appends take their sequences in that order. Every participant is answered after COMMIT: its result,
  * its own error, or, when COMMIT fails, the transaction's error (nothing of the group was written).
  *
- * A group takes at most MAX_MEMBERS members: each savepoint is a subtransaction, and a backend
+ * A group takes at most MAX_PARTICIPANTS participants: each savepoint is a subtransaction, and a backend
  * keeps 64 subtransaction ids in shared memory; past that every snapshot taken anywhere has to
  * read pg_subtrans.
  *
  * Shared groups (`acrossWorkspaces`, docs/contract.md §5.6): a write that takes its workspace's ledger lock
  * only at COMMIT (its appends are left for it, and it locks nothing of the ledger before) may also
  * share a transaction with such writes to other workspaces. Over many workspaces, writes to one
- * workspace seldom arrive together, so per-workspace groups have one member; shared groups still
- * save a BEGIN, a COMMIT and a WAL flush per member. Workspaces are spread over `sharedGroups`
- * keys (DB_SHARED_GROUPS, default 2; by a hash of the workspace id), because one group's members
+ * workspace seldom arrive together, so per-workspace groups have one participant; shared groups still
+ * save a BEGIN, a COMMIT and a WAL flush per participant. Workspaces are spread over `sharedGroups`
+ * keys (DB_SHARED_GROUPS, default 2; by a hash of the workspace id), because one group's participants
  * run one after the other on one connection: a single key would make every such write in the
  * process wait for that one connection. Such a group's COMMIT takes several workspaces' ledger locks; so that two of them
  * committing at once can never deadlock, their statements left for COMMIT are sent in workspace
- * order (member order within a workspace), and a member of a shared group may not take a ledger
- * lock before COMMIT (sharedAcrossWorkspaces; server/ledger/append.ts refuses). When one member's
- * append times out waiting for its workspace's lock (held by another transaction), the members
+ * order (participant order within a workspace), and a participant of a shared group may not take a ledger
+ * lock before COMMIT (sharedAcrossWorkspaces; server/ledger/append.ts refuses). When one participant's
+ * append times out waiting for its workspace's lock (held by another transaction), the participants
  * writing to that workspace fail with it; the others, writes to other workspaces, run again in a
  * new group.
  */
 import { AT_COMMIT, TX_LOCALS, markMoved, movedIn, transactionLocals, type CommitStatement } from './connection';
 
-/** At most this many members share a transaction (under PostgreSQL's 64 cached subtransactions). */
-export const MAX_MEMBERS = 32;
+/** At most this many participants share a transaction (under PostgreSQL's 64 cached subtransactions). */
+export const MAX_PARTICIPANTS = 32;
 
-/** Marks, in a member's transaction locals, a member of a shared group. */
+/** Marks, in a participant's transaction locals, a participant of a shared group. */
 const ACROSS_WORKSPACES = Symbol('shared across workspaces');
 
-/** Whether `tx` is a member's view of a transaction shared with writes to other workspaces. */
+/** Whether `tx` is a participant's view of a transaction shared with writes to other workspaces. */
 export function sharedAcrossWorkspaces(tx: object): boolean {
   return transactionLocals(tx)?.[ACROSS_WORKSPACES] === true;
 }
 
 type Work<Tx> = (tx: Tx) => Promise<unknown>;
 
-interface Member<Tx> {
+interface Participant<Tx> {
   work: Work<Tx>;
   /** The workspace it writes to: the order of its statements left for COMMIT in a shared group. */
   workspace: string;
@@ -61,10 +61,10 @@ interface Member<Tx> {
 }
 
 interface Group<Tx> {
-  members: Member<Tx>[];
-  /** Whether its members write to several workspaces (acrossWorkspaces). */
+  participants: Participant<Tx>[];
+  /** Whether its participants write to several workspaces (acrossWorkspaces). */
   shared: boolean;
-  /** Set when the group takes no more members (about to commit, or done). */
+  /** Set when the group takes no more participants (about to commit, or done). */
   closed: boolean;
 }
 
@@ -82,66 +82,68 @@ export function groupedTransactions<Tx extends object>(
   };
 
   async function runGroup(key: string, group: Group<Tx>): Promise<void> {
-    const { members } = group;
-    // Who failed the transaction on their own: the first member in its work (there is no
-    // savepoint to go back to), or a member whose statement left for COMMIT failed (the
+    const { participants } = group;
+    // Who failed the transaction on their own: the first participant in its work (there is no
+    // savepoint to go back to), or a participant whose statement left for COMMIT failed (the
     // statements after it in that flight fail with it).
-    let culprit: Member<Tx> | undefined;
+    let culprit: Participant<Tx> | undefined;
     try {
       await transaction(async (tx) => {
         const left = (tx as { [AT_COMMIT]: CommitStatement[] })[AT_COMMIT];
         const txLocals = transactionLocals(tx)!;
-        const leftBy: { member: Member<Tx>; own: CommitStatement[] }[] = [];
-        // Members may join while earlier ones run: the loop reads the length each time round.
-        for (let i = 0; i < members.length; i++) {
-          const member = members[i]!;
+        const leftBy: { participant: Participant<Tx>; own: CommitStatement[] }[] = [];
+        // Participants may join while earlier ones run: the loop reads the length each time round.
+        for (let i = 0; i < participants.length; i++) {
+          const participant = participants[i]!;
           const own: CommitStatement[] = [];
           const locals: Record<symbol, unknown> = group.shared ? { [ACROSS_WORKSPACES]: true } : {};
           let savepoint: Promise<unknown> | undefined;
           if (i > 0) {
-            savepoint = run(tx, 'savepoint member');
+            savepoint = run(tx, 'savepoint participant');
             savepoint.catch(() => undefined);
           }
           try {
-            const value = await member.work(memberView(tx, own, locals));
+            const value = await participant.work(participantView(tx, own, locals));
             await savepoint;
-            leftBy.push({ member, own });
+            leftBy.push({ participant, own });
             // The ledgers it moved are the transaction's now (the engine tells of them after
-            // COMMIT); a member rolled back to its savepoint below took its appends back, and
+            // COMMIT); a participant rolled back to its savepoint below took its appends back, and
             // tells of nothing.
             for (const workspaceId of movedIn(locals) ?? []) markMoved(txLocals, workspaceId);
-            member.outcome = { ok: true, value };
+            participant.outcome = { ok: true, value };
           } catch (error) {
-            member.outcome = { ok: false, error };
+            participant.outcome = { ok: false, error };
             if (i === 0) {
-              culprit = member;
+              culprit = participant;
               throw error;
             }
             // Its own changes only (the most recent savepoint of that name is its own); a failure
             // here (the connection lost) fails the whole group below.
-            await run(tx, 'rollback to savepoint member');
+            await run(tx, 'rollback to savepoint participant');
           }
         }
         close(key, group);
-        // In workspace order (a stable sort: member order within a workspace), so that every
+        // In workspace order (a stable sort: participant order within a workspace), so that every
         // shared group takes the ledger locks of its workspaces in one order (see the top).
         if (group.shared)
-          leftBy.sort((a, b) => (a.member.workspace < b.member.workspace ? -1 : a.member.workspace > b.member.workspace ? 1 : 0));
-        for (const { member, own } of leftBy) for (const send of own) left.push(blaming(member, send));
+          leftBy.sort((a, b) =>
+            a.participant.workspace < b.participant.workspace ? -1 : a.participant.workspace > b.participant.workspace ? 1 : 0,
+          );
+        for (const { participant, own } of leftBy) for (const send of own) left.push(blaming(participant, send));
       });
     } catch (err) {
       close(key, group);
       if (culprit) {
-        // The transaction was rolled back because of one member: it alone is answered with its
-        // error. The members that succeeded, or had not run yet, run again in a new group (none
+        // The transaction was rolled back because of one participant: it alone is answered with its
+        // error. The participants that succeeded, or had not run yet, run again in a new group (none
         // of their work was written); those that had failed on their own are answered so.
         const error = culprit.outcome?.ok === false ? culprit.outcome.error : err;
         culprit.reject(error);
         // A lock timeout on the culprit's workspace would meet the other writes to that
         // workspace too: they are answered with it rather than wait for the lock again.
         const lockedOut = isLockTimeout(error) ? culprit.workspace : undefined;
-        const again: Member<Tx>[] = [];
-        for (const m of members) {
+        const again: Participant<Tx>[] = [];
+        for (const m of participants) {
           if (m === culprit) continue;
           if (m.outcome && !m.outcome.ok) m.reject(m.outcome.error);
           else if (m.workspace === lockedOut) m.reject(error);
@@ -151,22 +153,22 @@ export function groupedTransactions<Tx extends object>(
         return;
       }
       // The transaction failed as a whole (the connection, COMMIT itself): nothing was written.
-      for (const m of members) m.reject(m.outcome && !m.outcome.ok ? m.outcome.error : err);
+      for (const m of participants) m.reject(m.outcome && !m.outcome.ok ? m.outcome.error : err);
       return;
     }
-    for (const m of members) {
+    for (const m of participants) {
       if (m.outcome?.ok) m.resolve(m.outcome.value);
       else m.reject(m.outcome?.error);
     }
 
-    /** `send`, which blames `member` if its statement is the first to fail on its own account. */
-    function blaming(member: Member<Tx>, send: CommitStatement): CommitStatement {
+    /** `send`, which blames `participant` if its statement is the first to fail on its own account. */
+    function blaming(participant: Participant<Tx>, send: CommitStatement): CommitStatement {
       return () => {
         const sent = send();
         sent.catch((err: unknown) => {
           if (culprit === undefined && (isOwnFailure(err) || (group.shared && isLockTimeout(err)))) {
-            culprit = member;
-            member.outcome = { ok: false, error: err };
+            culprit = participant;
+            participant.outcome = { ok: false, error: err };
           }
         });
         return sent;
@@ -174,19 +176,19 @@ export function groupedTransactions<Tx extends object>(
     }
   }
 
-  const openGroup = (key: string, shared: boolean, members: Member<Tx>[]): Group<Tx> => {
-    const group: Group<Tx> = { members, shared, closed: false };
+  const openGroup = (key: string, shared: boolean, participants: Participant<Tx>[]): Group<Tx> => {
+    const group: Group<Tx> = { participants, shared, closed: false };
     open.set(key, group);
     return group;
   };
 
   return <T>(workspace: string, work: (tx: Tx) => Promise<T>, acrossWorkspaces = false) =>
     new Promise<T>((resolve, reject) => {
-      const member: Member<Tx> = { work, workspace, resolve: resolve as (value: unknown) => void, reject };
+      const participant: Participant<Tx> = { work, workspace, resolve: resolve as (value: unknown) => void, reject };
       const key = acrossWorkspaces ? sharedKey(workspace, sharedGroups) : workspace;
       const joined = open.get(key);
-      if (joined && !joined.closed && joined.members.length < MAX_MEMBERS) joined.members.push(member);
-      else void runGroup(key, openGroup(key, acrossWorkspaces, [member]));
+      if (joined && !joined.closed && joined.participants.length < MAX_PARTICIPANTS) joined.participants.push(participant);
+      else void runGroup(key, openGroup(key, acrossWorkspaces, [participant]));
     });
 }
 
@@ -198,10 +200,10 @@ function sharedKey(workspace: string, groups: number): string {
 }
 
 /**
- * A lock timeout (55P03). In a shared group, when a member's statement left for COMMIT times out
+ * A lock timeout (55P03). In a shared group, when a participant's statement left for COMMIT times out
  * waiting for its workspace's ledger lock (another transaction holds it: a rebuild, a long import),
  * the writes to that workspace fail and the others run again without them; in a workspace's own
- * group every member waits for the same lock, and all fail.
+ * group every participant waits for the same lock, and all fail.
  */
 function isLockTimeout(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === '55P03';
@@ -219,12 +221,12 @@ function isOwnFailure(err: unknown): boolean {
 }
 
 /**
- * The group's transaction as one member sees it: the same connection and statements, and its own
- * list of statements left for COMMIT, taken into the group's only if the member succeeds, and its
+ * The group's transaction as one participant sees it: the same connection and statements, and its own
+ * list of statements left for COMMIT, taken into the group's only if the participant succeeds, and its
  * own transaction locals (db/connection.ts: its pending ledger append; the ledgers it moved, taken
  * into the group's only if it succeeds; whether it is shared across workspaces).
  */
-function memberView<Tx extends object>(tx: Tx, own: CommitStatement[], locals: Record<symbol, unknown>): Tx {
+function participantView<Tx extends object>(tx: Tx, own: CommitStatement[], locals: Record<symbol, unknown>): Tx {
   return new Proxy(tx, {
     get: (target, prop) => (prop === AT_COMMIT ? own : prop === TX_LOCALS ? locals : Reflect.get(target, prop)),
   });

@@ -53,7 +53,7 @@ export function lazyTx(build: () => Tx, run: RunStatement, atCommit: CommitState
  * transaction that rolled back, or whose COMMIT failed (or answered ROLLBACK), tells no one. The
  * ledger records its appends in the locals (db/connection.ts markMoved), so a commit that appended
  * tells its workspaces without its caller doing anything. In a grouped transaction (db/group.ts),
- * a member's appends count only if the member succeeded: one rolled back to its savepoint took
+ * a participant's appends count only if the participant succeeded: one rolled back to its savepoint took
  * them back, and the group's transaction carries only the others'.
  */
 export class CommitListeners {
@@ -67,7 +67,7 @@ export class CommitListeners {
   /**
    * After a successful COMMIT. A listener that throws is reported as a process warning and does
    * not reach the transaction's caller: the transaction did commit, and a caller told otherwise
-   * (or a group whose members were) would think nothing was written.
+   * (or a group whose participants were) would think nothing was written.
    */
   committed(locals: Record<symbol, unknown>): void {
     const moved = movedIn(locals);

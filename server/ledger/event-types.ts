@@ -57,7 +57,7 @@ const writeOnly =
 
 /**
  * A status change of an initiative, workstream, milestone or task
- * (server/domain/lifecycle/status-changes.ts). It also carries `<level>_id` and its cause (the
+ * (server/domain/status-changes.ts). It also carries `<level>_id` and its cause (the
  * action, a reason, the decision…), which nothing reads back.
  */
 const nodeStatusChanged = z.looseObject({

@@ -41,7 +41,7 @@ import {
   type ClaimRow,
 } from '@/server/domain/hierarchy/records';
 import type { AttentionRow, DecisionRow } from '@/server/domain/decisions/view';
-import type { StatusEventType } from '@/server/domain/lifecycle/status-changes';
+import type { StatusEventType } from '@/server/domain/status-changes';
 
 type ImportedRow = typeof importedReceipts.$inferSelect;
 

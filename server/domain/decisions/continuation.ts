@@ -11,7 +11,7 @@ import { decisionAttention, runs, tasks } from '@/db/schema';
 import { appendEvents, type NewEvent } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
-import { writeStatusChanges, type StatusChange, type StatusEventType } from '../lifecycle/status-changes';
+import { writeStatusChanges, type StatusChange, type StatusEventType } from '../status-changes';
 import { followTask, workIsOpen, workOf } from '../runs/hierarchy';
 import { newRun } from '../runs/runs';
 import { cancelDecisionsOfRuns } from './cancel-with-run';

@@ -10,7 +10,7 @@ import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledge
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { actorNameSql, decisionView, type DecisionView } from './view';
-import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
+import { writeStatusChanges, type StatusChange } from '../status-changes';
 import { followTask } from '../runs/hierarchy';
 
 export interface CreateDecisionInput {

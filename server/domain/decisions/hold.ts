@@ -8,7 +8,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { runs, tasks } from '@/db/schema';
 import type { NewEvent } from '@/server/ledger/append';
-import { writeStatusChanges, type StatusChange } from '../lifecycle/status-changes';
+import { writeStatusChanges, type StatusChange } from '../status-changes';
 
 /** Ends the hold of `decisionId` on its run, if it still has one; returns the events to append. */
 export async function releaseHold(tx: Tx, workspaceId: string, decisionId: string, now: Date): Promise<NewEvent[]> {
@@ -43,7 +43,7 @@ export async function releaseHold(tx: Tx, workspaceId: string, decisionId: strin
       eventType: 'task.status_changed',
     });
   } else if (task.pauseId !== null && task.resumeStatus === 'blocked') {
-    // Paused by a lifecycle action meanwhile: its resume will bring it back paused, not blocked.
+    // Paused by a node action meanwhile: its resume will bring it back paused, not blocked.
     changes.push({
       level: 'task',
       id: task.id,

@@ -11,7 +11,7 @@ import { appendEvents } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import type { CheckpointRow, RunRow } from '../hierarchy/records';
-import { writeStatusChanges, type StatusEventType } from '../lifecycle/status-changes';
+import { writeStatusChanges, type StatusEventType } from '../status-changes';
 import { cancelDecisionsOfRuns } from '../decisions/cancel-with-run';
 import { assertWorkOpen, moveRun, taskOf, workOf } from './hierarchy';
 import { RUN_ACTIONS, verdict, type RunAction } from './machine';

@@ -1,6 +1,6 @@
 /**
  * A run's place in the work hierarchy: its task and the nodes above it, whether that work is open
- * for a run to go on, and the task's status change that follows a run's. Run services, lifecycle
+ * for a run to go on, and the task's status change that follows a run's. Run services, node
  * actions and rulings all go through these, so a task shows its current run the same way whoever
  * moved it.
  */
@@ -9,7 +9,7 @@ import type { Tx } from '@/db';
 import { initiatives, milestones, runs, tasks, workstreams } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import type { RunRow, TaskRow } from '../hierarchy/records';
-import type { StatusChange, StatusEventType } from '../lifecycle/status-changes';
+import type { StatusChange, StatusEventType } from '../status-changes';
 import { OPEN_RUN_STATUSES, taskStatusForRun } from './machine';
 
 /** The change that makes `run` show `to`, and the task's change that follows it (if its status differs). */
@@ -70,14 +70,14 @@ export async function workOf(tx: Tx, workspaceId: string, taskId: string): Promi
   };
 }
 
-/** Whether the task is open, not held by a lifecycle pause, and every node above it is active. */
+/** Whether the task is open, not held by a node-action pause, and every node above it is active. */
 export function workIsOpen(work: Work): boolean {
   const { task } = work;
   return work.above.every((a) => a.status === 'active') && task.status !== 'done' && task.status !== 'cancelled' && task.pauseId === null;
 }
 
 /**
- * A run may start, resume or be reopened only while its task is open and not held by a lifecycle
+ * A run may start, resume or be reopened only while its task is open and not held by a node-action
  * pause, every node above is active, and (unless `openRunId` is that run) the task has no other
  * open run. Otherwise 409 invalid_state_transition, naming what stands in the way.
  */

@@ -1,7 +1,7 @@
 /**
  * Runs of tasks as their agent reports them: start one, record checkpoints, finish it. Every
  * service here (and the control actions, server/domain/runs/actions.ts) takes the workspace's
- * ledger lock first (one lock order with lifecycle actions and rulings), changes the run, lets the
+ * ledger lock first (one lock order with node actions and rulings), changes the run, lets the
  * task follow, and appends the events in one call. How a run is shown is server/domain/runs/view.ts;
  * its task and the work above it, server/domain/runs/hierarchy.ts.
  */
@@ -13,7 +13,7 @@ import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledge
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { checkpointRecord, runRecord, type CheckpointRow, type RunRow } from '../hierarchy/records';
-import { runAfter, writeStatusChanges } from '../lifecycle/status-changes';
+import { runAfter, writeStatusChanges } from '../status-changes';
 import { assertWorkOpen, followTask, moveRun, taskOf, workOf } from './hierarchy';
 import { RUN_REPORTS, verdict } from './machine';
 import { checkpointView, findRun, loadRunView, runView, type CheckpointView, type RunView } from './view';

@@ -1,7 +1,7 @@
 /**
  * PATCH /tasks/{id}: changing what a task says (title, description, priority, estimate, agent),
  * with JSON merge patch semantics: a field sent is set, `null` clears an optional one, a field left
- * out is kept. Status is not among them: it follows runs and lifecycle actions.
+ * out is kept. Status is not among them: it follows runs and node actions.
  *
  * `If-Match` (the aggregateVersion, as ETag gives it) is checked under the workspace's lock, so
  * two writers that read the same version cannot both win: the second gets 412. A patch that

@@ -1,9 +1,9 @@
 /** POST /lifecycle: pause, resume, retry or cancel a node of the work hierarchy, with its cascade. */
 import { z } from 'zod';
 import { initiatives, milestones, runs, tasks, workstreams } from '@/db/schema';
-import { applyLifecycle } from '@/server/domain/lifecycle/lifecycle';
-import { LIFECYCLE_ACTIONS } from '@/server/domain/lifecycle/plan';
-import { LEVELS, type Level } from '@/server/domain/lifecycle/status-changes';
+import { applyNodeAction } from '@/server/domain/node-actions/apply';
+import { NODE_ACTIONS } from '@/server/domain/node-actions/plan';
+import { LEVELS, type Level } from '@/server/domain/status-changes';
 import { AppError } from '@/server/errors';
 import { actorFor } from '../../locate';
 import { acting } from '../../procedures';
@@ -16,7 +16,7 @@ const lifecycleInput = z
   .strictObject({
     level: z.enum(LEVELS),
     id: id(),
-    action: z.enum(LIFECYCLE_ACTIONS),
+    action: z.enum(NODE_ACTIONS),
     reason: text(1, 1000).optional().meta({ description: 'Why, in words; kept in every event of the action.' }),
     dry_run: jsonBoolean()
       .default(false)
@@ -27,7 +27,7 @@ const lifecycleInput = z
 const lifecycleOutput = z
   .object({
     ok: z.literal(true),
-    action: z.enum(LIFECYCLE_ACTIONS),
+    action: z.enum(NODE_ACTIONS),
     level: z.enum(LEVELS),
     id: z.uuid(),
     dry_run: z.boolean(),
@@ -79,7 +79,7 @@ export const actProcedure = acting(authenticatedProcedure, ofNode)
   .output(lifecycleOutput)
   .mutation(({ input, actor, write }) =>
     write(async (tx) => {
-      const result = await applyLifecycle(tx, actor, input);
+      const result = await applyNodeAction(tx, actor, input);
       return { ok: true as const, action: input.action, level: input.level, id: input.id, dry_run: input.dry_run, ...result };
     }),
   );

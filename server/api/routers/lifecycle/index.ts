@@ -1,4 +1,4 @@
-/** Lifecycle actions on the work hierarchy: POST /lifecycle (act.ts). */
+/** POST /lifecycle, the API's name for node actions on the work hierarchy (server/domain/node-actions): act.ts. */
 import { router } from '../../trpc';
 import { actProcedure } from './act';
 

@@ -1,5 +1,5 @@
 /**
- * POST /lifecycle: load the node and its subtree under the workspace's ledger lock, plan the
+ * A node action (POST /lifecycle): load the node and its subtree under the workspace's ledger lock, plan the
  * action (plan.ts), and either show the plan (dry run) or write it: one transaction, one ledger
  * event per changed node, new runs for re-dispatched tasks, and the pending decisions of cancelled
  * runs cancelled with them.
@@ -14,18 +14,18 @@ import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
 import { cancelDecisionsOfRuns } from '../decisions/cancel-with-run';
 import { newRun } from '../runs/runs';
-import { planLifecycle, type LifecycleAction, type Plan, type PlanNode, type Subject } from './plan';
-import { writeStatusChanges, type Level } from './status-changes';
+import { planNodeAction, type NodeAction, type Plan, type PlanNode, type Subject } from './plan';
+import { writeStatusChanges, type Level } from '../status-changes';
 
-export interface LifecycleInput {
+export interface NodeActionInput {
   level: Level;
   id: string;
-  action: LifecycleAction;
+  action: NodeAction;
   reason?: string;
   dry_run: boolean;
 }
 
-export interface LifecycleResult {
+export interface NodeActionResult {
   affected: { nodes: number; runsPaused: number; runsCancelled: number; redispatched: number };
   changes: { level: Level; id: string; from: string; to: string }[];
   redispatched_tasks: string[];
@@ -179,7 +179,7 @@ async function loadSubject(tx: Tx, workspaceId: string, level: Level, id: string
   }
 }
 
-function summarize(plan: Plan): Pick<LifecycleResult, 'affected' | 'changes' | 'redispatched_tasks'> {
+function summarize(plan: Plan): Pick<NodeActionResult, 'affected' | 'changes' | 'redispatched_tasks'> {
   const runChanges = plan.changes.filter((c) => c.level === 'run');
   return {
     affected: {
@@ -193,11 +193,11 @@ function summarize(plan: Plan): Pick<LifecycleResult, 'affected' | 'changes' | '
   };
 }
 
-export async function applyLifecycle(tx: Tx, actor: Actor, input: LifecycleInput): Promise<LifecycleResult> {
+export async function applyNodeAction(tx: Tx, actor: Actor, input: NodeActionInput): Promise<NodeActionResult> {
   await lockWorkspaceLedger(tx, actor.workspaceId);
   const subject = await loadSubject(tx, actor.workspaceId, input.level, input.id);
   const lifecycleId = randomUUID();
-  const plan = planLifecycle(input.action, subject, lifecycleId);
+  const plan = planNodeAction(input.action, subject, lifecycleId);
   const summary = summarize(plan);
   const cancelledRuns = plan.changes.filter((c) => c.level === 'run' && c.to === 'cancelled').map((c) => c.id);
   if (input.dry_run) {

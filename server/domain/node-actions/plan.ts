@@ -1,5 +1,6 @@
 /**
- * Lifecycle actions planned as pure functions over a loaded subtree (docs/contract.md §4.6):
+ * Node actions (the API's lifecycle actions, POST /lifecycle) planned as pure functions over a
+ * loaded subtree (docs/contract.md §4.6):
  *
  * - `pause` pauses the node and its active descendants, and their queued or running runs, all
  *   marked with one pause id and the status each had;
@@ -14,11 +15,11 @@
 import { AppError } from '@/server/errors';
 import type { RunRow } from '../hierarchy/records';
 import { followTask } from '../runs/hierarchy';
-import type { Level, StatusChange, StatusEventType } from './status-changes';
+import type { Level, StatusChange, StatusEventType } from '../status-changes';
 import { plural } from '@/server/words';
 
-export const LIFECYCLE_ACTIONS = ['pause', 'resume', 'retry', 'cancel'] as const;
-export type LifecycleAction = (typeof LIFECYCLE_ACTIONS)[number];
+export const NODE_ACTIONS = ['pause', 'resume', 'retry', 'cancel'] as const;
+export type NodeAction = (typeof NODE_ACTIONS)[number];
 
 export interface PlanNode {
   level: Level;
@@ -223,7 +224,7 @@ function planRetry(subject: Subject): Plan {
   return { changes, redispatch, message: `Re-dispatched ${plural(redispatch.length, 'task')} under ${name(root)}.` };
 }
 
-export function planLifecycle(action: LifecycleAction, subject: Subject, pauseId: string): Plan {
+export function planNodeAction(action: NodeAction, subject: Subject, pauseId: string): Plan {
   switch (action) {
     case 'pause':
       return planPause(subject, pauseId);

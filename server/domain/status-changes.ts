@@ -1,6 +1,6 @@
 /**
  * Status changes of nodes of the work hierarchy and of runs, written in one statement per table and
- * each recorded as its ledger event. Run control, lifecycle actions and the task-follows-its-runs
+ * each recorded as its ledger event. Run control, node actions and the task-follows-its-runs
  * rule all write through here, so every status change has the same event shape and replays the
  * same way (server/projections/state.ts).
  */
@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import type { NewEvent } from '@/server/ledger/append';
 import { newEvent, type EventType } from '@/server/ledger/event-types';
-import { runRecord, type RunRow } from '../hierarchy/records';
+import { runRecord, type RunRow } from './hierarchy/records';
 
 export const LEVELS = ['initiative', 'workstream', 'milestone', 'task', 'run'] as const;
 export type Level = (typeof LEVELS)[number];
@@ -35,7 +35,7 @@ export interface StatusChange {
   id: string;
   from: string;
   to: string;
-  /** Lifecycle pause bookkeeping after the change (null: none). */
+  /** Node-action pause bookkeeping after the change (null: none). */
   pauseId: string | null;
   resumeStatus: string | null;
   eventType: StatusEventType;
