@@ -2,14 +2,16 @@
  * Work the service does on its own: timing out overdue decisions every few seconds, deleting what
  * is kept only for a while once a minute (server/retention.ts: expired idempotency records, ended
  * dedup claims, rate-limit windows and attempt counters, old webhook delivery attempts), and
- * delivering the ledger to webhook endpoints (server/webhooks/dispatcher.ts).
+ * delivering the ledger to webhook endpoints (server/webhooks/dispatcher.ts), and adding new events
+ * to each workspace's Merkle tree and signing its checkpoint (server/ledger/integrator.ts).
  */
 import { sql } from 'drizzle-orm';
 import { query, type Database } from '@/db';
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { attemptLimitsOf } from './auth/sign-in';
 import { describeError, log } from './log';
-import { jobSucceeded, measureDeliveryLagWith, type DeliveryLag } from './metrics';
+import { jobSucceeded, measureDeliveryLagWith, measureTreeAlarmsWith, type DeliveryLag } from './metrics';
+import { countTreeAlarms, runIntegrator } from './ledger/integrator';
 import { runRetention } from './retention';
 import type { Runtime } from './runtime';
 import { WebhookDispatcher } from './webhooks/dispatcher';
@@ -42,11 +44,15 @@ function every(name: string, everyMs: number, job: () => Promise<unknown>): () =
  */
 export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; retentionMs?: number } = {}): () => Promise<void> {
   measureDeliveryLagWith(() => deliveryLag(runtime.db));
+  measureTreeAlarmsWith(() => countTreeAlarms(runtime.db));
   let stopping = false;
   const webhooks = new WebhookDispatcher(runtime);
   webhooks.start();
   const stops = [
     every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () => sweepDecisionTimeouts(runtime.db)),
+    every('ledger integrator', runtime.env.CHECKPOINT_INTERVAL_MS, () =>
+      runIntegrator(runtime.db, { appUrl: runtime.env.APP_URL, secret: runtime.secrets.ledger }, runtime.env.CHECKPOINT_INTERVAL_MS),
+    ),
     every('retention', opts.retentionMs ?? RETENTION_MS, () =>
       runRetention(
         runtime.db,

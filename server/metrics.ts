@@ -30,6 +30,8 @@ function build() {
   const leases = { count: () => 0 };
   // Read at each scrape from the database (server/jobs.ts; measureDeliveryLagWith).
   const lag = { read: async (): Promise<DeliveryLag[]> => [] };
+  // Read at each scrape from the database (server/jobs.ts; measureTreeAlarmsWith).
+  const alarms = { count: async (): Promise<number> => 0 };
   // Read at each scrape from the pool (PostgreSQL; server/boot.ts, measurePoolWith).
   const pool: { read: (() => PoolStats) | undefined } = { read: undefined };
   collectDefaultMetrics({ register: registry });
@@ -78,6 +80,7 @@ function build() {
       registers,
     }),
     lag,
+    alarms,
     deliveries: new Counter({
       name: 'aws_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome (succeeded: a 2xx answer; failed: any other answer, or none).',
@@ -97,6 +100,19 @@ function build() {
           return [];
         });
         for (const b of behind) this.set({ endpoint: b.endpointId }, b.seconds);
+      },
+    }),
+    treeAlarms: new Gauge({
+      name: 'aws_ledger_tree_alarms',
+      help: 'Workspaces whose Merkle tree is on alarm: their events no longer match it, and no checkpoint is signed until an operator rebuilds it.',
+      registers,
+      async collect() {
+        this.set(
+          await alarms.count().catch((err: unknown) => {
+            log('warn', 'ledger tree alarms not counted', { error: describeError(err) });
+            return 0;
+          }),
+        );
       },
     }),
     passwordHashing: new Counter({
@@ -189,6 +205,11 @@ export function countDbError(sqlState: string): void {
 /** How the delivery lag is read at each scrape (server/jobs.ts gives a query on the runtime's database). */
 export function measureDeliveryLagWith(read: () => Promise<DeliveryLag[]>): void {
   metrics().lag.read = read;
+}
+
+/** How the trees on alarm are counted at each scrape (server/jobs.ts gives a query on the runtime's database). */
+export function measureTreeAlarmsWith(count: () => Promise<number>): void {
+  metrics().alarms.count = count;
 }
 
 /** How the pool's state is read at each scrape (PostgreSQL only). */

@@ -19,6 +19,8 @@ interface InstanceSecrets {
   auth: string;
   /** Encrypts webhook signing secrets at rest (WEBHOOK_SECRET_KEY when set). */
   webhook: string;
+  /** Encrypts the workspaces' checkpoint signing keys at rest (LEDGER_KEY_SECRET when set). */
+  ledger: string;
 }
 
 export interface Runtime {
@@ -52,6 +54,7 @@ export async function createRuntime(env: Env, extra: { migrationsFolder?: string
       cursor: await instanceSecret(handle.db, 'cursor_hmac'),
       auth: env.AUTH_SECRET ?? (await instanceSecret(handle.db, 'auth')),
       webhook: env.WEBHOOK_SECRET_KEY ?? (await instanceSecret(handle.db, 'webhook_secret_key')),
+      ledger: env.LEDGER_KEY_SECRET ?? (await instanceSecret(handle.db, 'ledger_key_secret')),
     };
     const notify = handle.notify;
     const wakeups = new LedgerWakeups(notify ? (ids) => notify(WAKE_CHANNEL, ids) : undefined);

@@ -22,6 +22,7 @@ type Prefix = EventType extends infer T ? (T extends `${infer P}.${string}` ? P 
 /** What each kind of aggregate is called, by the event type's first part. */
 const SUBJECTS: Record<Prefix, string> = {
   workspace: 'Workspace',
+  ledger: 'Ledger',
   membership: 'Member',
   invitation: 'Invitation',
   api_key: 'API key',
@@ -46,6 +47,7 @@ export type EventPhrases = { [T in EventType]: Phrase<T> };
 
 const PHRASES: EventPhrases = {
   'workspace.created': 'created',
+  'ledger.key_added': (p) => (p.replaces ? `signing key ${p.key_id} replaced ${p.replaces}` : `signing key ${p.key_id} added`),
   'membership.created': (p) => `added as ${words(p.role)}`,
   'membership.role_changed': (p) => `role changed from ${words(p.from)} to ${words(p.to)}`,
   'membership.removed': 'removed',

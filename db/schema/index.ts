@@ -11,3 +11,4 @@ export * from './artifact-types';
 export * from './rate-limits';
 export * from './webhooks';
 export * from './job-leases';
+export * from './tree';

@@ -143,6 +143,18 @@ interface WebhookTarget {
 
 const EVENTS = {
   'workspace.created': writeOnly<{ name: string }>()('workspace'),
+  /**
+   * A checkpoint signing key for the workspace's ledger (server/ledger/checkpoints.ts): its first,
+   * or one that replaces `replaces` (which is retired then). The public half only.
+   */
+  'ledger.key_added': writeOnly<{
+    key_id: string;
+    name: string;
+    algorithm: 'ed25519';
+    public_key: string;
+    vkey: string;
+    replaces: string | null;
+  }>()('workspace'),
 
   'membership.created': writeOnly<{ user_id: string; email: string; display_name: string; role: MembershipRole; user_created: boolean }>()(
     'membership',

@@ -156,6 +156,7 @@ export type ProjectionRules = { [T in EventType]: (state: ProjectionState, event
 
 const RULES: ProjectionRules = {
   'workspace.created': unprojected,
+  'ledger.key_added': unprojected,
   'membership.created': unprojected,
   'membership.role_changed': unprojected,
   'membership.removed': unprojected,

@@ -1,0 +1,122 @@
+/**
+ * Signed checkpoints of a workspace's ledger: its Ed25519 signing keys and the notes they sign
+ * (note.ts, C2SP tlog-checkpoint). The key's name is the checkpoint origin,
+ * `<APP_URL host>/workspaces/<id>`; its private half is kept encrypted under the instance secret
+ * LEDGER_KEY_SECRET (or one generated in the instance secrets), as webhook secrets are. A key is
+ * made the first time the workspace is signed for; each later one (a rotation) is announced in the
+ * ledger (`ledger.key_added`).
+ */
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import { ledgerCheckpoints, ledgerSigningKeys } from '@/db/schema';
+import { systemActor } from '@/server/domain/decisions/timeouts';
+import { decryptSecret, encryptSecret } from '@/server/webhooks/secrets';
+import { appendEvents } from './append';
+import { checkpointText, generateNoteKey, noteKeyFromSeed, signNote, vkeyOf, type NoteKey } from './note';
+
+/** What signing needs of the instance: where it is reached, and the secret its keys are kept under. */
+export interface SigningSettings {
+  appUrl: string;
+  secret: string;
+}
+
+/** A workspace's checkpoint origin (and its keys' name): `<APP_URL host>/workspaces/<id>`. */
+function originOf(appUrl: string, workspaceId: string): string {
+  return `${new URL(appUrl).host}/workspaces/${workspaceId}`;
+}
+
+/** The seed is encrypted with its own purpose, so it never decrypts as a webhook secret would. */
+const sealed = (secret: string) => `ledger-keys:${secret}`;
+
+/** Adds a new signing key for the workspace, retiring the current one if any (a rotation, announced). */
+export async function addSigningKey(tx: Tx, workspaceId: string, settings: SigningSettings, at = new Date()): Promise<NoteKey> {
+  const origin = originOf(settings.appUrl, workspaceId);
+  const key = generateNoteKey(origin);
+  const vkey = vkeyOf(key);
+  const keyId = vkey.split('+')[1]!;
+  const retired = await tx
+    .update(ledgerSigningKeys)
+    .set({ retiredAt: at })
+    .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), isNull(ledgerSigningKeys.retiredAt)))
+    .returning({ keyId: ledgerSigningKeys.keyId });
+  await tx.insert(ledgerSigningKeys).values({
+    workspaceId,
+    keyId,
+    name: origin,
+    publicKey: key.publicKey,
+    privateKeyCipher: encryptSecret(sealed(settings.secret), key.seed.toString('base64')),
+    createdAt: at,
+  });
+  // A rotation is announced in the ledger, so that the chain itself says when the key changed and
+  // which key came next. The first key is not: it is made when the integrator first signs, in the
+  // background, and an event there would appear in the ledger at no request's doing; GET
+  // /ledger/keys lists it, and a witness pins it on first sight.
+  if (retired[0]) {
+    await appendEvents(
+      tx,
+      await systemActor(tx, workspaceId, 'system:checkpoints'),
+      [
+        {
+          aggregateType: 'workspace',
+          aggregateId: workspaceId,
+          eventType: 'ledger.key_added',
+          payload: {
+            key_id: keyId,
+            name: origin,
+            algorithm: 'ed25519',
+            public_key: key.publicKey.toString('base64'),
+            vkey,
+            replaces: retired[0].keyId,
+          },
+        },
+      ],
+      at,
+    );
+  }
+  return key;
+}
+
+/** The workspace's current signing key, or null before its first. */
+async function currentKey(tx: Tx, workspaceId: string, settings: SigningSettings): Promise<{ key: NoteKey; keyId: string } | null> {
+  const [row] = await tx
+    .select()
+    .from(ledgerSigningKeys)
+    .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), isNull(ledgerSigningKeys.retiredAt)));
+  if (!row) return null;
+  const seed = Buffer.from(decryptSecret(sealed(settings.secret), row.privateKeyCipher), 'base64');
+  return { key: noteKeyFromSeed(row.name, seed), keyId: row.keyId };
+}
+
+/**
+ * Signs the checkpoint of the workspace's tree at `size` with `root`, and keeps it. Returns
+ * whether the workspace had no key yet: then a key was made, and its `ledger.key_added` event
+ * moved the ledger past `size` (the next checkpoint covers it).
+ */
+export async function signCheckpoint(
+  tx: Tx,
+  workspaceId: string,
+  size: number,
+  root: Buffer,
+  settings: SigningSettings,
+): Promise<{ keyAdded: boolean }> {
+  let current = await currentKey(tx, workspaceId, settings);
+  const keyAdded = current === null;
+  if (!current) {
+    const key = await addSigningKey(tx, workspaceId, settings);
+    current = { key, keyId: vkeyOf(key).split('+')[1]! };
+  }
+  const note = signNote(checkpointText(originOf(settings.appUrl, workspaceId), size, root), current.key);
+  await tx.insert(ledgerCheckpoints).values({ workspaceId, treeSize: size, root, note, keyId: current.keyId }).onConflictDoNothing();
+  return { keyAdded };
+}
+
+/** The newest checkpoint kept for the workspace, or null before the first. */
+export async function newestCheckpoint(tx: Tx, workspaceId: string) {
+  const [row] = await tx
+    .select()
+    .from(ledgerCheckpoints)
+    .where(eq(ledgerCheckpoints.workspaceId, workspaceId))
+    .orderBy(desc(ledgerCheckpoints.treeSize))
+    .limit(1);
+  return row ?? null;
+}

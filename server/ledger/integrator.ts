@@ -1,0 +1,146 @@
+/**
+ * The integrator: after commits, it adds the new events of each workspace to its Merkle tree
+ * (tiles.ts) and signs a checkpoint of the larger tree (checkpoints.ts). It runs beside the
+ * writes, never in them: the append gains no statement. One instance at a time runs it (the
+ * `ledger-integrator` lease, as the retention job has its own).
+ *
+ * Before it extends a tree it checks that the events still match it: the event at the tree's
+ * size must still be there with the leaf the tree holds, the head must not be behind the tree,
+ * and the events after it must follow without a gap. If not (events cut off, rewritten or
+ * missing), the tree is put on alarm: an error log line, the `aws_ledger_tree_alarms` metric, and
+ * no checkpoint for that workspace until an operator rebuilds the tree (projections:rebuild).
+ */
+import { eq, sql } from 'drizzle-orm';
+import { query, type Database, type Tx } from '@/db';
+import { ledgerTrees } from '@/db/schema';
+import { signCheckpoint, type SigningSettings } from './checkpoints';
+import { EMPTY_ROOT, eventLeafHash, hashesOf, rootPlan } from './merkle';
+import { edgeTiles, extendEdge, nodeHashesFrom, readEdge, readNodes, writeTiles } from './tiles';
+import { INSTANCE_ID, takeLease } from '@/server/job-lease';
+import { describeError, log } from '@/server/log';
+
+/** Events added to a tree per transaction at most (a long ledger is integrated in several). */
+const BATCH = 10_000;
+const LEASE = 'ledger-integrator';
+
+/** What one pass over a workspace did. */
+export type Integration =
+  | { workspaceId: string; outcome: 'extended'; from: number; to: number; root: Buffer }
+  | { workspaceId: string; outcome: 'current' }
+  | { workspaceId: string; outcome: 'alarm'; alarm: string };
+
+/** How many workspaces' trees are on alarm (the aws_ledger_tree_alarms metric). */
+export async function countTreeAlarms(db: Database): Promise<number> {
+  const [row] = await query<{ n: number | string }>(db, sql`select count(*) as n from ledger_trees where alarm is not null`);
+  return Number(row?.n ?? 0);
+}
+
+/** The workspaces whose tree is behind (or ahead of) their ledger, and not on alarm. */
+export async function workspacesToIntegrate(db: Database): Promise<string[]> {
+  const rows = await query<{ workspace_id: string }>(
+    db,
+    sql`select h.workspace_id from ledger_heads h
+          left join ledger_trees t on t.workspace_id = h.workspace_id
+         where h.sequence <> coalesce(t.size, 0) and t.alarm is null
+         order by h.workspace_id`,
+  );
+  return rows.map((r) => r.workspace_id);
+}
+
+/**
+ * One pass over a workspace: up to BATCH new events into its tree and a signed checkpoint, in one
+ * transaction. It takes the tree's row, not the ledger's lock: writes go on meanwhile, and the
+ * events up to the head it read are committed and never change. `batch` is for tests.
+ */
+export async function integrateWorkspace(
+  db: Database,
+  workspaceId: string,
+  settings: SigningSettings,
+  batch = BATCH,
+): Promise<Integration> {
+  return db.transaction(async (tx) => {
+    await tx.insert(ledgerTrees).values({ workspaceId, size: 0, root: EMPTY_ROOT }).onConflictDoNothing();
+    const [tree] = await tx.select().from(ledgerTrees).where(eq(ledgerTrees.workspaceId, workspaceId)).for('update');
+    if (!tree) throw new Error(`no tree row for workspace ${workspaceId}`);
+    if (tree.alarm) return { workspaceId, outcome: 'alarm', alarm: tree.alarm };
+    const [head] = await query<{ sequence: number | string }>(
+      tx,
+      sql`select sequence from ledger_heads where workspace_id = ${workspaceId}`,
+    );
+    const headSequence = Number(head?.sequence ?? 0);
+    if (headSequence < tree.size) {
+      return raiseAlarm(tx, workspaceId, `the ledger's head is at ${headSequence}, but the tree holds ${tree.size} events`);
+    }
+    // The event at the tree's size (to check it still is the one the tree holds), then the new ones.
+    const to = Math.min(headSequence, tree.size + batch);
+    const events = await query<{ sequence: number | string; event_hash: string }>(
+      tx,
+      sql`select sequence, event_hash from ledger_events
+           where workspace_id = ${workspaceId} and sequence between ${Math.max(tree.size, 1)} and ${to}
+           order by sequence`,
+    );
+    let expected = Math.max(tree.size, 1);
+    for (const event of events) {
+      if (Number(event.sequence) !== expected) break;
+      expected++;
+    }
+    if (expected !== to + 1 && to >= Math.max(tree.size, 1)) {
+      return raiseAlarm(tx, workspaceId, `event ${expected} is missing (the tree holds ${tree.size}, the head is at ${headSequence})`);
+    }
+    const fresh = tree.size > 0 ? events.slice(1) : events;
+    if (tree.size > 0) {
+      const last = events[0]!;
+      const held = (await readNodes(tx, workspaceId, [{ level: 0, index: tree.size - 1 }])).values().next().value!;
+      if (!eventLeafHash(last.event_hash).equals(held)) {
+        return raiseAlarm(tx, workspaceId, `event ${tree.size} is not the one the tree holds`);
+      }
+    }
+    if (fresh.length === 0) return { workspaceId, outcome: 'current' };
+    const edge = await readEdge(tx, workspaceId, tree.size);
+    const written = extendEdge(
+      edge,
+      fresh.map((e) => eventLeafHash(e.event_hash)),
+    );
+    await writeTiles(tx, workspaceId, written.values());
+    const plan = rootPlan(edge.size);
+    const root = hashesOf(plan, nodeHashesFrom(plan.nodes, edgeTiles(edge, written)))[0]!;
+    await tx.update(ledgerTrees).set({ size: edge.size, root, updatedAt: new Date() }).where(eq(ledgerTrees.workspaceId, workspaceId));
+    await signCheckpoint(tx, workspaceId, edge.size, root, settings);
+    return { workspaceId, outcome: 'extended', from: tree.size, to: edge.size, root };
+  });
+}
+
+async function raiseAlarm(tx: Tx, workspaceId: string, alarm: string): Promise<Integration> {
+  await tx.update(ledgerTrees).set({ alarm, alarmAt: new Date() }).where(eq(ledgerTrees.workspaceId, workspaceId));
+  return { workspaceId, outcome: 'alarm', alarm };
+}
+
+/**
+ * One run of the job: every workspace whose tree is behind, one pass each, on the instance that
+ * holds the lease. The lease lasts a few periods and is renewed by each run, so a stopped instance
+ * hands the job over within that time. Returns what each pass did.
+ */
+export async function runIntegrator(
+  db: Database,
+  settings: SigningSettings,
+  periodMs: number,
+  holder = INSTANCE_ID,
+): Promise<Integration[]> {
+  if (!(await takeLease(db, LEASE, Math.max(5 * periodMs, 10_000), holder))) return [];
+  const done: Integration[] = [];
+  for (const workspaceId of await workspacesToIntegrate(db)) {
+    try {
+      const pass = await integrateWorkspace(db, workspaceId, settings);
+      if (pass.outcome === 'alarm')
+        log('error', 'ledger tree alarm: the events no longer match the tree; no checkpoint until it is rebuilt', {
+          workspaceId,
+          alarm: pass.alarm,
+        });
+      done.push(pass);
+    } catch (err) {
+      // One workspace's failure (a tile that would change) must not stop the others'.
+      log('error', 'ledger integration failed', { workspaceId, error: describeError(err) });
+    }
+  }
+  return done;
+}
