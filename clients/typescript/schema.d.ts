@@ -564,6 +564,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ledger/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace’s checkpoint signing keys
+         * @description Each workspace signs its checkpoints with its own Ed25519 key, made when its first checkpoint is signed. A rotation (npm run ledger:rotate-key) retires the current key, which stays listed, and appends a `ledger.key_added` event naming the new one. Pin a vkey in your verifier or witness.
+         */
+        get: operations["ledger-keys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ledger/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the newest signed checkpoint
+         * @description A checkpoint is signed at most CHECKPOINT_INTERVAL_MS (default 1 s) after a commit. Keep it: a later checkpoint must extend it (GET /ledger/proofs/consistency), which is what a witness checks. 404 before the first. Hashes are standard base64 of 32 bytes, as in C2SP checkpoints. Leaf i is the event at sequence i + 1, its hash SHA-256(0x00 ‖ the 32 bytes of its eventHash); an interior node is SHA-256(0x01 ‖ left ‖ right) (RFC 9162).
+         */
+        get: operations["ledger-checkpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ledger/proofs/inclusion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prove an event is in a signed tree
+         * @description The audit path of the event at `sequence` in the tree of `tree_size` events (default: the newest checkpoint’s). Verify it with RFC 9162 §2.1.3.2 against that checkpoint’s root. A size past the newest checkpoint, or a sequence past the size, is 400. Hashes are standard base64 of 32 bytes, as in C2SP checkpoints. Leaf i is the event at sequence i + 1, its hash SHA-256(0x00 ‖ the 32 bytes of its eventHash); an interior node is SHA-256(0x01 ‖ left ‖ right) (RFC 9162).
+         */
+        get: operations["ledger-inclusionProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ledger/proofs/consistency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prove a signed tree extends an earlier one
+         * @description The proof that the tree of `to` events (default: the newest checkpoint’s) holds the tree of `from` events unchanged as its beginning. Verify it with RFC 9162 §2.1.4.2 against the two checkpoints’ roots: this is what catches a log that cut off or rewrote events it had signed. `to` past the newest checkpoint, or `from` past `to`, is 400. Hashes are standard base64 of 32 bytes, as in C2SP checkpoints. Leaf i is the event at sequence i + 1, its hash SHA-256(0x00 ‖ the 32 bytes of its eventHash); an interior node is SHA-256(0x01 ‖ left ‖ right) (RFC 9162).
+         */
+        get: operations["ledger-consistencyProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ledger/cosignatures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hand back a witness’s cosignature of a checkpoint
+         * @description A witness that checked a checkpoint (its signature, and its consistency with the last one it saw) sends the note back with its C2SP tlog-cosignature line, and its verifier key (type 0x04). The cosignature must verify with that key and vouch for a checkpoint this workspace signed, word for word; it is then served with the checkpoint. It is kept beside the ledger, not in it: an attestation about the ledger, not a change of work.
+         */
+        post: operations["ledger-cosign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/errors": {
         parameters: {
             query?: never;
@@ -1825,6 +1925,120 @@ export interface components {
                     expected: string;
                     actual: string;
                 } | null;
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerKeys: {
+            data: {
+                /** @description The key name, which is the checkpoint origin: `<host>/workspaces/<id>`. */
+                name: string;
+                /** @description First 4 bytes of SHA-256(name ‖ "\n" ‖ 0x01 ‖ public key), hex. */
+                key_id: string;
+                /** @description The C2SP signed-note verifier key: `<name>+<key_id>+<base64(0x01 ‖ public key)>`. */
+                vkey: string;
+                /** @constant */
+                algorithm: "ed25519";
+                /** @description The 32-byte Ed25519 public key, base64. */
+                public_key: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-20T10:00:00.000Z
+                 */
+                created_at: string;
+                /** @description When a newer key replaced it; null for the current key. */
+                retired_at: string | null;
+            }[];
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerCheckpoint: {
+            data: {
+                /** @description The checkpoint origin: `<APP_URL host>/workspaces/<id>`. */
+                origin: string;
+                /** @description Events in the signed tree: sequences 1 to tree_size. */
+                tree_size: number;
+                /** @description The RFC 9162 root of those events, base64. */
+                root_hash: string;
+                /** @description The C2SP signed note: the checkpoint (origin, tree size, root, each a line), a blank line, the workspace key’s signature line, then every witness’s cosignature line. */
+                note: string;
+                /** @description The witnesses that vouched for this checkpoint (their lines are in note). */
+                cosignatures: {
+                    witness: string;
+                    key_id: string;
+                    /** @description The witness key the cosignature was verified with when it was received. */
+                    vkey: string;
+                    /**
+                     * Format: date-time
+                     * @description The time in the cosignature: when the witness signed.
+                     * @example 2026-11-20T10:00:00.000Z
+                     */
+                    signed_at: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-20T10:00:00.000Z
+                     */
+                    received_at: string;
+                }[];
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerInclusionProof: {
+            data: {
+                sequence: number;
+                tree_size: number;
+                /** @description sequence − 1. */
+                leaf_index: number;
+                leaf_hash: string;
+                /** @description RFC 9162 §2.1.3 audit path, leaf side first. */
+                inclusion_path: string[];
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerConsistencyProof: {
+            data: {
+                from: number;
+                to: number;
+                /** @description RFC 9162 §2.1.4 consistency proof (empty when from = to). */
+                consistency_path: string[];
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerCosignature: {
+            data: {
+                tree_size: number;
+                witness: string;
+                key_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-20T10:00:00.000Z
+                 */
+                signed_at: string;
+                /** @description false when this witness’s cosignature of that tree size was already kept (nothing changed). */
+                recorded: boolean;
             };
             meta: {
                 /** @constant */
@@ -6735,6 +6949,589 @@ export interface operations {
             };
             /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
             401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-keys": {
+        parameters: {
+            query?: {
+                workspace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerKeys"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-checkpoint": {
+        parameters: {
+            query?: {
+                workspace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerCheckpoint"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-inclusionProof": {
+        parameters: {
+            query: {
+                /** @description The event’s sequence. */
+                sequence: number;
+                tree_size?: number;
+                workspace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerInclusionProof"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-consistencyProof": {
+        parameters: {
+            query: {
+                /** @description The earlier tree size (one you hold a checkpoint of). */
+                from: number;
+                to?: number;
+                workspace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerConsistencyProof"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-cosign": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The checkpoint note with the witness’s cosignature line. */
+                    note: string;
+                    /** @description The witness’s verifier key: `<name>+<key id>+<base64(0x04 ‖ public key)>`. */
+                    witness_vkey: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerCosignature"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: The change would break a rule of the current state: a workspace name already taken, a person already a member, or a workspace left without an owner. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;

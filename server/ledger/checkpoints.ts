@@ -110,13 +110,17 @@ export async function signCheckpoint(
   return { keyAdded };
 }
 
-/** The newest checkpoint kept for the workspace, or null before the first. */
+/**
+ * The checkpoint signed last for the workspace, or null before the first. The last signed, not the
+ * largest: after the tree was rebuilt shorter, that is what the log now says, and what a witness
+ * must be shown to catch it.
+ */
 export async function newestCheckpoint(tx: Tx, workspaceId: string) {
   const [row] = await tx
     .select()
     .from(ledgerCheckpoints)
     .where(eq(ledgerCheckpoints.workspaceId, workspaceId))
-    .orderBy(desc(ledgerCheckpoints.treeSize))
+    .orderBy(desc(ledgerCheckpoints.createdAt), desc(ledgerCheckpoints.treeSize))
     .limit(1);
   return row ?? null;
 }

@@ -88,7 +88,7 @@ describe(`commits wake by themselves (${testEngine()})`, () => {
     }
   });
 
-  it('a grouped member rolled back to its savepoint wakes nobody; the members that committed do', async () => {
+  it('a grouped participant rolled back to its savepoint wakes nobody; the participants that committed do', async () => {
     const ws = await app.createWorkspace();
     const woken = watch(ws);
     try {

@@ -24,14 +24,15 @@ import {
 } from '@/server/ledger/merkle';
 import { parseCheckpoint, parseVkey, verifyNote, vkeyOf } from '@/server/ledger/note';
 import { readNodes, writeTiles } from '@/server/ledger/tiles';
-import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
+import { startTestApp, type TestApp } from '../support/app';
+import { signingSettings, writeWork } from '../support/ledger-tree';
 
 let app: TestApp;
 let settings: SigningSettings;
 
 beforeAll(async () => {
   app = await startTestApp({ RATE_LIMIT_API_PER_MIN: '100000' });
-  settings = { appUrl: app.runtime.env.APP_URL, secret: app.runtime.secrets.ledger };
+  settings = signingSettings(app);
 });
 afterAll(async () => app?.close());
 
@@ -42,18 +43,6 @@ async function leaves(workspaceId: string): Promise<Buffer[]> {
     sql`select event_hash from ledger_events where workspace_id = ${workspaceId} order by sequence`,
   );
   return rows.map((r) => eventLeafHash(r.event_hash));
-}
-
-/** `n` POST /work (an event each), twenty at a time. */
-async function work(ws: TestWorkspace, n: number): Promise<void> {
-  for (let i = 0; i < n; i += 20) {
-    const answers = await Promise.all(
-      Array.from({ length: Math.min(20, n - i) }, (_, j) =>
-        app.request('POST', '/work', { key: ws.apiKey, body: { title: `leaf ${i + j}` } }),
-      ),
-    );
-    for (const res of answers) expect(res.status, res.text).toBe(201);
-  }
 }
 
 async function tree(workspaceId: string) {
@@ -76,7 +65,7 @@ async function currentVkey(workspaceId: string): Promise<string> {
 describe('the ledger tree', () => {
   it('grows to the RFC 9162 root of the events, and signs a C2SP checkpoint with the workspace’s key', async () => {
     const ws = await app.createWorkspace();
-    await work(ws, 3);
+    await writeWork(app, ws, 3);
     expect(await workspacesToIntegrate(app.runtime.db)).toContain(ws.workspaceId);
     const first = await integrateWorkspace(app.runtime.db, ws.workspaceId, settings);
     const before = await leaves(ws.workspaceId);
@@ -99,7 +88,7 @@ describe('the ledger tree', () => {
 
   it('announces a rotated key in the ledger, retires the old one, and signs with the new one', async () => {
     const ws = await app.createWorkspace();
-    await work(ws, 1);
+    await writeWork(app, ws, 1);
     await integrateWorkspace(app.runtime.db, ws.workspaceId, settings);
     const old = await currentVkey(ws.workspaceId);
     await app.runtime.db.transaction((tx) => addSigningKey(tx, ws.workspaceId, settings));
@@ -123,7 +112,7 @@ describe('the ledger tree', () => {
 
   it('extends in batches across tile boundaries, and its proofs verify against each root', async () => {
     const ws = await app.createWorkspace();
-    await work(ws, 520);
+    await writeWork(app, ws, 520);
     const roots = new Map<number, Buffer>();
     for (const batch of [1, 6, 249, 1, 255, 300]) {
       const pass = await integrateWorkspace(app.runtime.db, ws.workspaceId, settings, batch);
@@ -152,7 +141,7 @@ describe('the ledger tree', () => {
 
   it('never changes a hash already written to a tile', async () => {
     const ws = await app.createWorkspace();
-    await work(ws, 1);
+    await writeWork(app, ws, 1);
     await integrateWorkspace(app.runtime.db, ws.workspaceId, settings);
     const [tile] = await query<{ hashes: Uint8Array }>(
       app.runtime.db,
@@ -172,7 +161,7 @@ describe('the ledger tree', () => {
 
   it('stops on alarm, with no new checkpoint, when the newest events are cut off and the head moved back', async () => {
     const ws = await app.createWorkspace();
-    await work(ws, 3);
+    await writeWork(app, ws, 3);
     while ((await integrateWorkspace(app.runtime.db, ws.workspaceId, settings)).outcome === 'extended');
     const signed = (await newestCheckpoint(app.runtime.db, ws.workspaceId))!;
     // An operator with the database cuts the last two events and rewinds the head to match.
@@ -188,7 +177,7 @@ describe('the ledger tree', () => {
       await tx.execute(sql`alter table ledger_events enable trigger ledger_events_append_only`);
       await tx.execute(sql`alter table ledger_heads enable trigger ledger_heads_forward_only`);
     });
-    await work(ws, 3); // and writes on, so the head passes the signed size again
+    await writeWork(app, ws, 3); // and writes on, so the head passes the signed size again
     const passes = await runIntegrator(app.runtime.db, settings, 1_000);
     expect(passes.find((p) => p.workspaceId === ws.workspaceId)).toMatchObject({
       outcome: 'alarm',
@@ -204,7 +193,7 @@ describe('the ledger tree', () => {
 
   it('stops on alarm when the head is behind the tree', async () => {
     const ws = await app.createWorkspace();
-    await work(ws, 2);
+    await writeWork(app, ws, 2);
     while ((await integrateWorkspace(app.runtime.db, ws.workspaceId, settings)).outcome === 'extended');
     const size = (await tree(ws.workspaceId))!.size;
     await app.runtime.db.transaction(async (tx) => {
@@ -225,10 +214,10 @@ describe('the ledger tree', () => {
   it('runs on one instance at a time', async () => {
     await releaseLease(app.runtime.db, 'ledger-integrator'); // held by this process's earlier run
     const ws = await app.createWorkspace();
-    await work(ws, 1);
+    await writeWork(app, ws, 1);
     const mine = await runIntegrator(app.runtime.db, settings, 1_000, 'instance-a');
     expect(mine.map((p) => p.workspaceId)).toContain(ws.workspaceId);
-    await work(ws, 1);
+    await writeWork(app, ws, 1);
     expect(await runIntegrator(app.runtime.db, settings, 1_000, 'instance-b')).toEqual([]);
     expect((await runIntegrator(app.runtime.db, settings, 1_000, 'instance-a')).map((p) => p.workspaceId)).toContain(ws.workspaceId);
   });

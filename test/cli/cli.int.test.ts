@@ -96,6 +96,36 @@ describe('first start', () => {
   });
 });
 
+describe('npm run ledger:rotate-key', () => {
+  it('gives the workspace a new checkpoint key, retires the old one and names the new one in the ledger', async () => {
+    const made = await tool('workspace-create.ts', '--name', 'Rotating', '--owner-email', 'rita@rotating.test');
+    expect(made.code, made.stderr).toBe(0);
+    const workspaceId = /workspace\s+([0-9a-f-]{36})/.exec(made.stdout)![1]!;
+    const first = await tool('ledger-rotate-key.ts', '--workspace', 'rotating');
+    expect(first.code, first.stderr).toBe(0);
+    const second = await tool('ledger-rotate-key.ts', '--workspace', workspaceId);
+    expect(second.code, second.stderr).toBe(0);
+    const vkeys = [first, second].map((r) => /: (\S+\+[0-9a-f]{8}\+\S+)$/m.exec(r.stdout)![1]!);
+    expect(vkeys[0]).not.toBe(vkeys[1]);
+    await withHere(async (rt) => {
+      const keys = await query<{ key_id: string; retired: boolean }>(
+        rt.db,
+        sql`select key_id, retired_at is not null as retired from ledger_signing_keys where workspace_id = ${workspaceId} order by created_at`,
+      );
+      expect(keys.map((k) => [k.key_id, k.retired])).toEqual([
+        [vkeys[0]!.split('+')[1], true],
+        [vkeys[1]!.split('+')[1], false],
+      ]);
+      const [event] = await query<{ payload: { vkey: string; replaces: string } }>(
+        rt.db,
+        sql`select payload from ledger_events where workspace_id = ${workspaceId} and event_type = 'ledger.key_added'`,
+      );
+      expect(event!.payload).toMatchObject({ vkey: vkeys[1], replaces: vkeys[0]!.split('+')[1] });
+    });
+    expect((await tool('ledger-rotate-key.ts')).code).toBe(2);
+  });
+});
+
 describe('npm run key:create / key:revoke', () => {
   it('creates a working key for a workspace named by name, and revokes it', async () => {
     const created = await tool('key-create.ts', '--workspace', 'demo', '--name', 'ci');

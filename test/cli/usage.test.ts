@@ -45,12 +45,14 @@ function declaredOptions(file: string): { name: string; type: string }[] {
 }
 
 describe('every command-line tool', () => {
-  it('is found: nine tools', () => {
+  it('is found: eleven tools', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([
       'key:create',
       'key:revoke',
       'ledger:export',
+      'ledger:rotate-key',
       'ledger:verify',
+      'ledger:witness',
       'projections:rebuild',
       'user:add',
       'user:reset-password',

@@ -1,14 +1,26 @@
 /**
- * The ledger: GET /ledger/verify (recompute the workspace's chain, name the first broken link);
- * and for the web interface's /ledger page, browsing events and verifying in steps. One file per procedure.
+ * The ledger: GET /ledger/verify (recompute the workspace's chain, name the first broken link); its
+ * signed tree (keys, the newest checkpoint, inclusion and consistency proofs, witnesses'
+ * cosignatures); and for the web interface's /ledger page, browsing events and verifying in steps.
+ * One file per procedure.
  */
 import { router } from '../../trpc';
 import { verifyProcedure } from './verify';
 import { browseProcedure } from './browse';
 import { verifyStepProcedure } from './verify-step';
+import { keysProcedure } from './keys';
+import { checkpointProcedure } from './checkpoint';
+import { inclusionProcedure } from './inclusion';
+import { consistencyProcedure } from './consistency';
+import { cosignProcedure } from './cosign';
 
 export const ledgerRouter = router({
   verify: verifyProcedure,
   browse: browseProcedure,
   verifyStep: verifyStepProcedure,
+  keys: keysProcedure,
+  checkpoint: checkpointProcedure,
+  inclusionProof: inclusionProcedure,
+  consistencyProof: consistencyProcedure,
+  cosign: cosignProcedure,
 });

@@ -1,0 +1,91 @@
+/**
+ * npm run ledger:witness -- --url <api base> --key <api key> --state <file> [--once] [--interval <s>] [--vkey <vkey>]
+ * A witness of one workspace's ledger that anyone holding an API key of it can run, from anywhere
+ * (server/ledger/witness.ts): each round it fetches the newest checkpoint, checks its signature
+ * against the pinned log key and its consistency with the last checkpoint it kept, keeps it, and
+ * hands back its cosignature. No database: only the REST API and the state file.
+ * Exit status 0 when every round was consistent, 3 when the log signed something that does not
+ * extend what the witness saw (the output says which sizes and roots disagree), 1 on other errors.
+ */
+import { hostname } from 'node:os';
+import { readState, restApi, witnessRound, witnessVkey, writeState, WitnessAlarm } from '@/server/ledger/witness';
+import { parseVkey } from '@/server/ledger/note';
+import { parseCli, usageError } from './cli';
+
+/** The log signed something that does not extend what this witness saw. */
+const INCONSISTENT = 3;
+
+const cli = {
+  command: 'ledger:witness',
+  summary: 'witnesses a workspace’s ledger: checks each signed checkpoint extends the last one it saw, and cosigns it.',
+  usage: ['--url <api base> --key <api key> --state <file> [--once] [--interval <s>] [--vkey <vkey>] [--name <witness name>]'],
+  options: {
+    url: { type: 'string', value: '<api base>', description: 'the API, e.g. https://aws.example.com/api/v1', required: true },
+    key: { type: 'string', value: '<awk_…>', description: 'an API key of the workspace to witness', required: true },
+    state: {
+      type: 'string',
+      value: '<file>',
+      description: 'where the witness keeps its key, the pinned log key and the last checkpoint',
+      required: true,
+    },
+    once: { type: 'boolean', description: 'one round, then exit' },
+    interval: { type: 'string', value: '<s>', description: 'seconds between rounds', default: '60' },
+    vkey: { type: 'string', value: '<vkey>', description: 'pin this log key (default: the key the log lists on the first round)' },
+    name: { type: 'string', value: '<name>', description: 'the witness’s key name, on the first round (default witness.<host>)' },
+  },
+  notes: ['Exit 3: the log signed a checkpoint that does not extend what this witness saw, or with another key.'],
+} as const;
+const values = parseCli(cli);
+const seconds = Number(values.interval);
+if (!Number.isFinite(seconds) || seconds < 1) usageError(cli, '--interval takes a number of seconds, at least 1');
+if (values.vkey) {
+  try {
+    parseVkey(values.vkey);
+  } catch (err) {
+    usageError(cli, `--vkey: ${(err as Error).message}`);
+  }
+}
+
+const api = restApi(values.url!, values.key!);
+// A signal ends the wait between rounds at once (a round under way finishes first).
+let stopping = false;
+let wake = () => {};
+const stop = () => {
+  stopping = true;
+  wake();
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+
+async function round(): Promise<number> {
+  const state = await readState(values.state!, values.name ?? `witness.${hostname()}`);
+  if (values.vkey) state.logVkey = values.vkey;
+  try {
+    const done = await witnessRound(api, state);
+    await writeState(values.state!, state);
+    const from = done.from === null ? 'first checkpoint seen' : `consistent with size ${done.from}`;
+    console.log(`OK size ${done.size} root ${done.root} (${from}); cosigned as ${witnessVkey(state)}`);
+    return 0;
+  } catch (err) {
+    if (err instanceof WitnessAlarm) {
+      console.error(`INCONSISTENT: ${err.message}`);
+      return INCONSISTENT;
+    }
+    console.error((err as Error).message);
+    return 1;
+  }
+}
+
+let code = await round();
+while (!values.once && code !== INCONSISTENT && !stopping) {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, seconds * 1000);
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  if (stopping) break;
+  code = await round();
+}
+process.exit(code);

@@ -1,0 +1,142 @@
+/**
+ * A witness of a workspace's ledger (npm run ledger:witness): it keeps the last checkpoint it saw,
+ * and each round fetches the newest one, checks its signature against the log key it pinned, and
+ * checks that it extends the one kept (a consistency proof, RFC 9162). Only then does it keep the
+ * new one and hand back its cosignature (C2SP tlog-cosignature), which the service serves with the
+ * checkpoint. A log that signed something not extending what the witness saw (a smaller tree, a
+ * failed proof, another root at the same size, another key) is caught here, outside the operator's
+ * reach: the round says which sizes and roots disagree.
+ *
+ * It talks to the service only through its public REST API, and keeps its state in one JSON file:
+ * its own key (made on the first round), the pinned log key, and the last checkpoint.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import {
+  COSIGNATURE_ED25519,
+  cosignatureLine,
+  generateNoteKey,
+  noteKeyFromSeed,
+  parseCheckpoint,
+  parseNote,
+  parseVkey,
+  verifyNote,
+  vkeyOf,
+} from './note';
+import { verifyConsistency } from './merkle';
+
+export interface WitnessState {
+  format: 'aws-witness-state/1';
+  /** The witness's own cosignature key: its name and 32-byte seed (base64). */
+  witness: { name: string; seed: string };
+  /** The log key pinned on the first round (or given with --vkey). */
+  logVkey: string | null;
+  /** The last checkpoint seen and found consistent. */
+  checkpoint: { size: number; root: string; note: string } | null;
+}
+
+/** Why a round fails: the log misbehaved (exit 3), or the round could not be done (exit 1). */
+export class WitnessAlarm extends Error {
+  override readonly name = 'WitnessAlarm';
+}
+
+export async function readState(file: string, name: string): Promise<WitnessState> {
+  try {
+    const state = JSON.parse(await readFile(file, 'utf8')) as WitnessState;
+    if (state.format !== 'aws-witness-state/1') throw new Error(`${file} is not a witness state file`);
+    return state;
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ENOENT') throw err;
+    const key = generateNoteKey(name, COSIGNATURE_ED25519);
+    return { format: 'aws-witness-state/1', witness: { name, seed: key.seed.toString('base64') }, logVkey: null, checkpoint: null };
+  }
+}
+
+/** Writes the state whole or not at all (a rename over the old file). */
+export async function writeState(file: string, state: WitnessState): Promise<void> {
+  await writeFile(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  await rename(`${file}.tmp`, file);
+}
+
+export function witnessVkey(state: WitnessState): string {
+  return vkeyOf(noteKeyFromSeed(state.witness.name, Buffer.from(state.witness.seed, 'base64'), COSIGNATURE_ED25519));
+}
+
+/** The service's REST API as the witness uses it: GET and POST with its key, JSON back. */
+export type Api = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+
+export function restApi(base: string, key: string): Api {
+  const root = base.replace(/\/+$/, '');
+  return async (method, path, body) => {
+    const res = await fetch(`${root}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json().catch(() => null) };
+  };
+}
+
+async function ok(api: Api, method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+  const res = await api(method, path, body);
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${res.body?.error?.message ?? ''}`.trim());
+  return res.body.data;
+}
+
+export interface Round {
+  size: number;
+  root: string;
+  /** The size the new checkpoint was checked against (null on the first round). */
+  from: number | null;
+  cosigned: boolean;
+}
+
+/**
+ * One round: fetch, check, keep, cosign. Throws WitnessAlarm when the log signed something that
+ * does not extend what this witness saw; the state is then left as it was.
+ */
+export async function witnessRound(api: Api, state: WitnessState, now = new Date()): Promise<Round> {
+  const checkpoint = await ok(api, 'GET', '/ledger/checkpoint');
+  if (!state.logVkey) {
+    const keys = (await ok(api, 'GET', '/ledger/keys')) as { vkey: string; retired_at: string | null }[];
+    const current = keys.find((k) => k.retired_at === null);
+    if (!current) throw new Error('the log lists no current key');
+    state.logVkey = current.vkey;
+  }
+  const log = parseVkey(state.logVkey);
+  // Only the log's own signature line is checked and kept: other witnesses' lines are theirs.
+  const { text, signatures } = parseNote(checkpoint.note);
+  const own = signatures.find((s) => s.name === log.name && s.keyId.equals(log.keyId));
+  if (!own || !verifyNote(`${text}\n${own.line}`, log)) {
+    throw new WitnessAlarm(`the checkpoint of size ${checkpoint.tree_size} is not signed by the pinned key ${state.logVkey}`);
+  }
+  const signed = parseCheckpoint(text);
+  const root = signed.root.toString('base64');
+  const seen = state.checkpoint;
+  if (seen) {
+    const seenOrigin = parseCheckpoint(parseNote(seen.note).text).origin;
+    if (seenOrigin !== signed.origin) throw new WitnessAlarm(`the log's origin changed from ${seenOrigin} to ${signed.origin}`);
+    if (signed.size < seen.size) {
+      throw new WitnessAlarm(
+        `the log signed size ${signed.size} (root ${root}) after size ${seen.size} (root ${seen.root}): a smaller tree`,
+      );
+    }
+    if (signed.size === seen.size && root !== seen.root) {
+      throw new WitnessAlarm(`the log signed two roots at size ${signed.size}: ${seen.root} before, ${root} now`);
+    }
+    if (signed.size > seen.size) {
+      const proof = await ok(api, 'GET', `/ledger/proofs/consistency?from=${seen.size}&to=${signed.size}`);
+      const path = (proof.consistency_path as string[]).map((h) => Buffer.from(h, 'base64'));
+      if (!verifyConsistency(seen.size, signed.size, path, Buffer.from(seen.root, 'base64'), signed.root)) {
+        throw new WitnessAlarm(
+          `the tree of size ${signed.size} (root ${root}) does not extend the one of size ${seen.size} (root ${seen.root}): the consistency proof fails`,
+        );
+      }
+    }
+  }
+  const note = `${text}\n${own.line}`;
+  state.checkpoint = { size: signed.size, root, note };
+  const key = noteKeyFromSeed(state.witness.name, Buffer.from(state.witness.seed, 'base64'), COSIGNATURE_ED25519);
+  const line = cosignatureLine(text, key, Math.floor(now.getTime() / 1000));
+  await ok(api, 'POST', '/ledger/cosignatures', { note: note + line, witness_vkey: vkeyOf(key) });
+  return { size: signed.size, root, from: seen?.size ?? null, cosigned: true };
+}
