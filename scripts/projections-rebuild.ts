@@ -1,7 +1,9 @@
 /**
  * npm run projections:rebuild [-- --workspace <name|id>]
  * Empties the projection tables (initiatives, workstreams, milestones, tasks, receipts, runs,
- * decisions, attention) of every workspace, or of one, and rebuilds them from the ledger alone.
+ * decisions, attention) of every workspace, or of one, and rebuilds them from the ledger alone;
+ * the ledger's Merkle tree too, which clears its alarm. The running service's integrator then
+ * signs a checkpoint of the rebuilt tree.
  */
 import { rebuildProjections } from '@/server/projections/rebuild';
 import { findWorkspace, parseCli, withRuntime } from './cli';
@@ -9,7 +11,7 @@ import { plural } from '@/server/words';
 
 const values = parseCli({
   command: 'projections:rebuild',
-  summary: 'empties the projection tables and rebuilds them from the ledger alone.',
+  summary: 'empties the projection tables and rebuilds them, and the ledger’s Merkle tree, from the ledger alone.',
   usage: ['[--workspace <name|id>]'],
   options: {
     workspace: { type: 'string', value: '<name|id>', description: 'only this workspace (default: every workspace)' },
@@ -20,7 +22,15 @@ await withRuntime(async ({ db }) => {
   const workspaceId = values.workspace ? (await findWorkspace(db, values.workspace)).id : undefined;
   const started = performance.now();
   const reports = await rebuildProjections(db, workspaceId);
-  for (const r of reports) console.log(JSON.stringify(r));
+  for (const r of reports) {
+    console.log(JSON.stringify(r));
+    const { tree } = r;
+    const alarm = tree.clearedAlarm ? `; its alarm is cleared (it said: ${tree.clearedAlarm})` : '';
+    console.log(
+      `Workspace ${r.workspaceId}: the Merkle tree is rebuilt from ${plural(tree.size, 'event')} (it held ${tree.previousSize})${alarm}. ` +
+        `Root ${tree.root}: the service signs it at its next checkpoint.`,
+    );
+  }
   console.log(`Rebuilt ${plural(reports.length, 'workspace')} in ${((performance.now() - started) / 1000).toFixed(2)} s.`);
   return 0;
 });

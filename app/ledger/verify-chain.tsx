@@ -19,6 +19,9 @@ const REASONS: Record<string, string> = {
   event_hash_mismatch: 'its fields are not the ones that were hashed',
   previous_hash_mismatch: 'it does not link to the event before it',
   head_mismatch: 'the recorded head is not where the chain ends',
+  checkpoint_signature_invalid: 'the newest signed checkpoint does not verify with the workspace’s key',
+  checkpoint_beyond_head: 'the chain ends before the size the log signed: events were cut',
+  checkpoint_root_mismatch: 'the events up to the signed size are not the ones the log signed',
 };
 
 export function VerifyChain({ workspaceId }: { workspaceId: string }) {
@@ -62,7 +65,10 @@ export function VerifyChain({ workspaceId }: { workspaceId: string }) {
         {report?.verified && (
           <p className="success">
             The chain verifies: {report.checkedEvents === 1 ? 'its one event is' : `all ${report.checkedEvents} events are`} intact, up to
-            the head at event {report.head.sequence} (<code title={report.head.hash}>{report.head.hash.slice(0, 19)}…</code>).
+            the head at event {report.head.sequence} (<code title={report.head.hash}>{report.head.hash.slice(0, 19)}…</code>).{' '}
+            {report.checkpoint
+              ? `They match the checkpoint the log signed at ${plural(report.checkpoint.treeSize, 'event')} (key ${report.checkpoint.keyId}).`
+              : 'No checkpoint has been signed yet.'}
           </p>
         )}
         {report && !report.verified && report.firstBreak && (

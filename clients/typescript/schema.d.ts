@@ -553,7 +553,7 @@ export interface paths {
         };
         /**
          * Verify the workspace’s hash chain
-         * @description Recomputes every payloadDigest and eventHash (sha256 of RFC 8785 canonical JSON), checks each previousHash and that sequences run 1, 2, 3 … without gaps, and compares the recorded head. Reports the first break.
+         * @description Recomputes every payloadDigest and eventHash (sha256 of RFC 8785 canonical JSON), checks each previousHash and that sequences run 1, 2, 3 … without gaps, and compares the recorded head. Then checks the chain against the newest signed checkpoint: its signature, that the chain reaches its tree size, and that the Merkle root (RFC 9162) of the first tree_size events is the signed root. Reports the first break.
          */
         get: operations["ledger-verify"];
         put?: never;
@@ -1920,10 +1920,24 @@ export interface components {
                 firstBreak: {
                     sequence: number;
                     eventId: string | null;
-                    /** @enum {string} */
-                    reason: "sequence_gap" | "payload_digest_mismatch" | "event_hash_mismatch" | "previous_hash_mismatch" | "head_mismatch";
+                    /**
+                     * @description What does not hold. The checkpoint_ reasons compare the chain with the newest signed checkpoint: its signature does not verify (checkpoint_signature_invalid), the chain ends before the size it signed (checkpoint_beyond_head: events were cut), or the Merkle root of the chain’s first tree_size events is not the signed root (checkpoint_root_mismatch).
+                     * @enum {string}
+                     */
+                    reason: "sequence_gap" | "payload_digest_mismatch" | "event_hash_mismatch" | "previous_hash_mismatch" | "head_mismatch" | "checkpoint_signature_invalid" | "checkpoint_beyond_head" | "checkpoint_root_mismatch";
                     expected: string;
                     actual: string;
+                } | null;
+                /** @description The newest signed checkpoint (GET /ledger/checkpoint), which the chain was checked against; null before the first. A log that rebuilt its tree and signed again passes this check: a witness that kept an earlier checkpoint is what catches it. */
+                checkpoint: {
+                    /** @description The tree size the log signed. */
+                    treeSize: number;
+                    /** @description The signed Merkle root (standard base64, as in the note). */
+                    rootHash: string;
+                    /** @description The signing key (8 hex digits), as GET /ledger/keys lists it. */
+                    keyId: string;
+                    /** @description The chain reaches the signed size with the signed root, and the signature verifies; null when a break before that size left it unjudged. */
+                    holds: boolean | null;
                 } | null;
             };
             meta: {

@@ -10,8 +10,10 @@
  *   the events no longer match what it holds.
  * - ledger_signing_keys: each workspace's Ed25519 checkpoint keys, the private half encrypted at
  *   rest as webhook secrets are; retired keys stay listed.
- * - ledger_checkpoints: every signed checkpoint (a C2SP signed note), by tree size.
- * - ledger_cosignatures: the witnesses' cosignature lines, by the checkpoint they vouch for.
+ * - ledger_checkpoints: every signed checkpoint (a C2SP signed note), by tree size and root: a
+ *   tree rebuilt from events that changed is signed again at a size already signed, with another
+ *   root (a fork, which a witness catches), and both stay on record.
+ * - ledger_cosignatures: the witnesses' cosignature lines, by the checkpoint (size and root) they vouch for.
  *
  * None of these is a projection in the strict sense: the tree is rebuilt from the events
  * (projections:rebuild), but signatures and witnesses' lines are history the ledger cannot replay.
@@ -92,7 +94,7 @@ export const ledgerCheckpoints = pgTable(
     keyId: text('key_id').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.treeSize] })],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.treeSize, t.root] })],
 );
 
 export const ledgerCosignatures = pgTable(
@@ -100,6 +102,8 @@ export const ledgerCosignatures = pgTable(
   {
     workspaceId: workspaceId(),
     treeSize: bigint('tree_size', { mode: 'number' }).notNull(),
+    /** The root of the checkpoint vouched for (with the size, which of the workspace's checkpoints it is). */
+    root: bytea('root').notNull(),
     /** The witness's key name and its verifier key (type 0x04). */
     witness: text('witness').notNull(),
     keyId: text('key_id').notNull(),
@@ -111,7 +115,7 @@ export const ledgerCosignatures = pgTable(
     receivedAt: ts('received_at').notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.workspaceId, t.treeSize, t.witness, t.keyId] }),
+    primaryKey({ columns: [t.workspaceId, t.treeSize, t.root, t.witness, t.keyId] }),
     index('ledger_cosignatures_witness_idx').on(t.workspaceId, t.witness),
   ],
 );

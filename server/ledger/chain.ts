@@ -6,8 +6,25 @@
  */
 import { GENESIS_HASH } from '@/db/schema/genesis';
 import { canonicalJson, eventCanonicalText, sha256Hex, type LedgerEvent } from './canonical';
+import { eventLeafHash } from './merkle';
 
-type BreakReason = 'sequence_gap' | 'payload_digest_mismatch' | 'event_hash_mismatch' | 'previous_hash_mismatch' | 'head_mismatch';
+/**
+ * Why a chain does not verify. The first five are the chain's own links; the `checkpoint_` ones
+ * compare it with the newest checkpoint the log signed (signed.ts): its signature does not verify,
+ * the chain is shorter than the size it signed, or the Merkle root of the chain's events at that
+ * size is not the root it signed.
+ */
+export const BREAK_REASONS = [
+  'sequence_gap',
+  'payload_digest_mismatch',
+  'event_hash_mismatch',
+  'previous_hash_mismatch',
+  'head_mismatch',
+  'checkpoint_signature_invalid',
+  'checkpoint_beyond_head',
+  'checkpoint_root_mismatch',
+] as const;
+type BreakReason = (typeof BREAK_REASONS)[number];
 
 export interface ChainBreak {
   sequence: number;
@@ -36,6 +53,27 @@ export interface VerifyReport {
   /** The head as recorded (ledger_heads, or the bundle's); the genesis position when there is none. */
   head: ChainPosition;
   firstBreak: ChainBreak | null;
+  /**
+   * The signed checkpoint the chain was checked against (the newest), and whether the chain holds
+   * it (null when a break before its size left it unjudged). Null when there was none to check;
+   * absent where none is looked for (a bundle's chain without its checkpoint).
+   */
+  checkpoint?: CheckpointCheck | null;
+}
+
+/** What a verification says of the signed checkpoint it checked the chain against. */
+export interface CheckpointCheck {
+  treeSize: number;
+  /** The signed root, standard base64 as in the note. */
+  rootHash: string;
+  keyId: string;
+  holds: boolean | null;
+}
+
+/** Where a verifier puts the leaf hashes of the events it verified, up to a tree size (the signed checkpoint's). */
+export interface LeafSink {
+  upTo: number;
+  add(leaf: Buffer): void;
 }
 
 /**
@@ -55,8 +93,14 @@ export class ChainVerifier {
   private lastHash: string;
   private broken: ChainBreak | null = null;
 
-  /** Starts after `from` (sequence 0 and the genesis hash for a whole chain). */
-  constructor(from: { sequence: number; hash: string } = { sequence: 0, hash: GENESIS_HASH }) {
+  /**
+   * Starts after `from` (sequence 0 and the genesis hash for a whole chain). With `leaves`, each
+   * event verified up to `leaves.upTo` gives its Merkle leaf hash to it, for the tree's root.
+   */
+  constructor(
+    from: { sequence: number; hash: string } = { sequence: 0, hash: GENESIS_HASH },
+    private readonly leaves?: LeafSink,
+  ) {
     this.lastSequence = from.sequence;
     this.lastHash = from.hash;
   }
@@ -76,6 +120,7 @@ export class ChainVerifier {
     if (event.previousHash !== this.lastHash) return fail('previous_hash_mismatch', this.lastHash, event.previousHash);
     const eventHash = `sha256:${sha256Hex(eventCanonicalText(event, payloadText))}`;
     if (eventHash !== event.eventHash) return fail('event_hash_mismatch', eventHash, event.eventHash);
+    if (this.leaves && event.sequence <= this.leaves.upTo) this.leaves.add(eventLeafHash(event.eventHash));
     this.checked++;
     this.lastSequence = event.sequence;
     this.lastHash = event.eventHash;

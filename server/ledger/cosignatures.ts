@@ -46,17 +46,19 @@ export async function addCosignature(tx: Tx, actor: Actor, input: CosignatureInp
     throw refused('note', `Not a signed note: ${(err as Error).message}.`);
   }
   let size: number;
+  let root: Buffer;
   try {
-    ({ size } = parseCheckpoint(text));
+    ({ size, root } = parseCheckpoint(text));
   } catch (err) {
     throw refused('note', `Not a checkpoint: ${(err as Error).message}.`);
   }
-  const [signed] = await tx
-    .select({ note: ledgerCheckpoints.note })
+  // Every note signed at this size: one, or more after the tree was rebuilt from changed events.
+  const signed = await tx
+    .select({ note: ledgerCheckpoints.note, root: ledgerCheckpoints.root })
     .from(ledgerCheckpoints)
     .where(and(eq(ledgerCheckpoints.workspaceId, actor.workspaceId), eq(ledgerCheckpoints.treeSize, size)));
-  if (!signed) throw new AppError('not_found', `This workspace signed no checkpoint of tree size ${size}.`);
-  if (!signed.note.startsWith(`${text}\n`)) {
+  if (signed.length === 0) throw new AppError('not_found', `This workspace signed no checkpoint of tree size ${size}.`);
+  if (!signed.some((c) => c.root.equals(root) && c.note.startsWith(`${text}\n`))) {
     throw new AppError('conflict', `The note is not the checkpoint this workspace signed at tree size ${size}.`);
   }
   let found: { line: string; time: number } | undefined;
@@ -72,6 +74,7 @@ export async function addCosignature(tx: Tx, actor: Actor, input: CosignatureInp
     .values({
       workspaceId: actor.workspaceId,
       treeSize: size,
+      root,
       witness: witness.name,
       keyId,
       vkey: input.witness_vkey,

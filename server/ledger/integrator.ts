@@ -14,8 +14,8 @@ import { eq, sql } from 'drizzle-orm';
 import { query, type Database, type Tx } from '@/db';
 import { ledgerTrees } from '@/db/schema';
 import { signCheckpoint, type SigningSettings } from './checkpoints';
-import { EMPTY_ROOT, eventLeafHash, hashesOf, rootPlan } from './merkle';
-import { edgeTiles, extendEdge, nodeHashesFrom, readEdge, readNodes, writeTiles } from './tiles';
+import { EMPTY_ROOT, eventLeafHash } from './merkle';
+import { growTree, readNodes } from './tiles';
 import { INSTANCE_ID, takeLease } from '@/server/job-lease';
 import { describeError, log } from '@/server/log';
 
@@ -26,6 +26,7 @@ const LEASE = 'ledger-integrator';
 /** What one pass over a workspace did. */
 export type Integration =
   | { workspaceId: string; outcome: 'extended'; from: number; to: number; root: Buffer }
+  | { workspaceId: string; outcome: 'signed'; size: number; root: Buffer }
   | { workspaceId: string; outcome: 'current' }
   | { workspaceId: string; outcome: 'alarm'; alarm: string };
 
@@ -35,13 +36,19 @@ export async function countTreeAlarms(db: Database): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** The workspaces whose tree is behind (or ahead of) their ledger, and not on alarm. */
+/**
+ * The workspaces whose tree is behind (or ahead of) their ledger, or whose tree was rebuilt and
+ * not yet signed (projections:rebuild builds it in its transaction), and not on alarm.
+ */
 export async function workspacesToIntegrate(db: Database): Promise<string[]> {
   const rows = await query<{ workspace_id: string }>(
     db,
     sql`select h.workspace_id from ledger_heads h
           left join ledger_trees t on t.workspace_id = h.workspace_id
-         where h.sequence <> coalesce(t.size, 0) and t.alarm is null
+         where t.alarm is null
+           and (h.sequence <> coalesce(t.size, 0)
+                or (t.size > 0 and not exists (select 1 from ledger_checkpoints c
+                                                where c.workspace_id = t.workspace_id and c.tree_size = t.size and c.root = t.root)))
          order by h.workspace_id`,
   );
   return rows.map((r) => r.workspace_id);
@@ -95,19 +102,32 @@ export async function integrateWorkspace(
         return raiseAlarm(tx, workspaceId, `event ${tree.size} is not the one the tree holds`);
       }
     }
-    if (fresh.length === 0) return { workspaceId, outcome: 'current' };
-    const edge = await readEdge(tx, workspaceId, tree.size);
-    const written = extendEdge(
-      edge,
+    if (fresh.length === 0) {
+      // Nothing new, but a rebuilt tree is signed once (signCheckpoint keeps an identical note once).
+      if (tree.size > 0 && !(await isSigned(tx, workspaceId, tree.size, tree.root))) {
+        await signCheckpoint(tx, workspaceId, tree.size, tree.root, settings);
+        return { workspaceId, outcome: 'signed', size: tree.size, root: tree.root };
+      }
+      return { workspaceId, outcome: 'current' };
+    }
+    const { size, root } = await growTree(
+      tx,
+      workspaceId,
+      tree.size,
       fresh.map((e) => eventLeafHash(e.event_hash)),
     );
-    await writeTiles(tx, workspaceId, written.values());
-    const plan = rootPlan(edge.size);
-    const root = hashesOf(plan, nodeHashesFrom(plan.nodes, edgeTiles(edge, written)))[0]!;
-    await tx.update(ledgerTrees).set({ size: edge.size, root, updatedAt: new Date() }).where(eq(ledgerTrees.workspaceId, workspaceId));
-    await signCheckpoint(tx, workspaceId, edge.size, root, settings);
-    return { workspaceId, outcome: 'extended', from: tree.size, to: edge.size, root };
+    await tx.update(ledgerTrees).set({ size, root, updatedAt: new Date() }).where(eq(ledgerTrees.workspaceId, workspaceId));
+    await signCheckpoint(tx, workspaceId, size, root, settings);
+    return { workspaceId, outcome: 'extended', from: tree.size, to: size, root };
   });
+}
+
+async function isSigned(tx: Tx, workspaceId: string, size: number, root: Buffer): Promise<boolean> {
+  const rows = await query(
+    tx,
+    sql`select 1 from ledger_checkpoints where workspace_id = ${workspaceId} and tree_size = ${size} and root = ${root}`,
+  );
+  return rows.length > 0;
 }
 
 async function raiseAlarm(tx: Tx, workspaceId: string, alarm: string): Promise<Integration> {

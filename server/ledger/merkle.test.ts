@@ -15,7 +15,9 @@ import {
   interiorHash,
   leafHash,
   nodeKey,
+  rangeNodes,
   rootOfLeaves,
+  TreeAccumulator,
   rootPlan,
   verifyConsistency,
   verifyInclusion,
@@ -133,6 +135,46 @@ describe('the Merkle tree (RFC 9162)', () => {
         expect(verifyConsistency(m, n, proof, mth(d.slice(0, m)), root)).toBe(true);
       }
     }
+  });
+
+  it('accumulates the root of a growing tree leaf by leaf, and from any cut into aligned nodes', () => {
+    const leaves = leavesOf(70);
+    const acc = new TreeAccumulator();
+    expect(acc.root().equals(EMPTY_ROOT)).toBe(true);
+    for (let n = 1; n <= 70; n++) {
+      acc.appendLeaf(leaves[n - 1]!);
+      expect(acc.size).toBe(n);
+      expect(hex(acc.root())).toBe(hex(mth(leaves.slice(0, n))));
+    }
+    // Batches cut anywhere (a verifier's worker threads): their nodes, appended in order, give the same roots.
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 70 }), { minLength: 1, maxLength: 6 }), (cuts) => {
+        const ends = [...new Set(cuts)].sort((a, b) => a - b);
+        const joined = new TreeAccumulator();
+        let start = 0;
+        for (const end of ends) {
+          const nodes = rangeNodes(start, leaves.slice(start, end));
+          // Each node is the largest aligned one that fits: never more than two per level.
+          expect(nodes.length).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(end - start + 1)) + 1);
+          for (const node of nodes) joined.append(node.level, node.hash);
+          start = end;
+          expect(hex(joined.root())).toBe(hex(mth(leaves.slice(0, end))));
+        }
+      }),
+    );
+    // Resumed from its size and subtrees' hashes (a verification in steps), it goes on alike.
+    for (const cut of [1, 6, 13, 64, 69]) {
+      const before = new TreeAccumulator();
+      for (const leaf of leaves.slice(0, cut)) before.appendLeaf(leaf);
+      const resumed = TreeAccumulator.resume(cut, before.hashes);
+      for (const leaf of leaves.slice(cut)) resumed.appendLeaf(leaf);
+      expect(hex(resumed.root())).toBe(hex(mth(leaves)));
+    }
+    expect(() => TreeAccumulator.resume(3, [leaves[0]!])).toThrow(/has 2 subtrees, not 1/);
+    expect(() => new TreeAccumulator().append(1, leaves[0]!)).not.toThrow();
+    const odd = new TreeAccumulator();
+    odd.appendLeaf(leaves[0]!);
+    expect(() => odd.append(1, leaves[1]!)).toThrow(/cannot start at leaf 1/);
   });
 
   it('refuses an inclusion proof with any hash, the index or the root changed (the size is bound through the root)', () => {

@@ -162,18 +162,102 @@ export function consistencyPlan(from: number, to: number): Plan {
 }
 
 /** MTH over leaf hashes held in memory (a bundle's events, tests): RFC 9162 §2.1.1 as written. */
-export function rootOfLeaves(leaves: readonly Buffer[]): Buffer {
+export function rootOfLeaves(leaves: readonly Uint8Array[]): Buffer {
   if (leaves.length === 0) return EMPTY_ROOT;
   // Bottom-up over complete levels gives the same tree as the recursion: a lone node at the end
   // of a level is carried up unpaired, which is where MTH's split puts it.
-  let level: Buffer[] = [...leaves];
+  let level: Uint8Array[] = [...leaves];
   while (level.length > 1) {
-    const next: Buffer[] = [];
+    const next: Uint8Array[] = [];
     for (let i = 0; i + 1 < level.length; i += 2) next.push(interiorHash(level[i]!, level[i + 1]!));
     if (level.length % 2 === 1) next.push(level[level.length - 1]!);
     level = next;
   }
-  return level[0]!;
+  const root = level[0]!;
+  return Buffer.from(root.buffer, root.byteOffset, root.byteLength);
+}
+
+/** A node given by its hash: 2^level leaves (its place is implied by where it is appended). */
+export interface HashedNode {
+  level: number;
+  hash: Uint8Array;
+}
+
+/**
+ * The root of a tree grown from leaf 0, kept as its complete subtrees (one per bit of the size,
+ * largest first), so that memory stays O(log n) however many leaves: what a verifier uses to
+ * compute the root of a chain it reads once, in order. Leaves, or whole aligned nodes (a worker
+ * thread's share of a batch: `rangeNodes`), are appended left to right.
+ */
+export class TreeAccumulator {
+  private readonly nodes: { level: number; hash: Uint8Array }[] = [];
+  private leaves = 0;
+
+  /** Leaves appended so far. */
+  get size(): number {
+    return this.leaves;
+  }
+
+  /** Appends a complete subtree of 2^level leaves; the tree's size must be a multiple of 2^level. */
+  append(level: number, hash: Uint8Array): void {
+    const width = 2 ** level;
+    if (this.leaves % width !== 0) throw new Error(`a node of ${width} leaves cannot start at leaf ${this.leaves}`);
+    let node = { level, hash };
+    // A binary counter: two subtrees of the same size side by side are one of twice the size.
+    for (let top = this.nodes.at(-1); top && top.level === node.level; top = this.nodes.at(-1)) {
+      this.nodes.pop();
+      node = { level: node.level + 1, hash: interiorHash(top.hash, node.hash) };
+    }
+    this.nodes.push(node);
+    this.leaves += width;
+  }
+
+  appendLeaf(hash: Uint8Array): void {
+    this.append(0, hash);
+  }
+
+  /** Its subtrees' hashes, largest first: with the size, all `resume` needs to go on later. */
+  get hashes(): Uint8Array[] {
+    return this.nodes.map((n) => n.hash);
+  }
+
+  /** An accumulator of `size` leaves from its subtrees' hashes (as `hashes` gave them). */
+  static resume(size: number, hashes: readonly Uint8Array[]): TreeAccumulator {
+    const levels: number[] = [];
+    for (let level = Math.floor(Math.log2(Math.max(size, 1))); level >= 0; level--) {
+      if (Math.floor(size / 2 ** level) % 2 === 1) levels.push(level);
+    }
+    if (levels.length !== hashes.length) throw new Error(`a tree of ${size} leaves has ${levels.length} subtrees, not ${hashes.length}`);
+    const acc = new TreeAccumulator();
+    levels.forEach((level, i) => acc.append(level, hashes[i]!));
+    return acc;
+  }
+
+  /** MTH of the leaves so far: the subtrees folded right to left, as RFC 9162's split does. */
+  root(): Buffer {
+    if (this.nodes.length === 0) return EMPTY_ROOT;
+    let hash = this.nodes[this.nodes.length - 1]!.hash;
+    for (let i = this.nodes.length - 2; i >= 0; i--) hash = interiorHash(this.nodes[i]!.hash, hash);
+    return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength);
+  }
+}
+
+/**
+ * The aligned nodes covering leaves [start, start + leaves.length), left to right, with their
+ * hashes: the largest node that starts at each place and fits. Appended in order to a
+ * TreeAccumulator of `start` leaves, they extend it as the leaves one by one would.
+ */
+export function rangeNodes(start: number, leaves: readonly Uint8Array[]): HashedNode[] {
+  const nodes: HashedNode[] = [];
+  const end = start + leaves.length;
+  for (let at = start; at < end;) {
+    let level = 0;
+    while (at % 2 ** (level + 1) === 0 && at + 2 ** (level + 1) <= end) level++;
+    const width = 2 ** level;
+    nodes.push({ level, hash: rootOfLeaves(leaves.slice(at - start, at - start + width)) });
+    at += width;
+  }
+  return nodes;
 }
 
 /** RFC 9162 §2.1.3.2: whether `path` proves leaf `index` with `leaf` hash in a tree of `size` with `root`. */

@@ -41,7 +41,13 @@ export async function currentCheckpoint(db: Executor, workspaceId: string) {
   const cosignatures = await db
     .select()
     .from(ledgerCosignatures)
-    .where(and(eq(ledgerCosignatures.workspaceId, workspaceId), eq(ledgerCosignatures.treeSize, checkpoint.treeSize)))
+    .where(
+      and(
+        eq(ledgerCosignatures.workspaceId, workspaceId),
+        eq(ledgerCosignatures.treeSize, checkpoint.treeSize),
+        eq(ledgerCosignatures.root, checkpoint.root),
+      ),
+    )
     .orderBy(asc(ledgerCosignatures.receivedAt), asc(ledgerCosignatures.witness));
   return {
     origin: checkpoint.note.slice(0, checkpoint.note.indexOf('\n')),

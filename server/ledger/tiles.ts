@@ -11,7 +11,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { query, type Executor } from '@/db';
-import { interiorHash, nodeKey, type TreeNode } from './merkle';
+import { EMPTY_ROOT, hashesOf, interiorHash, nodeKey, rootPlan, type TreeNode } from './merkle';
 
 /** Tree levels per tile level, and hashes per tile. */
 const TILE_HEIGHT = 8;
@@ -49,7 +49,7 @@ function hashesIn(tile: Buffer, offset: number, count: number): Buffer[] {
 }
 
 /** The nodes' hashes (by nodeKey) from tiles at hand; throws when a tile is missing or too short. */
-export function nodeHashesFrom(
+function nodeHashesFrom(
   nodes: readonly TreeNode[],
   tileOf: (level: number, idx: number) => Buffer | undefined,
 ): Map<string, Buffer> {
@@ -88,7 +88,7 @@ export async function readNodes(db: Executor, workspaceId: string, nodes: readon
  * The right edge of a tree of `size` leaves: per tile level, the index of its last tile and the
  * hashes it holds so far (none when the level's last tile is full, or the level is empty).
  */
-export interface Edge {
+interface Edge {
   size: number;
   /** Per tile level: the last tile's index and its hashes (each 32 bytes). */
   tiles: { idx: number; hashes: Buffer[] }[];
@@ -100,7 +100,7 @@ function countAt(size: number, level: number): number {
 }
 
 /** Reads the edge of the tree of `size` leaves: its partly filled tiles, one per level (one query). */
-export async function readEdge(db: Executor, workspaceId: string, size: number): Promise<Edge> {
+async function readEdge(db: Executor, workspaceId: string, size: number): Promise<Edge> {
   const refs: TileRef[] = [];
   for (let level = 0; countAt(size, level) > 0; level++) refs.push({ level, idx: Math.floor(countAt(size, level) / TILE_WIDTH) });
   const tiles: Edge['tiles'] = refs.map((r) => ({ idx: r.idx, hashes: [] }));
@@ -134,7 +134,7 @@ export async function readEdge(db: Executor, workspaceId: string, size: number):
  * Adds `leaves` (leaf hashes, in order) to the edge in memory and says which tiles changed, with
  * their whole contents: the tiles to write. The edge is left describing the larger tree.
  */
-export function extendEdge(edge: Edge, leaves: readonly Buffer[]): Map<string, TileRef & { hashes: Buffer }> {
+function extendEdge(edge: Edge, leaves: readonly Buffer[]): Map<string, TileRef & { hashes: Buffer }> {
   const changed = new Map<string, TileRef & { hashes: Buffer }>();
   const push = (level: number, hash: Buffer): void => {
     const tile = (edge.tiles[level] ??= { idx: 0, hashes: [] });
@@ -152,7 +152,7 @@ export function extendEdge(edge: Edge, leaves: readonly Buffer[]): Map<string, T
 }
 
 /** The edge's tiles as a lookup for nodeHashesFrom: every node of the tree's root lies in them. */
-export function edgeTiles(
+function edgeTiles(
   edge: Edge,
   written: ReadonlyMap<string, { hashes: Buffer }>,
 ): (level: number, idx: number) => Buffer | undefined {
@@ -183,4 +183,22 @@ export async function writeTiles(db: Executor, workspaceId: string, tiles: Itera
         returning idx`,
   );
   if (rows.length !== list.length) throw new Error('a tile write would change hashes already in the tree');
+}
+
+/**
+ * Adds `leaves` (leaf hashes, in order) to the workspace's stored tree of `size` leaves: reads its
+ * edge, writes the tiles that change, and returns the larger tree's size and root. What the
+ * integrator does each pass, and a rebuild over the whole ledger.
+ */
+export async function growTree(
+  db: Executor,
+  workspaceId: string,
+  size: number,
+  leaves: readonly Buffer[],
+): Promise<{ size: number; root: Buffer }> {
+  const edge = await readEdge(db, workspaceId, size);
+  const written = extendEdge(edge, leaves);
+  await writeTiles(db, workspaceId, written.values());
+  const plan = rootPlan(edge.size);
+  return { size: edge.size, root: hashesOf(plan, nodeHashesFrom(plan.nodes, edgeTiles(edge, written)))[0] ?? EMPTY_ROOT };
 }

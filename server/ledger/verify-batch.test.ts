@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sealedChain } from '@/test/support/chain';
 import type { LedgerEvent } from './canonical';
 import { ChainVerifier } from './chain';
+import { eventLeafHash, rootOfLeaves, TreeAccumulator } from './merkle';
 import { ChainJoin, verifyBatch } from './verify-batch';
 
 /** What one ChainVerifier reports over the whole chain. */
@@ -89,5 +90,22 @@ describe('verifying in batches joined in order (ledger:verify on every core)', (
     expect(join.push(verifyBatch(events.slice(4, 8)))).toBe(false);
     expect(join.push(verifyBatch(events.slice(8, 12)))).toBe(false);
     expect(join.finish()).toMatchObject({ verified: false, checkedEvents: 5, lastVerified: { sequence: 5 }, firstBreak: { sequence: 6 } });
+  });
+
+  it('gives the Merkle root of the first tree-size events, however the batches cut the chain', () => {
+    for (const treeSize of [1, 5, 16, 17, N]) {
+      const expected = rootOfLeaves(chain.slice(0, treeSize).map((e) => eventLeafHash(e.eventHash)));
+      for (const size of [1, 3, 4, 7, N]) {
+        const tree = new TreeAccumulator();
+        const join = new ChainJoin(undefined, tree);
+        for (let i = 0; i < N; i += size) join.push(verifyBatch(copy().slice(i, i + size), treeSize));
+        expect({ treeSize, size, leaves: tree.size, root: tree.root().toString('hex') }).toEqual({
+          treeSize,
+          size,
+          leaves: treeSize,
+          root: expected.toString('hex'),
+        });
+      }
+    }
   });
 });

@@ -8,6 +8,7 @@ import { eventProblem } from './bundle-shape';
 import type { EventsBatch } from './bundle-scan';
 import type { LedgerEvent } from './canonical';
 import { ChainVerifier, GENESIS, type ChainPosition, type VerifyReport } from './chain';
+import { rangeNodes, type HashedNode, type TreeAccumulator } from './merkle';
 import { eventRowsOfCopyText, ledgerEventOfRow, type EventTextRow } from './event-rows';
 
 /**
@@ -26,16 +27,26 @@ export const BATCH_BYTES = 96 * 1024;
 export interface BundleBatch extends EventsBatch {
   hashing: boolean;
   want: number | null;
+  treeSize?: number;
 }
 
-/** A batch for a worker: COPY text (whole lines, the first `length` bytes of `copy`), text rows, or a bundle's. */
-export type Batch = { copy: ArrayBuffer; length: number } | { rows: EventTextRow[] } | BundleBatch;
+/**
+ * A batch for a worker: COPY text (whole lines, the first `length` bytes of `copy`), text rows, or
+ * a bundle's; with `treeSize`, the Merkle tree size whose root the verification is after (the
+ * signed checkpoint's).
+ */
+export type Batch = ({ copy: ArrayBuffer; length: number } | { rows: EventTextRow[] } | BundleBatch) & { treeSize?: number };
 
 /** What a worker found in one batch, taken on trust of the batch's first link (ChainJoin checks it). */
 export interface BatchResult {
   count: number;
   first: { sequence: number; id: string; previousHash: string } | null;
   report: VerifyReport;
+  /**
+   * The Merkle tree's nodes over the batch's verified events up to the tree size asked for,
+   * left to right (merkle.ts rangeNodes): the join appends them to the tree so far.
+   */
+  tree: HashedNode[];
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -72,7 +83,7 @@ export function verifyBundleBatch(batch: BundleBatch): BundleBatchResult {
       result.workspaces.push({ sequence: event.sequence, workspaceId: (workspaceId = event.workspaceId) });
     if (event.sequence === batch.want) result.wanted ??= event.eventHash;
   }
-  return batch.hashing ? { ...result, ...verifyBatch(events) } : result;
+  return batch.hashing ? { ...result, ...verifyBatch(events, batch.treeSize) } : result;
 }
 
 /** The events of a batch from the database, in order. */
@@ -86,15 +97,21 @@ export function eventsOfBatch(batch: Exclude<Batch, BundleBatch>): LedgerEvent[]
  * (its sequence − 1 and its previousHash): every digest is computed and every link after the
  * first is checked. What a worker thread does.
  */
-export function verifyBatch(events: readonly LedgerEvent[]): BatchResult {
+export function verifyBatch(events: readonly LedgerEvent[], treeSize = 0): BatchResult {
   const head = events[0];
-  if (!head) return { count: 0, first: null, report: new ChainVerifier().finish() };
-  const verifier = new ChainVerifier({ sequence: head.sequence - 1, hash: head.previousHash });
+  if (!head) return { count: 0, first: null, report: new ChainVerifier().finish(), tree: [] };
+  const leaves: Buffer[] = [];
+  const verifier = new ChainVerifier(
+    { sequence: head.sequence - 1, hash: head.previousHash },
+    { upTo: treeSize, add: (leaf) => leaves.push(leaf) },
+  );
   for (const event of events) if (!verifier.push(event)) break;
   return {
     count: events.length,
     first: { sequence: head.sequence, id: head.id, previousHash: head.previousHash },
     report: verifier.finish(),
+    // Leaf i is the event at sequence i + 1.
+    tree: leaves.length > 0 ? rangeNodes(head.sequence - 1, leaves) : [],
   };
 }
 
@@ -107,8 +124,14 @@ export class ChainJoin {
   private checked = 0;
   private broken: VerifyReport['firstBreak'] = null;
 
-  /** Joins a chain that starts after `last` (the genesis position for a whole chain). */
-  constructor(private last: ChainPosition = GENESIS) {}
+  /**
+   * Joins a chain that starts after `last` (the genesis position for a whole chain); with `tree`,
+   * each batch's Merkle nodes are appended to it as the batch joins.
+   */
+  constructor(
+    private last: ChainPosition = GENESIS,
+    private readonly tree?: TreeAccumulator,
+  ) {}
 
   /** Adds the next batch's result; false (and nothing more is taken) once the chain is broken. */
   push(batch: BatchResult): boolean {
@@ -137,6 +160,7 @@ export class ChainJoin {
     } else {
       this.checked += report.checkedEvents;
       if (report.checkedEvents > 0) this.last = report.lastVerified;
+      for (const node of batch.tree) this.tree?.append(node.level, node.hash);
       this.broken = report.firstBreak;
     }
     return this.broken === null;

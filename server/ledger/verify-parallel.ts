@@ -20,6 +20,8 @@ import type { DatabaseHandle } from '@/db';
 import type { VerifyReport } from './chain';
 import { EVENT_TEXT_COLUMNS } from './event-rows';
 import { readEventRows, readHead } from './read';
+import { TreeAccumulator } from './merkle';
+import { judgeAgainstCheckpoint, readSignedCheckpoint } from './signed';
 import { beyondHead, type VerifyOptions } from './verify';
 import { BATCH_BYTES, ChainJoin, type Batch, type BatchResult } from './verify-batch';
 
@@ -112,13 +114,14 @@ async function* batchesOf(
   end: number,
   stop: () => boolean,
   opts: ParallelVerifyOptions,
+  treeSize: number,
 ): AsyncGenerator<Batch> {
   if (!handle.copyOut) {
     const pageSize = opts.pageSize ?? 500;
     for (let after = 0; after < end && !stop();) {
       const rows = await readEventRows(handle.db, workspaceId, { after, limit: Math.min(pageSize, end - after) });
       if (rows.length === 0) return;
-      yield { rows };
+      yield { rows, treeSize };
       after = Number(rows[rows.length - 1]!.sequence);
     }
     return;
@@ -142,32 +145,35 @@ async function* batchesOf(
         const cut = batch.lastIndexOf(10, used - 1) + 1;
         const next = new Uint8Array(Math.max(batchBytes, used - cut + chunk.length));
         next.set(batch.subarray(cut, used));
-        if (cut > 0) yield { copy: batch.buffer as ArrayBuffer, length: cut };
+        if (cut > 0) yield { copy: batch.buffer as ArrayBuffer, length: cut, treeSize };
         batch = next;
         used -= cut;
       }
       batch.set(chunk, used);
       used += chunk.length;
     }
-    if (used > 0) yield { copy: batch.buffer as ArrayBuffer, length: used };
+    if (used > 0) yield { copy: batch.buffer as ArrayBuffer, length: used, treeSize };
   }
 }
 
 /**
- * Verifies a workspace's whole chain from the database as verifyWorkspace does (the same report),
- * the digests computed by worker threads.
+ * Verifies a workspace's whole chain from the database as verifyWorkspace does (the same report,
+ * checked against the newest signed checkpoint too), the digests and the Merkle tree's nodes
+ * computed by worker threads.
  */
 export async function verifyWorkspaceParallel(
   handle: EventSource,
   workspaceId: string,
   opts: ParallelVerifyOptions = {},
 ): Promise<VerifyReport> {
-  // Read the head first: events appended while we read lie beyond it and are not judged.
+  const signed = await readSignedCheckpoint(handle.db, workspaceId);
+  // Read the head next: events appended while we read lie beyond it and are not judged.
   const head = await readHead(handle.db, workspaceId);
   const end = head?.sequence ?? 0;
   const workers = Math.max(1, opts.workers ?? availableParallelism());
   const pool = new VerifierPool(workers);
-  const join = new ChainJoin();
+  const tree = new TreeAccumulator();
+  const join = new ChainJoin(undefined, tree);
   try {
     const inFlight: Promise<BatchResult>[] = [];
     let intact = true;
@@ -177,7 +183,7 @@ export async function verifyWorkspaceParallel(
       if (result.report.lastVerified.sequence > 0) opts.onProgress?.(result.report.lastVerified.sequence, end);
     };
     // After a break the batches still coming (the rest of a COPY) are read but not judged.
-    for await (const batch of batchesOf(handle, workspaceId, end, () => !intact, opts)) {
+    for await (const batch of batchesOf(handle, workspaceId, end, () => !intact, opts, signed?.treeSize ?? 0)) {
       if (!intact) continue;
       const result = pool.run(batch);
       // Awaited in turn by take(); a worker's failure must not go unhandled meanwhile.
@@ -190,6 +196,6 @@ export async function verifyWorkspaceParallel(
     await pool.close();
   }
   // As verifyWorkspace: what lies beyond the head is looked for only when the chain held to it.
-  const report = join.finish(head ?? undefined);
-  return beyondHead(handle.db, workspaceId, report, end);
+  const report = await beyondHead(handle.db, workspaceId, join.finish(head ?? undefined), end);
+  return judgeAgainstCheckpoint(report, signed, signed && tree.size === signed.treeSize ? tree.root() : null);
 }

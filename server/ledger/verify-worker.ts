@@ -6,5 +6,5 @@ import { parentPort } from 'node:worker_threads';
 import { eventsOfBatch, verifyBatch, verifyBundleBatch, type Batch } from './verify-batch';
 
 parentPort!.on('message', (batch: Batch) =>
-  parentPort!.postMessage('json' in batch ? verifyBundleBatch(batch) : verifyBatch(eventsOfBatch(batch))),
+  parentPort!.postMessage('json' in batch ? verifyBundleBatch(batch) : verifyBatch(eventsOfBatch(batch), batch.treeSize)),
 );

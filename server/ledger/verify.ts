@@ -4,8 +4,20 @@
  * ledger:verify uses every core: verify-parallel.ts.)
  */
 import type { Executor } from '@/db';
-import { ChainVerifier, GENESIS, type ChainPosition, type VerifyReport } from './chain';
+import { ChainVerifier, GENESIS, type ChainPosition, type LeafSink, type VerifyReport } from './chain';
+import { TreeAccumulator } from './merkle';
 import { readEvents, readHead } from './read';
+import { judgeAgainstCheckpoint, readCheckpointOf, readSignedCheckpoint, type SignedCheckpoint } from './signed';
+
+/** A sink that folds the leaves up to the signed size into `tree` (nothing without a checkpoint). */
+function leavesInto(tree: TreeAccumulator, signed: { treeSize: number } | null): LeafSink | undefined {
+  return signed ? { upTo: signed.treeSize, add: (leaf) => tree.appendLeaf(leaf) } : undefined;
+}
+
+/** The tree's root if it reached the signed size, for judgeAgainstCheckpoint. */
+function rootAt(tree: TreeAccumulator, signed: SignedCheckpoint | null): Buffer | null {
+  return signed && tree.size === signed.treeSize ? tree.root() : null;
+}
 
 export interface VerifyOptions {
   /** Events read per query (2,000 by default): memory holds one page, however long the chain. */
@@ -14,24 +26,33 @@ export interface VerifyOptions {
   onProgress?: (checked: number, total: number) => void;
 }
 
-/** Verifies a workspace's whole chain from the database, a page of events at a time. */
+/**
+ * Verifies a workspace's whole chain from the database, a page of events at a time, and against
+ * the newest signed checkpoint (signed.ts).
+ */
 export async function verifyWorkspace(db: Executor, workspaceId: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
   const pageSize = opts.pageSize ?? 2000;
-  // Read the head first: events appended while we read lie beyond it and are not judged.
+  const signed = await readSignedCheckpoint(db, workspaceId);
+  // Read the head next: events appended while we read lie beyond it and are not judged.
   const head = await readHead(db, workspaceId);
-  const verifier = new ChainVerifier();
+  const tree = new TreeAccumulator();
+  const verifier = new ChainVerifier(GENESIS, leavesInto(tree, signed));
   let after = 0;
   const end = head?.sequence ?? 0;
   while (after < end) {
     const page = await readEvents(db, workspaceId, { after, limit: Math.min(pageSize, end - after) });
     if (page.length === 0) break;
     for (const event of page) {
-      if (!verifier.push(event)) return { ...verifier.finish(), head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS };
+      if (!verifier.push(event)) {
+        const report = { ...verifier.finish(), head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS };
+        return judgeAgainstCheckpoint(report, signed, rootAt(tree, signed));
+      }
     }
     after = page[page.length - 1]!.sequence;
     opts.onProgress?.(after, end);
   }
-  return beyondHead(db, workspaceId, verifier.finish(head ?? undefined), end);
+  const report = await beyondHead(db, workspaceId, verifier.finish(head ?? undefined), end);
+  return judgeAgainstCheckpoint(report, signed, rootAt(tree, signed));
 }
 
 /**
@@ -68,6 +89,12 @@ export interface VerifyProgress {
   checkedEvents: number;
   /** The head as read by the first step: the chain is judged up to it. Null before the first step. */
   head: ChainPosition | null;
+  /**
+   * The signed checkpoint the first step read (its size and base64 root; null when there was none),
+   * and the Merkle tree of the events verified so far up to its size: the subtrees' hashes
+   * (TreeAccumulator.hashes, base64). Absent before the first step.
+   */
+  signed?: { treeSize: number; rootHash: string; tree: string[] } | null;
 }
 
 /**
@@ -83,22 +110,39 @@ export async function verifyStep(
   limit: number,
 ): Promise<{ done: true; report: VerifyReport } | { done: false; progress: VerifyProgress }> {
   let recorded: ChainPosition;
-  if (progress.head) recorded = progress.head;
-  else {
+  let signed: SignedCheckpoint | null;
+  if (progress.head && progress.signed !== undefined) {
+    recorded = progress.head;
+    signed =
+      progress.signed &&
+      (await readCheckpointOf(db, workspaceId, progress.signed.treeSize, Buffer.from(progress.signed.rootHash, 'base64')));
+    if (progress.signed && !signed) throw new Error(`the checkpoint of tree size ${progress.signed.treeSize} is no longer on record`);
+  } else {
+    signed = await readSignedCheckpoint(db, workspaceId);
     const head = await readHead(db, workspaceId);
     recorded = head ? { sequence: head.sequence, hash: head.headHash } : GENESIS;
   }
-  const verifier = new ChainVerifier(progress.position);
+  const leaves = signed ? Math.min(progress.position.sequence, signed.treeSize) : 0;
+  const tree = TreeAccumulator.resume(
+    leaves,
+    (progress.signed?.tree ?? []).map((h) => Buffer.from(h, 'base64')),
+  );
+  const verifier = new ChainVerifier(progress.position, leavesInto(tree, signed));
   const end = recorded.sequence;
   const page =
     progress.position.sequence < end
       ? await readEvents(db, workspaceId, { after: progress.position.sequence, limit: Math.min(limit, end - progress.position.sequence) })
       : [];
-  const total = (report: VerifyReport): VerifyReport => ({
-    ...report,
-    checkedEvents: progress.checkedEvents + report.checkedEvents,
-    head: recorded,
-  });
+  const total = (report: VerifyReport): VerifyReport =>
+    judgeAgainstCheckpoint(
+      {
+        ...report,
+        checkedEvents: progress.checkedEvents + report.checkedEvents,
+        head: recorded,
+      },
+      signed,
+      rootAt(tree, signed),
+    );
   for (const event of page) {
     if (!verifier.push(event)) return { done: true, report: total(verifier.finish()) };
   }
@@ -107,9 +151,24 @@ export async function verifyStep(
     const partial = verifier.finish();
     return {
       done: false,
-      progress: { position: partial.lastVerified, checkedEvents: progress.checkedEvents + partial.checkedEvents, head: recorded },
+      progress: {
+        position: partial.lastVerified,
+        checkedEvents: progress.checkedEvents + partial.checkedEvents,
+        head: recorded,
+        signed: signed && {
+          treeSize: signed.treeSize,
+          rootHash: signed.root.toString('base64'),
+          tree: tree.hashes.map((h) => Buffer.from(h).toString('base64')),
+        },
+      },
     };
   }
-  const report = total(verifier.finish({ sequence: recorded.sequence, headHash: recorded.hash }));
-  return { done: true, report: await beyondHead(db, workspaceId, report, end) };
+  const report = verifier.finish({ sequence: recorded.sequence, headHash: recorded.hash });
+  const whole = await beyondHead(
+    db,
+    workspaceId,
+    { ...report, checkedEvents: progress.checkedEvents + report.checkedEvents, head: recorded },
+    end,
+  );
+  return { done: true, report: judgeAgainstCheckpoint(whole, signed, rootAt(tree, signed)) };
 }

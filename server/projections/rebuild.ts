@@ -1,7 +1,9 @@
 /**
  * Rebuilding the projection tables of a workspace from its ledger alone: empty them, replay every
  * event in sequence order, write the result back. One transaction per workspace, under the
- * workspace's append lock, so no write lands in between.
+ * workspace's append lock, so no write lands in between. The ledger's Merkle tree is rebuilt
+ * in the same pass (its tiles from the events' hashes) and its alarm cleared: the integrator then
+ * signs the rebuilt tree (server/ledger/integrator.ts).
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
@@ -11,6 +13,8 @@ import {
   dedupClaims,
   importedReceipts,
   initiatives,
+  ledgerTrees,
+  ledgerTreeTiles,
   milestones,
   receipts,
   runCheckpoints,
@@ -19,20 +23,28 @@ import {
   workspaces,
   workstreams,
 } from '@/db/schema';
+import type { LedgerEvent } from '@/server/ledger/canonical';
+import { EMPTY_ROOT, eventLeafHash } from '@/server/ledger/merkle';
 import { readEvents } from '@/server/ledger/read';
+import { growTree } from '@/server/ledger/tiles';
 import { emptyState, fold, type ProjectionState } from './state';
 
 const PAGE = 5000;
 const CHUNK = 500;
 
-/** Replays the whole ledger of a workspace into a fresh state. */
-export async function replayWorkspace(db: Database | Tx, workspaceId: string): Promise<{ state: ProjectionState; events: number }> {
+/** Replays the whole ledger of a workspace into a fresh state; `onPage` sees each page of events too. */
+export async function replayWorkspace(
+  db: Database | Tx,
+  workspaceId: string,
+  onPage?: (page: LedgerEvent[]) => Promise<void>,
+): Promise<{ state: ProjectionState; events: number }> {
   const state = emptyState();
   let after = 0;
   let events = 0;
   for (;;) {
     const page = await readEvents(db, workspaceId, { after, limit: PAGE });
     fold(page, state);
+    await onPage?.(page);
     events += page.length;
     if (page.length < PAGE) return { state, events };
     after = page[page.length - 1]!.sequence;
@@ -47,6 +59,8 @@ export interface RebuildReport {
   workspaceId: string;
   events: number;
   rows: Record<string, number>;
+  /** The ledger's Merkle tree, rebuilt: its size and root (base64), what it held before, and the alarm cleared if any. */
+  tree: { size: number; root: string; previousSize: number; clearedAlarm: string | null };
 }
 
 /** SQLSTATEs of giving way to a concurrent writer: lock_not_available (our lock_timeout), deadlock_detected. */
@@ -101,8 +115,26 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await tx.delete(milestones).where(eq(milestones.workspaceId, workspaceId));
   await tx.delete(workstreams).where(eq(workstreams.workspaceId, workspaceId));
   await tx.delete(initiatives).where(eq(initiatives.workspaceId, workspaceId));
+  const [before] = await tx.select().from(ledgerTrees).where(eq(ledgerTrees.workspaceId, workspaceId));
+  await tx.delete(ledgerTreeTiles).where(eq(ledgerTreeTiles.workspaceId, workspaceId));
 
-  const { state, events } = await replayWorkspace(tx, workspaceId);
+  let tree = { size: 0, root: EMPTY_ROOT };
+  const { state, events } = await replayWorkspace(tx, workspaceId, async (page) => {
+    if (page.length > 0)
+      tree = await growTree(
+        tx,
+        workspaceId,
+        tree.size,
+        page.map((e) => eventLeafHash(e.eventHash)),
+      );
+  });
+  // The tree as rebuilt, alarm cleared; signed by the integrator's next pass (never here: signing
+  // is the integrator's, under its lease, with the instance's key secret).
+  const rebuiltTree = { size: tree.size, root: tree.root, alarm: null, alarmAt: null, updatedAt: new Date() };
+  await tx
+    .insert(ledgerTrees)
+    .values({ workspaceId, ...rebuiltTree })
+    .onConflictDoUpdate({ target: ledgerTrees.workspaceId, set: rebuiltTree });
   // Parents first.
   await insertChunks([...state.initiatives.values()], (c) => tx.insert(initiatives).values(c));
   await insertChunks([...state.workstreams.values()], (c) => tx.insert(workstreams).values(c));
@@ -131,6 +163,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
       decisions: state.decisions.size,
       attention: state.attention.size,
     },
+    tree: { size: tree.size, root: tree.root.toString('base64'), previousSize: before?.size ?? 0, clearedAlarm: before?.alarm ?? null },
   };
 }
 

@@ -16,7 +16,22 @@ export const verifyStepProcedure = humanMemberProcedure
   .input(
     z.strictObject({
       workspace_id: id(),
-      progress: z.strictObject({ position, checkedEvents: z.int().min(0), head: position.nullable() }).optional(),
+      progress: z
+        .strictObject({
+          position,
+          checkedEvents: z.int().min(0),
+          head: position.nullable(),
+          signed: z
+            .strictObject({
+              treeSize: z.int().min(1),
+              rootHash: z.base64().length(44),
+              // The subtrees of the tree verified so far: one per bit of its size.
+              tree: z.array(z.base64().length(44)).max(53),
+            })
+            .nullable()
+            .optional(),
+        })
+        .optional(),
     }),
   )
   .query(async ({ ctx, input, actor }) => {

@@ -1,6 +1,6 @@
 /** GET /ledger/verify: recompute the workspace's chain and name the first broken link. */
 import { z } from 'zod';
-import { published } from '@/server/ledger/chain';
+import { BREAK_REASONS, published } from '@/server/ledger/chain';
 import { verifyWorkspace } from '@/server/ledger/verify';
 import { apiKeyProcedure } from '../../trpc';
 import { apiMeta } from '../../schemas';
@@ -21,12 +21,33 @@ const verifyOutput = z
         .object({
           sequence: z.int(),
           eventId: z.uuid().nullable(),
-          reason: z.enum(['sequence_gap', 'payload_digest_mismatch', 'event_hash_mismatch', 'previous_hash_mismatch', 'head_mismatch']),
+          reason: z.enum(BREAK_REASONS).meta({
+            description:
+              'What does not hold. The checkpoint_ reasons compare the chain with the newest signed checkpoint: its signature ' +
+              'does not verify (checkpoint_signature_invalid), the chain ends before the size it signed (checkpoint_beyond_head: ' +
+              'events were cut), or the Merkle root of the chain’s first tree_size events is not the signed root (checkpoint_root_mismatch).',
+          }),
           expected: z.string(),
           actual: z.string(),
         })
         .nullable()
         .meta({ description: 'The first link that does not hold, or null when the whole chain verifies.' }),
+      checkpoint: z
+        .object({
+          treeSize: z.int().meta({ description: 'The tree size the log signed.' }),
+          rootHash: z.string().meta({ description: 'The signed Merkle root (standard base64, as in the note).' }),
+          keyId: z.string().meta({ description: 'The signing key (8 hex digits), as GET /ledger/keys lists it.' }),
+          holds: z.boolean().nullable().meta({
+            description:
+              'The chain reaches the signed size with the signed root, and the signature verifies; null when a break before that size left it unjudged.',
+          }),
+        })
+        .nullable()
+        .meta({
+          description:
+            'The newest signed checkpoint (GET /ledger/checkpoint), which the chain was checked against; null before the first. ' +
+            'A log that rebuilt its tree and signed again passes this check: a witness that kept an earlier checkpoint is what catches it.',
+        }),
     }),
     meta: apiMeta,
   })
@@ -41,7 +62,9 @@ export const verifyProcedure = apiKeyProcedure
       summary: 'Verify the workspace’s hash chain',
       description:
         'Recomputes every payloadDigest and eventHash (sha256 of RFC 8785 canonical JSON), checks each previousHash ' +
-        'and that sequences run 1, 2, 3 … without gaps, and compares the recorded head. Reports the first break.',
+        'and that sequences run 1, 2, 3 … without gaps, and compares the recorded head. Then checks the chain against the newest ' +
+        'signed checkpoint: its signature, that the chain reaches its tree size, and that the Merkle root (RFC 9162) of the ' +
+        'first tree_size events is the signed root. Reports the first break.',
     },
   })
   .input(z.strictObject({}))
@@ -49,7 +72,7 @@ export const verifyProcedure = apiKeyProcedure
   .query(async ({ ctx }) => {
     const report = await verifyWorkspace(ctx.runtime.db, ctx.actor.workspaceId);
     return {
-      data: published(report),
+      data: published({ ...report, checkpoint: report.checkpoint ?? null }),
       meta: { apiVersion: '1' as const, workspaceId: ctx.actor.workspaceId },
     };
   });
