@@ -107,6 +107,8 @@ const witness = () =>
     service!.apiKey,
     '--state',
     witnessState(),
+    '--name',
+    'witness.e2e.test',
     '--once',
   );
 
@@ -118,6 +120,14 @@ test('cutting the newest events and fixing the head row: ledger:verify and the p
   const first = witness();
   expect(first.status, first.out).toBe(0);
   expect(tool('ledger-verify', '--workspace', 'demo').status).toBe(0);
+  // The page says which witness vouched for which size, and when.
+  const { page, context } = await signInAt(browser, `http://127.0.0.1:${service!.port}`, service!);
+  await page.goto('/ledger');
+  const panel = page.getByRole('region', { name: 'Signed checkpoints and witnesses' });
+  await expect(panel).toContainText(`The log signed its tree of ${signed.size} events`);
+  const row = panel.getByRole('row', { name: /witness\.e2e\.test/ });
+  await expect(row).toContainText(`${signed.size} events (the newest checkpoint)`);
+  await expect(row.getByRole('cell').nth(2)).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
 
   await cutTo(signed.size - 3);
   const verify = tool('ledger-verify', '--workspace', 'demo');
@@ -125,7 +135,6 @@ test('cutting the newest events and fixing the head row: ledger:verify and the p
   expect(verify.out).toContain(`BROKEN at sequence ${signed.size - 2}: checkpoint_beyond_head`);
   expect(verify.out).toContain(`"actual": "the chain ends at ${signed.size - 3}"`);
 
-  const { page, context } = await signInAt(browser, `http://127.0.0.1:${service!.port}`, service!);
   await page.goto('/ledger');
   await page.getByRole('button', { name: 'Verify the chain' }).click();
   await expect(page.getByRole('status')).toContainText(

@@ -39,14 +39,19 @@ test('/ledger shows events newest first, verifies the chain, and its bundle pass
     const bundle = JSON.parse(readFileSync(file, 'utf8'));
     expect(bundle).toMatchObject({ format: 'aws-ledger-bundle/1', workspaceId: fixture().workspaceId, head: { sequence: head } });
     expect(bundle.events).toHaveLength(head);
+    // With the signed checkpoint of its head, checked against the key the API lists (pinned).
+    const [key] = (await agent(request, 'GET', '/ledger/keys')).body.data as { vkey: string }[];
+    expect(bundle.checkpoint).toMatchObject({ vkeys: [key!.vkey], subtrees: [] });
     // Checked offline, by the command line tool, as a process.
-    const verified = spawnSync(process.execPath, ['scripts/tool.mjs', 'ledger-verify', '--bundle', file], {
+    const verified = spawnSync(process.execPath, ['scripts/tool.mjs', 'ledger-verify', '--bundle', file, '--vkey', key!.vkey], {
       cwd: root,
       encoding: 'utf8',
       env: { ...process.env, LOG_LEVEL: 'silent' },
     });
     expect(verified.status, verified.stderr + verified.stdout).toBe(0);
-    expect(verified.stdout).toMatch(new RegExp(`^OK: ${head} events verified, head ${head} `, 'm'));
+    expect(verified.stdout).toMatch(
+      new RegExp(`^OK: ${head} events verified, head ${head} \\S+, matching the checkpoint signed at tree size ${head} by key `, 'm'),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

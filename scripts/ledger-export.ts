@@ -2,13 +2,15 @@
  * npm run ledger:export -- --workspace <name|id> [--from <sequence>] [--previous <bundle.json>] [--out <file>]
  * Writes a ledger bundle (server/ledger/bundle.ts): the workspace's events from `--from` on (all by
  * default), the head they end at, and the head of the earlier export named by --previous (then the
- * bundle starts right after that head unless --from says otherwise). JSON to --out, or to stdout.
+ * bundle starts right after that head unless --from says otherwise), with the signed checkpoint of
+ * that head (server/ledger/bundle-export.ts). JSON to --out, or to stdout.
  * Anyone can check it with no database: npm run ledger:verify -- --bundle <file> [--previous <file>].
  */
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { bundleFrame, bundleText, eventPages, type BundleHead } from '@/server/ledger/bundle';
+import { bundleText, eventPages, type BundleHead } from '@/server/ledger/bundle';
+import { signedBundleFrame } from '@/server/ledger/bundle-export';
 import { readBundleFrame } from '@/server/ledger/bundle-file';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 import { plural } from '@/server/words';
@@ -40,18 +42,22 @@ if (values.previous) {
   previous = earlier.frame.head;
 }
 
-await withRuntime(async ({ db }) => {
+await withRuntime(async ({ db, env, secrets }) => {
   const workspace = await findWorkspace(db, values.workspace!);
   // --from N starts the bundle at event N; after an earlier export, right after its head.
   const after = values.from !== undefined ? Number(values.from) - 1 : (previous?.sequence ?? 0);
-  const frame = await bundleFrame(db, workspace.id, { after, previous });
+  // Ends at the newest signed checkpoint, which it carries (the tree is signed up to the head first).
+  const frame = await signedBundleFrame(db, workspace.id, { appUrl: env.APP_URL, secret: secrets.ledger }, { after, previous });
   // Written as it is read, a page of events at a time: memory stays flat however long the ledger.
   const text = Readable.from(bundleText(frame, eventPages(db, frame)), { highWaterMark: 1 });
   if (values.out) {
     await pipeline(text, createWriteStream(values.out));
     const count = frame.head.sequence - frame.from.sequence;
+    const signed = frame.checkpoint
+      ? ', with its signed checkpoint'
+      : ', with no signed checkpoint (the tree is on alarm: see the service’s log)';
     console.error(
-      `Wrote ${plural(count, 'event')} (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}`,
+      `Wrote ${plural(count, 'event')} (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}${signed}`,
     );
   } else await pipeline(text, process.stdout, { end: false });
   return 0;

@@ -2,10 +2,12 @@
  * npm run ledger:verify -- --workspace <name|id>
  *   Recomputes the workspace's hash chain from the database and names the first broken link, the
  *   digests computed on every core (--workers; server/ledger/verify-parallel.ts).
- * npm run ledger:verify -- --bundle <bundle.json> [--previous <earlier-bundle.json>]
+ *   Then checks the chain against the newest signed checkpoint (server/ledger/signed.ts).
+ * npm run ledger:verify -- --bundle <bundle.json> [--previous <earlier-bundle.json>] [--vkey <vkey>]
  *   Checks an exported bundle with no database (server/ledger/bundle.ts): its chain, its head, and
  *   that it extends the earlier export given with --previous. Without it, a bundle that names an
- *   earlier export is said to continue one that was not checked (continuesUncheckedExport).
+ *   earlier export is said to continue one that was not checked (continuesUncheckedExport). Its
+ *   signed checkpoint is checked too (bundle-checkpoint.ts): with --vkey, against that key only.
  * Prints the report (JSON) and a line to read; with --json only the report goes to stdout, the
  * line to stderr, so that `| jq` reads the report.
  * Exit status 0 when everything verifies, 3 when it does not (scripts/cli.ts: 1 and 2).
@@ -25,11 +27,16 @@ const BROKEN = 3;
 const cli = {
   command: 'ledger:verify',
   summary: 'recomputes a hash chain, from the database or from an exported bundle, and names the first broken link.',
-  usage: ['--workspace <name|id>', '--bundle <file> [--previous <earlier bundle>]'],
+  usage: ['--workspace <name|id>', '--bundle <file> [--previous <earlier bundle>] [--vkey <vkey>]'],
   options: {
     workspace: { type: 'string', value: '<name|id>', description: 'verify this workspace’s ledger in the database' },
     bundle: { type: 'string', value: '<file>', description: 'verify an exported bundle instead, with no database' },
     previous: { type: 'string', value: '<file>', description: 'with --bundle: the earlier export it must extend' },
+    vkey: {
+      type: 'string',
+      value: '<vkey>',
+      description: 'with --bundle: the verifier key its checkpoint must be signed with (GET /ledger/keys), not one the bundle lists',
+    },
     workers: {
       type: 'string',
       value: '<n>',
@@ -49,6 +56,7 @@ const cli = {
 const values = parseCli(cli);
 if (!values.workspace === !values.bundle) usageError(cli, 'give --workspace or --bundle (one of them)');
 if (values.previous && !values.bundle) usageError(cli, '--previous goes with --bundle');
+if (values.vkey && !values.bundle) usageError(cli, '--vkey goes with --bundle');
 if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
   usageError(cli, '--workers takes a whole number from 1 to 999');
 }
@@ -65,6 +73,15 @@ function previousExport(report: VerifyReport | BundleReport): string {
   return '';
 }
 
+/** What the line says of the signed checkpoint checked. */
+function signedPart(report: VerifyReport | BundleReport): string {
+  const c = report.checkpoint;
+  if (c === undefined) return '';
+  if (c === null) return ', no signed checkpoint to check';
+  const pinned = 'pinned' in c && c.pinned === false ? ' (a key the bundle lists: pin one with --vkey)' : '';
+  return `, matching the checkpoint signed at tree size ${c.treeSize} by key ${c.keyId}${pinned}`;
+}
+
 /**
  * The report as GET /ledger/verify serves it (same fields), with what was checked; and a line to
  * read, after it on stdout, or on stderr with --json.
@@ -74,7 +91,7 @@ function print(context: Record<string, unknown>, report: VerifyReport | BundleRe
   const line = values.json ? console.error : console.log;
   if (report.verified) {
     line(
-      `OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}`,
+      `OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}${signedPart(report)}`,
     );
     return 0;
   }
@@ -111,6 +128,7 @@ if (values.bundle) {
   try {
     report = await verifyBundleFile(values.bundle, {
       previous: values.previous,
+      vkey: values.vkey,
       workers,
       onProgress: showProgress ? progressLine(started, Boolean(process.stderr.isTTY)) : undefined,
     });

@@ -1,7 +1,8 @@
 /**
  * The ledger in the browser (every member): the current workspace's events newest first, filtered
  * by event type and aggregate, each with its sequence, its hashes and a link to what it recorded;
- * the chain verified on demand; and the whole ledger downloaded as a bundle anyone can check.
+ * the chain verified on demand; the newest signed checkpoint and the witnesses that vouched for
+ * it; and the whole ledger downloaded as a bundle anyone can check.
  */
 import { redirect } from 'next/navigation';
 import { DataTable } from '../_components/data-table';
@@ -12,6 +13,7 @@ import { eventWords } from '../_lib/event-words';
 import { recordedAt, when } from '../_lib/format';
 import { caller, currentWorkspace, requireUser, switchTo } from '../_lib/session';
 import { VerifyChain } from './verify-chain';
+import { Witnesses } from './witnesses';
 
 export const dynamic = 'force-dynamic';
 
@@ -31,9 +33,9 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
   const type = params.type && EVENT_TYPE.test(params.type) ? params.type : undefined;
   const aggregate = params.aggregate && UUID.test(params.aggregate) ? params.aggregate.toLowerCase() : undefined;
   const at = params.at && /^[1-9]\d{0,15}$/.test(params.at) ? Number(params.at) : undefined;
-  const page = await (
-    await caller()
-  ).ledger.browse({ workspace_id: workspace.id, event_type: type, aggregate_id: aggregate, at, limit: 50 });
+  const api = await caller();
+  const page = await api.ledger.browse({ workspace_id: workspace.id, event_type: type, aggregate_id: aggregate, at, limit: 50 });
+  const signed = await api.ledger.witnesses({ workspace_id: workspace.id });
   const by = await actorLabels(workspace.id, page.events);
   const filters = new URLSearchParams(Object.entries({ type, aggregate }).filter(([, v]) => v) as [string, string][]);
   const older = page.olderAt ? `/ledger?${new URLSearchParams([...filters, ['at', String(page.olderAt)]])}` : null;
@@ -46,6 +48,7 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
         changing or removing any of them breaks the chain from there on.
       </p>
       <VerifyChain workspaceId={workspace.id} />
+      <Witnesses summary={signed} />
       <section className="panel" aria-labelledby="bundle-h">
         <h2 id="bundle-h">Download a bundle</h2>
         <p className="muted">

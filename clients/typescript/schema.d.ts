@@ -493,7 +493,7 @@ export interface paths {
         };
         /**
          * Export a receipt as an agent-work-receipt/v0.1 document
-         * @description The document itself (not enveloped), ready to hand to anyone and to POST to /agent-work-receipts/validate: the receipt and its task, the actor, the task’s ledger events with their hashes, the recording event as evidence, and the human rulings on the task’s decisions (who, when, which option, note). An imported receipt is returned exactly as it was imported.
+         * @description The document itself (not enveloped), ready to hand to anyone and to POST to /agent-work-receipts/validate: the receipt and its task, the actor, the task’s ledger events with their hashes, the recording event as evidence, the human rulings on the task’s decisions (who, when, which option, note), and ledger_proof: the newest signed checkpoint (GET /ledger/checkpoint’s note) with the RFC 9162 inclusion proof of the recording event in its tree (leaf_index, tree_size, inclusion_path in base64), absent until a checkpoint covers that event (about a second). An imported receipt is returned exactly as it was imported.
          */
         get: operations["receipts-export"];
         put?: never;

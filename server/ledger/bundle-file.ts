@@ -7,11 +7,12 @@
  */
 import { createReadStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { judgeBundle, notABundle, type BundleFacts, type BundleReport } from './bundle';
+import { judgeBundle, notABundle, WHOLE_BUNDLE, type BundleFacts, type BundleReport } from './bundle';
 import { BundleScanner, BundleSyntaxError } from './bundle-scan';
 import { frameProblem, type BundleFrame } from './bundle-shape';
 import type { LedgerEvent } from './canonical';
 import type { ChainPosition } from './chain';
+import { TreeAccumulator } from './merkle';
 import { ChainJoin, type BundleBatchResult } from './verify-batch';
 import { VerifierPool } from './verify-parallel';
 
@@ -26,6 +27,8 @@ export interface BundleFileOptions {
   batchBytes?: number;
   /** Called as batches are joined: events verified, and how many the bundle says it holds. */
   onProgress?: (checked: number, total: number) => void;
+  /** The verifier key the bundle's checkpoint must be signed with (--vkey). */
+  vkey?: string;
 }
 
 /** Reads a file chunk by chunk (1 MiB reads). */
@@ -82,6 +85,7 @@ async function scan(
 ) {
   const scanner = new BundleScanner(opts.batchBytes);
   let join: ChainJoin | null = null;
+  let tree: TreeAccumulator | null = null;
   // Results that came before `from` did (a bundle whose members are in another order than ours).
   const early: BundleBatchResult[] = [];
   let hashing = opts.hashing;
@@ -94,7 +98,8 @@ async function scan(
     if (join) return join;
     const from = scanner.members.get('from');
     if (!isPosition(from)) return null;
-    join = new ChainJoin(from);
+    tree = new TreeAccumulator(from.sequence);
+    join = new ChainJoin(from, tree);
     for (const result of early.splice(0)) if (!join.push(result)) hashing = false;
     return join;
   };
@@ -124,7 +129,8 @@ async function scan(
   for await (const chunk of chunksOf(file)) {
     for (const batch of scanner.push(chunk)) {
       const want = opts.want(scanner.members);
-      const result = pool.run<BundleBatchResult>({ ...batch, hashing, want });
+      // Every event's leaf goes into the tree (WHOLE_BUNDLE): a bundle's checkpoint is of its head.
+      const result = pool.run<BundleBatchResult>({ ...batch, hashing, want, treeSize: WHOLE_BUNDLE });
       // Awaited in turn below; a worker's failure must not go unhandled meanwhile.
       result.catch(() => undefined);
       inFlight.push({ result, want });
@@ -142,6 +148,7 @@ async function scan(
   return {
     scanner,
     join: joinOf(),
+    tree: tree as TreeAccumulator | null,
     problem: problem as string | null,
     wanted: wanted as { sequence: number; hash: string } | null,
     workspaces,
@@ -181,6 +188,7 @@ async function factsOfFile(
     chain,
     otherWorkspace: found.workspaces.find((w) => w.workspaceId !== frame.workspaceId) ?? null,
     hashAt: (sequence) => (sequence === frame.from.sequence ? frame.from.hash : wanted?.sequence === sequence ? wanted.hash : undefined),
+    tree: found.tree,
   };
 }
 
@@ -196,7 +204,7 @@ export async function verifyBundleFile(file: string, opts: BundleFileOptions = {
     const earlier = opts.previous ? await factsOfFile(opts.previous, pool, workers, { batchBytes: opts.batchBytes }) : undefined;
     const follows = earlier && !earlier.problem ? earlier.frame.head.sequence : undefined;
     const facts = await factsOfFile(file, pool, workers, { ...opts, follows });
-    return judgeBundle(facts, earlier);
+    return judgeBundle(facts, earlier, { vkey: opts.vkey });
   } finally {
     await pool.close();
   }

@@ -14,6 +14,18 @@ export interface BundleHead {
   headHash: string;
 }
 
+/**
+ * The signed checkpoint of the tree at a bundle's head (README, "Offline proof"): the note, the
+ * workspace's verifier keys, and the Merkle subtrees of the events before the bundle's `from`
+ * (one per bit of `from.sequence`, largest first, standard base64; none for a whole chain), so
+ * that the root over the bundle's events can be computed and compared with the signed one.
+ */
+export interface BundleCheckpoint {
+  note: string;
+  vkeys: string[];
+  subtrees: string[];
+}
+
 /** A bundle's members other than its events. */
 export interface BundleFrame {
   format: typeof BUNDLE_FORMAT;
@@ -22,6 +34,8 @@ export interface BundleFrame {
   from: { sequence: number; hash: string };
   head: BundleHead;
   previous: BundleHead | null;
+  /** Absent in bundles exported before checkpoints; null when the workspace had none to give. */
+  checkpoint?: BundleCheckpoint | null;
 }
 
 export interface LedgerBundle extends BundleFrame {
@@ -37,13 +51,20 @@ const whole: Check = (v) => (Number.isSafeInteger(v) ? null : 'expected a whole 
 const count: Check = (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? null : 'expected a whole number, 0 or more');
 const positive: Check = (v) => (Number.isSafeInteger(v) && (v as number) > 0 ? null : 'expected a whole number, 1 or more');
 const object: Check = (v) => (isRecord(v) ? null : 'expected an object');
+const strings: Check = (v) => (Array.isArray(v) && v.every((s) => typeof s === 'string') ? null : 'expected an array of strings');
 
-/** The first problem of `value` against `fields` (every one required, no other key), as "path: problem". */
+/** Members a bundle may leave out (it was exported before they were added). */
+const OPTIONAL = new Set(['checkpoint']);
+
+/** The first problem of `value` against `fields` (every one required but OPTIONAL's, no other key), as "path: problem". */
 function checkObject(value: unknown, fields: Record<string, Check>, path: string): string | null {
   const at = (key: string) => (path ? `${path}.${key}` : key);
   if (!isRecord(value)) return `${path || 'bundle'}: expected an object`;
   for (const key in fields) {
-    if (!Object.hasOwn(value, key)) return `${at(key)}: missing`;
+    if (!Object.hasOwn(value, key)) {
+      if (OPTIONAL.has(at(key))) continue;
+      return `${at(key)}: missing`;
+    }
     const problem = fields[key]!(value[key]);
     if (problem) return problem.includes(': ') ? problem : `${at(key)}: ${problem}`;
   }
@@ -83,6 +104,7 @@ const FRAME_FIELDS: Record<keyof BundleFrame, Check> = {
   from: (v) => checkObject(v, { sequence: count, hash: string }, 'from'),
   head: (v) => checkObject(v, headFields, 'head'),
   previous: (v) => (v === null ? null : checkObject(v, headFields, 'previous')),
+  checkpoint: (v) => (v === null ? null : checkObject(v, { note: string, vkeys: strings, subtrees: strings }, 'checkpoint')),
 };
 
 /** The first problem of the event at `events[index]`, or null when it is an event. */

@@ -14,7 +14,9 @@ import type { Executor } from '@/db';
 import { GENESIS_HASH } from '@/db/schema';
 import { BUNDLE_FORMAT, bundleProblem, type BundleFrame, type BundleHead, type LedgerBundle } from './bundle-shape';
 import { readEvents, readHead } from './read';
+import { judgeBundleCheckpoint } from './bundle-checkpoint';
 import { ChainVerifier, type ChainBreak, type ChainPosition, type VerifyReport } from './chain';
+import { TreeAccumulator } from './merkle';
 
 export type { BundleFrame, BundleHead, LedgerBundle } from './bundle-shape';
 
@@ -26,9 +28,15 @@ export type { BundleFrame, BundleHead, LedgerBundle } from './bundle-shape';
 export async function bundleFrame(
   db: Executor,
   workspaceId: string,
-  opts: { after?: number; previous?: BundleHead | null } = {},
+  opts: { after?: number; previous?: BundleHead | null; at?: number } = {},
 ): Promise<BundleFrame> {
-  const at = (await readHead(db, workspaceId)) ?? { sequence: 0, headHash: GENESIS_HASH };
+  let at = (await readHead(db, workspaceId)) ?? { sequence: 0, headHash: GENESIS_HASH };
+  // Ending at an earlier event (a signed checkpoint's size: bundle-export.ts) rather than the head.
+  if (opts.at !== undefined && opts.at > 0 && opts.at < at.sequence) {
+    const [event] = await readEvents(db, workspaceId, { after: opts.at - 1, limit: 1 });
+    if (!event || event.sequence !== opts.at) throw new Error(`no event at sequence ${opts.at} in workspace ${workspaceId}`);
+    at = { sequence: event.sequence, headHash: event.eventHash };
+  }
   const after = Math.min(opts.after ?? 0, at.sequence);
   let from = { sequence: 0, hash: GENESIS_HASH };
   if (after > 0) {
@@ -68,8 +76,8 @@ export async function* eventPages(db: Executor, frame: BundleFrame, pageSize = 1
  * come (bundle-file.ts).
  */
 export async function* bundleText(frame: BundleFrame, pages: AsyncIterable<string[]> | Iterable<string[]>): AsyncGenerator<string> {
-  const { format, workspaceId, exportedAt, from, head, previous } = frame;
-  yield JSON.stringify({ format, workspaceId, exportedAt, from, head, previous }).slice(0, -1) + ',\n"events":[';
+  const { format, workspaceId, exportedAt, from, head, previous, checkpoint } = frame;
+  yield JSON.stringify({ format, workspaceId, exportedAt, from, head, previous, checkpoint }).slice(0, -1) + ',\n"events":[';
   let first = true;
   for await (const page of pages) {
     if (page.length === 0) continue;
@@ -114,14 +122,20 @@ export interface BundleFacts {
   otherWorkspace: { sequence: number; workspaceId: string } | null;
   /** The eventHash the bundle's chain has at `sequence`; undefined when the bundle does not cover it. */
   hashAt(sequence: number): string | undefined;
+  /** The Merkle nodes of the events verified, from `frame.from.sequence` (for its checkpoint's root). */
+  tree: TreeAccumulator | null;
 }
+
+/** Every event of a bundle gives its leaf to the tree: its checkpoint is of the bundle's head. */
+export const WHOLE_BUNDLE = Number.MAX_SAFE_INTEGER;
 
 /** The facts of a bundle in memory (parsed JSON of unknown shape). */
 function factsOfBundle(bundle: unknown): BundleFacts {
   const problem = bundleProblem(bundle);
   if (problem) return notABundle(problem);
   const b = bundle as LedgerBundle;
-  const verifier = new ChainVerifier(b.from);
+  const tree = new TreeAccumulator(b.from.sequence);
+  const verifier = new ChainVerifier(b.from, { upTo: WHOLE_BUNDLE, add: (leaf) => tree.appendLeaf(leaf) });
   // Any string is hashed as it is: a bundle is judged by its hashes, not by what the service writes.
   for (const e of b.events) if (!verifier.push(e)) break;
   const other = b.events.find((e) => e.workspaceId !== b.workspaceId);
@@ -131,6 +145,7 @@ function factsOfBundle(bundle: unknown): BundleFacts {
     chain: verifier.finish(b.head),
     otherWorkspace: other ? { sequence: other.sequence, workspaceId: other.workspaceId } : null,
     hashAt: (sequence) => (sequence === b.from.sequence ? b.from.hash : b.events.find((e) => e.sequence === sequence)?.eventHash),
+    tree,
   };
 }
 
@@ -150,7 +165,13 @@ export function notABundle(problem: string): BundleFacts {
     chain: { verified: false, checkedEvents: 0, lastVerified: genesis, head: genesis, firstBreak: null },
     otherWorkspace: null,
     hashAt: () => undefined,
+    tree: null,
   };
+}
+
+/** How a bundle is checked: `vkey` pins the verifier key its checkpoint must be signed with (--vkey). */
+export interface BundleCheckOptions {
+  vkey?: string;
 }
 
 /**
@@ -158,12 +179,23 @@ export function notABundle(problem: string): BundleFacts {
  * `bundle` and `earlier` are parsed JSON of unknown shape: anything that is not a bundle is
  * reported as `not_a_bundle`, never thrown.
  */
-export function verifyBundle(bundle: unknown, earlier?: unknown): BundleReport {
-  return judgeBundle(factsOfBundle(bundle), earlier === undefined ? undefined : factsOfBundle(earlier));
+export function verifyBundle(bundle: unknown, earlier?: unknown, opts: BundleCheckOptions = {}): BundleReport {
+  return judgeBundle(factsOfBundle(bundle), earlier === undefined ? undefined : factsOfBundle(earlier), opts);
 }
 
-/** The report on a bundle from its facts (and the earlier bundle's, when it names one to extend). */
-export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts): BundleReport {
+/**
+ * The report on a bundle from its facts (and the earlier bundle's, when it names one to extend),
+ * then on its signed checkpoint once everything else holds.
+ */
+export function judgeBundle(facts: BundleFacts, earlier?: BundleFacts, opts: BundleCheckOptions = {}): BundleReport {
+  const report = judgeChain(facts, earlier);
+  if (facts.problem || !report.verified) return report;
+  const { checkpoint, broken } = judgeBundleCheckpoint(facts.frame, facts.tree, opts.vkey);
+  if (!broken) return { ...report, checkpoint };
+  return { ...report, verified: false, firstBreak: broken, checkpoint };
+}
+
+function judgeChain(facts: BundleFacts, earlier?: BundleFacts): BundleReport {
   if (facts.problem) return refused('not_a_bundle', 'a ledger bundle (' + BUNDLE_FORMAT + ')', facts.problem);
   const b = facts.frame;
   const report: BundleReport = {

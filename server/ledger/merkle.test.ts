@@ -171,6 +171,21 @@ describe('the Merkle tree (RFC 9162)', () => {
       expect(hex(resumed.root())).toBe(hex(mth(leaves)));
     }
     expect(() => TreeAccumulator.resume(3, [leaves[0]!])).toThrow(/has 2 subtrees, not 1/);
+    // A run that starts later (a bundle after its `from`), leaf by leaf or node by node, joined to
+    // the subtrees before it.
+    for (const from of [0, 1, 5, 8, 13, 33]) {
+      for (const to of [from, from + 1, from + 7, 70]) {
+        const run = new TreeAccumulator(from);
+        for (const node of rangeNodes(from, leaves.slice(from, Math.min(to, from + 3)))) run.append(node.level, node.hash);
+        for (const leaf of leaves.slice(Math.min(to, from + 3), to)) run.appendLeaf(leaf);
+        const before = new TreeAccumulator();
+        for (const leaf of leaves.slice(0, from)) before.appendLeaf(leaf);
+        const whole = TreeAccumulator.resume(from, before.hashes);
+        whole.extend(run);
+        expect({ from, to, root: hex(whole.root()) }).toEqual({ from, to, root: hex(mth(leaves.slice(0, to))) });
+      }
+    }
+    expect(() => new TreeAccumulator(3).root()).toThrow(/no root of its own/);
     expect(() => new TreeAccumulator().append(1, leaves[0]!)).not.toThrow();
     const odd = new TreeAccumulator();
     odd.appendLeaf(leaves[0]!);

@@ -184,44 +184,63 @@ export interface HashedNode {
 }
 
 /**
- * The root of a tree grown from leaf 0, kept as its complete subtrees (one per bit of the size,
- * largest first), so that memory stays O(log n) however many leaves: what a verifier uses to
- * compute the root of a chain it reads once, in order. Leaves, or whole aligned nodes (a worker
- * thread's share of a batch: `rangeNodes`), are appended left to right.
+ * The Merkle tree of a run of leaves [begin, end), grown left to right, kept as its largest
+ * aligned subtrees (a compact range, as Trillian calls it): O(log n) memory however many leaves.
+ * From leaf 0 it is the size in binary, one subtree per bit, largest first, and gives the root;
+ * what a verifier uses to compute the root of a chain it reads once, in order. Leaves, or whole
+ * aligned nodes (a worker thread's share of a batch: `rangeNodes`), are appended in order. A
+ * range that starts later (a bundle's events after its `from`) is joined to the subtrees before
+ * it with `extend`.
  */
 export class TreeAccumulator {
-  private readonly nodes: { level: number; hash: Uint8Array }[] = [];
-  private leaves = 0;
+  private readonly nodes: { level: number; start: number; hash: Uint8Array }[] = [];
+  private next: number;
+
+  constructor(readonly begin = 0) {
+    this.next = begin;
+  }
 
   /** Leaves appended so far. */
   get size(): number {
-    return this.leaves;
+    return this.next - this.begin;
   }
 
-  /** Appends a complete subtree of 2^level leaves; the tree's size must be a multiple of 2^level. */
+  /** Where the next leaf goes: `begin` plus the leaves appended. */
+  get end(): number {
+    return this.next;
+  }
+
+  /** Appends a complete subtree of 2^level leaves, which must start at a multiple of 2^level. */
   append(level: number, hash: Uint8Array): void {
     const width = 2 ** level;
-    if (this.leaves % width !== 0) throw new Error(`a node of ${width} leaves cannot start at leaf ${this.leaves}`);
-    let node = { level, hash };
-    // A binary counter: two subtrees of the same size side by side are one of twice the size.
-    for (let top = this.nodes.at(-1); top && top.level === node.level; top = this.nodes.at(-1)) {
+    if (this.next % width !== 0) throw new Error(`a node of ${width} leaves cannot start at leaf ${this.next}`);
+    let node = { level, start: this.next, hash };
+    // Two subtrees of the same size side by side, the left one starting at a multiple of twice
+    // that size, are the two halves of one: a binary counter, from leaf 0.
+    for (let top = this.nodes.at(-1); top && top.level === node.level && top.start % (2 * 2 ** top.level) === 0; top = this.nodes.at(-1)) {
       this.nodes.pop();
-      node = { level: node.level + 1, hash: interiorHash(top.hash, node.hash) };
+      node = { level: node.level + 1, start: top.start, hash: interiorHash(top.hash, node.hash) };
     }
     this.nodes.push(node);
-    this.leaves += width;
+    this.next += width;
   }
 
   appendLeaf(hash: Uint8Array): void {
     this.append(0, hash);
   }
 
-  /** Its subtrees' hashes, largest first: with the size, all `resume` needs to go on later. */
+  /** Appends the subtrees of `range`, a run that starts where this one ends. */
+  extend(range: TreeAccumulator): void {
+    if (range.begin !== this.next) throw new Error(`a range from leaf ${range.begin} does not follow one ending at ${this.next}`);
+    for (const node of range.nodes) this.append(node.level, node.hash);
+  }
+
+  /** Its subtrees' hashes, left to right: from leaf 0, with the size, all `resume` needs to go on later. */
   get hashes(): Uint8Array[] {
     return this.nodes.map((n) => n.hash);
   }
 
-  /** An accumulator of `size` leaves from its subtrees' hashes (as `hashes` gave them). */
+  /** The tree of `size` leaves from 0, from its subtrees' hashes (largest first, as `hashes` gives them). */
   static resume(size: number, hashes: readonly Uint8Array[]): TreeAccumulator {
     const levels: number[] = [];
     for (let level = Math.floor(Math.log2(Math.max(size, 1))); level >= 0; level--) {
@@ -233,8 +252,9 @@ export class TreeAccumulator {
     return acc;
   }
 
-  /** MTH of the leaves so far: the subtrees folded right to left, as RFC 9162's split does. */
+  /** MTH of the leaves from 0: the subtrees folded right to left, as RFC 9162's split does. */
   root(): Buffer {
+    if (this.begin !== 0) throw new Error(`a range from leaf ${this.begin} has no root of its own`);
     if (this.nodes.length === 0) return EMPTY_ROOT;
     let hash = this.nodes[this.nodes.length - 1]!.hash;
     for (let i = this.nodes.length - 2; i >= 0; i--) hash = interiorHash(this.nodes[i]!.hash, hash);

@@ -33,11 +33,8 @@ export async function listSigningKeys(db: Executor, workspaceId: string) {
   }));
 }
 
-/** The newest checkpoint, its note carrying every witness's cosignature line; 404 before the first. */
-export async function currentCheckpoint(db: Executor, workspaceId: string) {
-  const checkpoint = await newestCheckpoint(db, workspaceId);
-  if (!checkpoint)
-    throw new AppError('not_found', 'This workspace has no signed checkpoint yet: one is signed within a second or so of its first event.');
+/** A signed checkpoint's note with every witness's cosignature line after the log's signature, and who cosigned it. */
+export async function cosignedNote(db: Executor, workspaceId: string, checkpoint: { treeSize: number; root: Buffer; note: string }) {
   const cosignatures = await db
     .select()
     .from(ledgerCosignatures)
@@ -50,9 +47,6 @@ export async function currentCheckpoint(db: Executor, workspaceId: string) {
     )
     .orderBy(asc(ledgerCosignatures.receivedAt), asc(ledgerCosignatures.witness));
   return {
-    origin: checkpoint.note.slice(0, checkpoint.note.indexOf('\n')),
-    tree_size: checkpoint.treeSize,
-    root_hash: b64(checkpoint.root),
     note: checkpoint.note + cosignatures.map((c) => c.line).join(''),
     cosignatures: cosignatures.map((c) => ({
       witness: c.witness,
@@ -61,6 +55,19 @@ export async function currentCheckpoint(db: Executor, workspaceId: string) {
       signed_at: c.signedAt.toISOString(),
       received_at: c.receivedAt.toISOString(),
     })),
+  };
+}
+
+/** The newest checkpoint, its note carrying every witness's cosignature line; 404 before the first. */
+export async function currentCheckpoint(db: Executor, workspaceId: string) {
+  const checkpoint = await newestCheckpoint(db, workspaceId);
+  if (!checkpoint)
+    throw new AppError('not_found', 'This workspace has no signed checkpoint yet: one is signed within a second or so of its first event.');
+  return {
+    origin: checkpoint.note.slice(0, checkpoint.note.indexOf('\n')),
+    tree_size: checkpoint.treeSize,
+    root_hash: b64(checkpoint.root),
+    ...(await cosignedNote(db, workspaceId, checkpoint)),
   };
 }
 
@@ -110,4 +117,22 @@ export async function consistencyProof(db: Executor, workspaceId: string, input:
   const plan = consistencyPlan(input.from, to);
   const proof = hashesOf(plan, await readNodes(db, workspaceId, plan.nodes));
   return { from: input.from, to, consistency_path: proof.map(b64) };
+}
+
+/**
+ * A receipt's `ledger_proof`: the newest checkpoint (with its cosignatures) and the audit path of
+ * the event at `sequence` in its tree; null while no checkpoint covers that event yet (it is
+ * signed within CHECKPOINT_INTERVAL_MS of its commit).
+ */
+export async function ledgerProofOf(db: Executor, workspaceId: string, sequence: number) {
+  const signed = await newestCheckpoint(db, workspaceId);
+  if (!signed || signed.treeSize < sequence) return null;
+  const plan = inclusionPlan(sequence - 1, signed.treeSize);
+  const path = hashesOf(plan, await readNodes(db, workspaceId, plan.nodes));
+  return {
+    checkpoint: (await cosignedNote(db, workspaceId, signed)).note,
+    leaf_index: sequence - 1,
+    tree_size: signed.treeSize,
+    inclusion_path: path.map(b64),
+  };
 }

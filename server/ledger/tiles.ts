@@ -49,10 +49,7 @@ function hashesIn(tile: Buffer, offset: number, count: number): Buffer[] {
 }
 
 /** The nodes' hashes (by nodeKey) from tiles at hand; throws when a tile is missing or too short. */
-function nodeHashesFrom(
-  nodes: readonly TreeNode[],
-  tileOf: (level: number, idx: number) => Buffer | undefined,
-): Map<string, Buffer> {
+function nodeHashesFrom(nodes: readonly TreeNode[], tileOf: (level: number, idx: number) => Buffer | undefined): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   for (const node of nodes) {
     const { tile, offset, count } = placeOf(node);
@@ -152,10 +149,7 @@ function extendEdge(edge: Edge, leaves: readonly Buffer[]): Map<string, TileRef 
 }
 
 /** The edge's tiles as a lookup for nodeHashesFrom: every node of the tree's root lies in them. */
-function edgeTiles(
-  edge: Edge,
-  written: ReadonlyMap<string, { hashes: Buffer }>,
-): (level: number, idx: number) => Buffer | undefined {
+function edgeTiles(edge: Edge, written: ReadonlyMap<string, { hashes: Buffer }>): (level: number, idx: number) => Buffer | undefined {
   return (level, idx) => {
     const tile = edge.tiles[level];
     if (tile && tile.idx === idx && tile.hashes.length > 0) return Buffer.concat(tile.hashes);

@@ -1,7 +1,10 @@
 /** The public receipt validator: metadata, schema, and the exact limits of POST …/validate. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleReceipt } from '@/server/domain/receipts/sample';
+import { generateNoteKey, vkeyOf } from '@/server/ledger/note';
 import { startTestApp, type TestApp } from '../support/app';
+import { integrate } from '../support/ledger-tree';
+import { receiptProofHolds } from '../support/readme-verifier';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -153,6 +156,41 @@ describe('GET /receipts/{receiptId}', () => {
 
     const validated = await post(JSON.stringify(doc));
     expect(validated.body).toEqual({ ok: true, valid: true, issues: [] });
+  });
+
+  it('carries the proof that its recording event is in the signed ledger, once a checkpoint covers it, checked from the README alone', async () => {
+    const ws = await app.createWorkspace();
+    const work = await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'Proven' } });
+    const { receiptId } = work.body.data;
+    // Before the integrator has signed a tree holding it: no proof yet, and still a valid document.
+    const early = (await app.request('GET', `/receipts/${receiptId}`, { key: ws.apiKey })).body;
+    expect(early.ledger_proof).toBeUndefined();
+    expect((await post(JSON.stringify(early))).body).toMatchObject({ valid: true });
+
+    await integrate(app, ws);
+    await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'Later' } });
+    await integrate(app, ws);
+    const doc = (await app.request('GET', `/receipts/${receiptId}`, { key: ws.apiKey })).body;
+    const checkpoint = (await app.request('GET', '/ledger/checkpoint', { key: ws.apiKey })).body.data;
+    const sequence = doc.events[0].sequence as number;
+    expect(doc.ledger_proof).toMatchObject({ checkpoint: checkpoint.note, leaf_index: sequence - 1, tree_size: checkpoint.tree_size });
+    expect(doc.evidence[0].digest).toBe(doc.events[0].eventHash);
+    expect((await post(JSON.stringify(doc))).body).toEqual({ ok: true, valid: true, issues: [] });
+    // What GET /ledger/proofs/inclusion serves, and a verifier written from the README accepts it.
+    const served = (await app.request('GET', `/ledger/proofs/inclusion?sequence=${sequence}`, { key: ws.apiKey })).body.data;
+    expect(doc.ledger_proof.inclusion_path).toEqual(served.inclusion_path);
+    const [key] = (await app.request('GET', '/ledger/keys', { key: ws.apiKey })).body.data as { vkey: string }[];
+    expect(receiptProofHolds(doc, key!.vkey)).toBe(true);
+    // A path changed, another leaf, or another key: refused.
+    const flipped = structuredClone(doc);
+    flipped.ledger_proof.inclusion_path[0] = Buffer.alloc(32).toString('base64');
+    expect(receiptProofHolds(flipped, key!.vkey)).toBe(false);
+    const other = structuredClone(doc);
+    other.evidence[0].digest = doc.events[1]?.eventHash ?? `sha256:${'0'.repeat(64)}`;
+    expect(receiptProofHolds(other, key!.vkey)).toBe(false);
+    // Another key of the same name (a forger's): its key id differs, and so would its signature.
+    const forger = vkeyOf(generateNoteKey(key!.vkey.split('+')[0]!));
+    expect(receiptProofHolds(doc, forger)).toBe(false);
   });
 
   it('is 404 for another workspace’s receipt or an unknown one; a viewer may read', async () => {

@@ -20,7 +20,9 @@ import { seedDemoIfEmpty, type DemoWorkspace } from '@/server/domain/workspaces/
 import { parseEnv } from '@/server/env';
 import { createRuntime, type Runtime } from '@/server/runtime';
 import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
-import { extendsEarlier, firstBreak } from '../support/readme-verifier';
+import { checkpointHolds, extendsEarlier, firstBreak } from '../support/readme-verifier';
+import { listSigningKeys } from '@/server/ledger/proofs';
+import { generateNoteKey, vkeyOf } from '@/server/ledger/note';
 
 const run = promisify(execFile);
 // As npm runs them (package.json): scripts/tool.mjs bundles the tool and runs it.
@@ -356,6 +358,20 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       const ok = await offline('--bundle', first);
       expect(ok.code).toBe(0);
       expect(ok.stdout).toContain(`OK: ${bundle.events.length} events verified`);
+      // It carries the signed checkpoint of its head (the export signed the tree up to it).
+      const vkey = await withHere(async (rt) => (await listSigningKeys(rt.db, demo.workspaceId)).find((k) => !k.retired_at)!.vkey);
+      expect(bundle.checkpoint).toMatchObject({ vkeys: [vkey], subtrees: [] });
+      expect(bundle.checkpoint.note).toContain(`\n${bundle.head.sequence}\n`);
+      expect(ok.stdout).toContain(
+        `matching the checkpoint signed at tree size ${bundle.head.sequence} by key ${vkey.split('+')[1]} (a key the bundle lists: pin one with --vkey)`,
+      );
+      const pinned = await offline('--bundle', first, '--vkey', vkey, '--json');
+      expect(pinned.code, pinned.stderr).toBe(0);
+      expect(JSON.parse(pinned.stdout).checkpoint).toMatchObject({ treeSize: bundle.head.sequence, holds: true, pinned: true });
+      const forger = vkeyOf(generateNoteKey(vkey.split('+')[0]!));
+      const refused = await offline('--bundle', first, '--vkey', forger);
+      expect(refused.code).toBe(3);
+      expect(refused.stdout).toContain(`BROKEN at sequence ${bundle.head.sequence}: checkpoint_signature_invalid`);
 
       // New work, then an incremental export after the first one's head.
       await withHere(async (rt) => {
@@ -390,6 +406,14 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       expect(firstBreak(bundle)).toBeNull();
       expect(firstBreak(next)).toBeNull();
       expect(extendsEarlier(next, bundle)).toBe(true);
+      // ...and both checkpoints, the later one's root over the subtrees before it and its own events.
+      expect(next.checkpoint.subtrees).toHaveLength([...next.from.sequence.toString(2)].filter((b) => b === '1').length);
+      expect(checkpointHolds(bundle, vkey)).toBe(true);
+      expect(checkpointHolds(next, vkey)).toBe(true);
+      expect(checkpointHolds(next, forger)).toBe(false);
+      expect((await offline('--bundle', second, '--vkey', vkey)).code).toBe(0);
+      const moved = { ...next, checkpoint: { ...next.checkpoint, subtrees: [...next.checkpoint.subtrees].reverse() } };
+      expect(checkpointHolds(moved, vkey)).toBe(next.checkpoint.subtrees.length < 2);
 
       // One field of one event changed in the file.
       const target = bundle.events[1];
@@ -440,7 +464,9 @@ describe('npm run ledger:verify', () => {
     const ok = await tool('ledger-verify.ts', '--workspace', 'demo');
     expect(ok.code, ok.stderr).toBe(0);
     // The report, then a line to read.
-    expect(ok.stdout).toMatch(/^\{\n[^]*\n\}\nOK: \d+ events verified, head \d+ \S+\n$/);
+    expect(ok.stdout).toMatch(
+      /^\{\n[^]*\n\}\nOK: \d+ events verified, head \d+ sha256:[0-9a-f]{64}, matching the checkpoint signed at tree size \d+ by key [0-9a-f]{8}\n$/,
+    );
     // With --json, the report alone (what jq reads); the line on stderr.
     const json = await tool('ledger-verify.ts', '--workspace', 'demo', '--json');
     expect(json.code, json.stderr).toBe(0);

@@ -6,7 +6,8 @@
 import { NextResponse, type NextRequest } from 'next/server';
 import { WORKSPACE_COOKIE } from '@/app/_lib/session';
 import { readSessionUser } from '@/server/auth/session';
-import { bundleFrame, bundleText, eventPages } from '@/server/ledger/bundle';
+import { bundleText, eventPages } from '@/server/ledger/bundle';
+import { signedBundleFrame } from '@/server/ledger/bundle-export';
 import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
@@ -22,7 +23,7 @@ export async function GET(req: NextRequest): Promise<NextResponse> {
   const preferred = named ?? req.cookies.get(WORKSPACE_COOKIE)?.value;
   const workspaceId = preferred && mine.includes(preferred) ? preferred : mine[0];
   if (!workspaceId) return new NextResponse('You are not a member of any workspace.', { status: 404 });
-  const frame = await bundleFrame(runtime.db, workspaceId);
+  const frame = await signedBundleFrame(runtime.db, workspaceId, { appUrl: runtime.env.APP_URL, secret: runtime.secrets.ledger });
   // Sent as it is read, a page of events at a time (bundleText): a long ledger is never held whole.
   const pieces = bundleText(frame, eventPages(runtime.db, frame));
   const encoder = new TextEncoder();

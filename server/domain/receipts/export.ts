@@ -1,12 +1,13 @@
 /**
  * A receipt as a portable agent-work-receipt/v0.1 document: the receipt and its task, who acted,
  * the task's ledger events with their hashes (so anyone holding the workspace chain can check
- * them), the event that recorded the receipt as evidence, and the human rulings on the task's
- * decisions. The validator accepts every document this builds (tested by a round trip).
+ * them), the event that recorded the receipt as evidence, the human rulings on the task's
+ * decisions, and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
  */
 import { and, asc, eq, isNotNull } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import { decisions, ledgerEvents, receipts, tasks } from '@/db/schema';
+import { ledgerProofOf } from '@/server/ledger/proofs';
 import { RECEIPT_SCHEMA_VERSION } from './validate';
 
 export async function receiptWorkspace(db: Executor, receiptId: string): Promise<string | undefined> {
@@ -33,6 +34,7 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
     .from(decisions)
     .where(and(eq(decisions.workspaceId, workspaceId), eq(decisions.taskId, task.id), isNotNull(decisions.resolution)))
     .orderBy(asc(decisions.createdAt), asc(decisions.id));
+  const proof = recorded ? await ledgerProofOf(db, workspaceId, recorded.sequence) : null;
   return {
     schema_version: RECEIPT_SCHEMA_VERSION,
     receipt_id: receipt.id,
@@ -79,5 +81,7 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
       resolved_by_type: d.resolution!.resolved_by_type,
       resolved_at: d.resolution!.resolved_at,
     })),
+    // Absent until a checkpoint covers the recording event (the schema has no null for it).
+    ...(proof ? { ledger_proof: proof } : {}),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The ledger: GET /ledger/verify (recompute the workspace's chain, name the first broken link); its
  * signed tree (keys, the newest checkpoint, inclusion and consistency proofs, witnesses'
- * cosignatures); and for the web interface's /ledger page, browsing events and verifying in steps.
+ * cosignatures); and for the web interface's /ledger page, browsing events, verifying in steps, and
+ * the witnesses.
  * One file per procedure.
  */
 import { router } from '../../trpc';
@@ -13,6 +14,7 @@ import { checkpointProcedure } from './checkpoint';
 import { inclusionProcedure } from './inclusion';
 import { consistencyProcedure } from './consistency';
 import { cosignProcedure } from './cosign';
+import { witnessesProcedure } from './witnesses';
 
 export const ledgerRouter = router({
   verify: verifyProcedure,
@@ -23,4 +25,5 @@ export const ledgerRouter = router({
   inclusionProof: inclusionProcedure,
   consistencyProof: consistencyProcedure,
   cosign: cosignProcedure,
+  witnesses: witnessesProcedure,
 });
