@@ -44,6 +44,7 @@ import { measureRetention, retentionCheck, retentionLines, type RetentionResult 
 import { measureScaleOut, scaleReport, type ScaleResult } from './scale';
 import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
+import { measureCheckpointLag, measureProofs, waitForTree, type LagFigures } from './tree';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -54,6 +55,8 @@ const quick = process.argv.includes('--quick');
  * `--only scale`: 1, 2 and 3 instances of ours on one database (bench/scale.ts), and SSE across instances.
  * `--only verify`: ledger:verify over a 1,000,000-event ledger with 1 worker thread and one per core, twice.
  * `--only retention`: the retention job against an hour of keyed writes at ours' measured rate (bench/retention.ts), twice.
+ * `--only proofs`: inclusion and consistency proofs from a 1,000,000-event tree (bench/tree.ts), twice.
+ *   (`--only writes` also measures checkpoint lag: commit to a checkpoint covering it, while ours is loaded.)
  */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const SECONDS = quick ? 2 : 8;
@@ -202,7 +205,8 @@ async function main(): Promise<void> {
   if (only === 'scale') return scaleOnly();
   if (only === 'verify') return verifyOnly();
   if (only === 'retention') return retentionOnly();
-  if (only !== undefined) throw new Error(`--only takes: queue, writes, drivers, scale, verify, retention (not ${only})`);
+  if (only === 'proofs') return proofsOnly();
+  if (only !== undefined) throw new Error(`--only takes: queue, writes, drivers, scale, verify, retention, proofs (not ${only})`);
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 2} workspaces…`);
@@ -408,6 +412,7 @@ async function writesOnly(): Promise<void> {
     for (const spread of [WORKSPACES, 1]) {
       const targets = db.workspaces.slice(0, spread);
       const measured = { peer: [] as LoadResult[], ours: [] as LoadResult[], cpu: { peer: [] as number[], ours: [] as number[] } };
+      const lags: LagFigures[] = [];
       // Interleaved, so that a change in the machine's load touches both alike.
       for (let run = 0; run < RUNS; run++) {
         for (const [name, server] of [
@@ -415,7 +420,16 @@ async function writesOnly(): Promise<void> {
           ['ours', ours],
         ] as const) {
           const before = cpuTimeMs(server.pid);
-          const result = await loadWork(server.url, targets, 32, SECONDS);
+          const load = loadWork(server.url, targets, 32, SECONDS);
+          // Ours signs checkpoints as it goes (its integrator runs beside the writes): how far behind.
+          const result =
+            name === 'ours'
+              ? await measureCheckpointLag(
+                  db.url,
+                  targets.map((t) => t.workspaceId),
+                  load,
+                ).then(({ result, lag }) => (lags.push(lag), result))
+              : await load;
           measured[name].push(result);
           measured.cpu[name].push((cpuTimeMs(server.pid) - before) / (result.rps * SECONDS));
         }
@@ -426,7 +440,41 @@ async function writesOnly(): Promise<void> {
       process.stdout.write(
         `32 clients, ${spread} workspace${spread > 1 ? 's' : ''}: peer ${fmt(p)} req/s, ours ${fmt(o)} req/s (${fmt(o / p, 2)} ×); ` +
           `CPU ms/req peer ${fmt(pc, 2)}, ours ${fmt(oc, 2)} (${fmt(oc / pc, 2)} ×); ours p50/p99 ` +
-          `${fmt(median(measured.ours.map((r) => r.p50)), 1)}/${fmt(median(measured.ours.map((r) => r.p99)), 1)} ms\n`,
+          `${fmt(median(measured.ours.map((r) => r.p50)), 1)}/${fmt(median(measured.ours.map((r) => r.p99)), 1)} ms\n` +
+          `  checkpoint lag (commit to a checkpoint covering it, ±0.1 s): p50 ${fmt(median(lags.map((l) => l.p50)), 0)} ms, ` +
+          `p99 ${fmt(median(lags.map((l) => l.p99)), 0)} ms (runs: ${lags.map((l) => fmt(l.p99, 0)).join(', ')}), ` +
+          `max ${fmt(Math.max(...lags.map((l) => l.max)), 0)} ms, ${lags.reduce((n, l) => n + l.samples, 0)} samples, ` +
+          `${lags.reduce((n, l) => n + l.uncovered, 0)} never covered\n`,
+      );
+    }
+  } finally {
+    for (const s of servers) await s.stop();
+    await db.drop();
+  }
+}
+
+/** Inclusion and consistency proofs from a tree of LEDGER_EVENTS events, against GET /ledger/keys, twice. */
+async function proofsOnly(): Promise<void> {
+  buildIfStale();
+  const db = await createBenchDb(1);
+  const servers: Server[] = [];
+  try {
+    const ws = db.workspaces[0]!;
+    log(`filling a ledger of ${LEDGER_EVENTS} events…`);
+    await fillLedger(db, ws, LEDGER_EVENTS);
+    const ours = await startOurs({ DATABASE_URL: db.url });
+    servers.push(ours);
+    const seconds = await waitForTree(db, ws);
+    process.stdout.write(
+      `the integrator built and signed the tree of ${LEDGER_EVENTS.toLocaleString('en')} events in ${fmt(seconds, 1)} s ` +
+        `(${fmt(LEDGER_EVENTS / seconds)} events/s)\n`,
+    );
+    for (let run = 1; run <= 2; run++) {
+      const p = await measureProofs(ours.url, ws, 300);
+      process.stdout.write(
+        `run ${run}, tree of ${p.treeSize.toLocaleString('en')}: inclusion p50 ${fmt(p.inclusion.p50, 2)} ms (p99 ${fmt(p.inclusion.p99, 2)}), ` +
+          `consistency p50 ${fmt(p.consistency.p50, 2)} ms (p99 ${fmt(p.consistency.p99, 2)}); GET /ledger/keys p50 ${fmt(p.baseline.p50, 2)} ms; ` +
+          `ratios ${fmt(p.inclusion.p50 / p.baseline.p50, 2)} × and ${fmt(p.consistency.p50 / p.baseline.p50, 2)} ×\n`,
       );
     }
   } finally {

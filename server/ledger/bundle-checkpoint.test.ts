@@ -52,7 +52,7 @@ async function both(bundle: LedgerBundle, vkey?: string): Promise<BundleReport> 
   return inMemory;
 }
 
-describe('a bundle’s signed checkpoint', () => {
+describe('a bundle’s signed checkpoint', { timeout: 30_000 }, () => {
   const events = sealedChain(13);
   const workspaceId = events[0]!.workspaceId;
   const key = generateNoteKey(originOf(workspaceId));

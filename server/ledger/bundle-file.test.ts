@@ -30,7 +30,8 @@ function file(text: string): string {
 // Small batches, so that even a short bundle is cut into several, joined across workers.
 const small = { batchBytes: 600, workers: 2 };
 
-describe('verifyBundleFile: a bundle file checked as it streams, on worker threads', () => {
+// Worker threads over dozens of files: seconds on a busy two-core machine, not the unit default of 5.
+describe('verifyBundleFile: a bundle file checked as it streams, on worker threads', { timeout: 30_000 }, () => {
   it('reports what verifyBundle reports, for the layout ledger:export writes and for the one it wrote before', async () => {
     const events = sealedChain(9);
     const bundle = bundleOf(events);

@@ -137,8 +137,8 @@ async function raiseAlarm(tx: Tx, workspaceId: string, alarm: string): Promise<I
 
 /**
  * One run of the job: every workspace whose tree is behind, one pass each, on the instance that
- * holds the lease. The lease lasts a few periods and is renewed by each run, so a stopped instance
- * hands the job over within that time. Returns what each pass did.
+ * holds the lease. The lease lasts a few periods and is renewed by each run that finds work, so a
+ * stopped instance hands the job over within that time. Returns what each pass did.
  */
 export async function runIntegrator(
   db: Database,
@@ -146,9 +146,12 @@ export async function runIntegrator(
   periodMs: number,
   holder = INSTANCE_ID,
 ): Promise<Integration[]> {
+  // Work first: an idle instance reads, and writes no lease row every period.
+  const todo = await workspacesToIntegrate(db);
+  if (todo.length === 0) return [];
   if (!(await takeLease(db, LEASE, Math.max(5 * periodMs, 10_000), holder))) return [];
   const done: Integration[] = [];
-  for (const workspaceId of await workspacesToIntegrate(db)) {
+  for (const workspaceId of todo) {
     try {
       const pass = await integrateWorkspace(db, workspaceId, settings);
       if (pass.outcome === 'alarm')

@@ -66,14 +66,17 @@ function checkNote(note: string, vkey: string): { origin: string; size: number; 
   const end = note.indexOf('\n\n');
   if (end < 0) return null;
   const text = note.slice(0, end + 1);
-  const [name, keyIdHex, keyText] = vkey.split('+');
-  const key = Buffer.from(keyText!, 'base64');
+  // Split at the first two "+": the key's base64 may hold "+" itself.
+  const first = vkey.indexOf('+');
+  const second = vkey.indexOf('+', first + 1);
+  const [name, keyIdHex, keyText] = [vkey.slice(0, first), vkey.slice(first + 1, second), vkey.slice(second + 1)];
+  const key = Buffer.from(keyText, 'base64');
   if (key[0] !== 0x01 || key.length !== 33) return null;
   const publicKey = key.subarray(1);
   if (
     !h(Buffer.from(`${name}\n`), [0x01], publicKey)
       .subarray(0, 4)
-      .equals(Buffer.from(keyIdHex!, 'hex'))
+      .equals(Buffer.from(keyIdHex, 'hex'))
   )
     return null;
   const ed25519 = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey.toString('base64url') }, format: 'jwk' });
