@@ -25,8 +25,18 @@ import { inboxIds } from '@/server/domain/workspaces/ids';
 import { CURRENT_SCHEMA_VERSION } from '@/server/ledger/append';
 import { digestOf, eventCanonicalSegments, joinCanonicalSegments, type UnsealedEvent } from '@/server/ledger/canonical';
 import { encodeCursor } from '@/server/ledger/cursor';
-import { EVENT_TEXT_COLUMNS } from '@/server/ledger/event-rows';
-import { readEvents, readHead } from '@/server/ledger/read';
+import { EVENT_TEXT_COLUMNS, verifiableEventOfRow } from '@/server/ledger/event-rows';
+
+/**
+ * How a fill keeps the payload: as its canonical text (`text`, as the append does since migration
+ * 0021) or as jsonb (`jsonb`, as it did before: the baseline of the storage comparison).
+ */
+export type PayloadLayout = 'text' | 'jsonb';
+
+/** The columns a fill writes: EVENT_TEXT_COLUMNS, the payload in the layout's column. */
+const fillColumns = (layout: PayloadLayout) =>
+  EVENT_TEXT_COLUMNS.filter((c) => c !== 'payload_canonical').map((c) => (c === 'payload' && layout === 'text' ? 'payload_text' : c));
+import { readEventRows, readHead } from '@/server/ledger/read';
 import { ChainVerifier } from '@/server/ledger/chain';
 import { percentile, ROOT, WORK_BODY, type BenchDb, type BenchWorkspace } from './lib';
 
@@ -68,7 +78,7 @@ interface FillContext {
  * ledger_append does it (drizzle/0001_ledger_guard.sql): sha256 over the four canonical segments
  * joined around aggregateVersion, previousHash and sequence.
  */
-function* copyRows(ctx: FillContext, count: number, batch = 500): Generator<string> {
+function* copyRows(ctx: FillContext, count: number, layout: PayloadLayout, batch = 500): Generator<string> {
   const body = JSON.parse(WORK_BODY) as { title: string; description: string; priority: TaskView['priority'] };
   const inbox = inboxIds(ctx.workspaceId);
   const aggregateVersion = 1; // every event creates a new task aggregate
@@ -114,9 +124,10 @@ function* copyRows(ctx: FillContext, count: number, batch = 500): Generator<stri
       contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST,
     };
     const sequence = ctx.sequence + 1;
-    const canonical = joinCanonicalSegments(eventCanonicalSegments(event), aggregateVersion, ctx.hash, sequence);
+    const cut = eventCanonicalSegments(event);
+    const canonical = joinCanonicalSegments(cut, aggregateVersion, ctx.hash, sequence);
     const eventHash = `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
-    // In EVENT_TEXT_COLUMNS order.
+    // In fillColumns order.
     const row: (string | number | null)[] = [
       event.id,
       event.workspaceId,
@@ -129,7 +140,7 @@ function* copyRows(ctx: FillContext, count: number, batch = 500): Generator<stri
       event.schemaVersion,
       event.actorType,
       event.actorId,
-      JSON.stringify(payload),
+      layout === 'text' ? cut.payloadText : JSON.stringify(payload),
       event.payloadDigest,
       event.occurredAtCanonical,
       event.idempotencyKey,
@@ -157,7 +168,12 @@ function* copyRows(ctx: FillContext, count: number, batch = 500): Generator<stri
  * the last one (the head's trigger allows only forward moves; ledger_events only takes inserts).
  * `seconds` is the whole fill, generation and commit included; VACUUM (ANALYZE) runs afterwards, untimed.
  */
-export async function fillLedger(db: BenchDb, workspace: BenchWorkspace, count: number): Promise<{ seconds: number }> {
+export async function fillLedger(
+  db: BenchDb,
+  workspace: BenchWorkspace,
+  count: number,
+  layout: PayloadLayout = 'text',
+): Promise<{ seconds: number }> {
   if (!Number.isSafeInteger(count) || count < 0) throw new RangeError('count must be a non-negative integer');
   const sql = postgres(db.url, { max: 1, onnotice: () => undefined, connection: { TimeZone: 'UTC' } });
   try {
@@ -177,8 +193,8 @@ export async function fillLedger(db: BenchDb, workspace: BenchWorkspace, count: 
         hash: head.head_hash,
       };
       if (count === 0) return;
-      const copy = await tx.unsafe(`copy ledger_events (${EVENT_TEXT_COLUMNS.join(', ')}) from stdin`).writable();
-      await pipeline(Readable.from(copyRows(ctx, count)), copy);
+      const copy = await tx.unsafe(`copy ledger_events (${fillColumns(layout).join(', ')}) from stdin`).writable();
+      await pipeline(Readable.from(copyRows(ctx, count, layout)), copy);
       await tx`update ledger_heads set sequence = ${ctx.sequence}, head_hash = ${ctx.hash}, updated_at = now()
                where workspace_id = ${workspace.workspaceId}`;
     });
@@ -380,7 +396,7 @@ export async function measureEventsPage(baseUrl: string, db: BenchDb, workspace:
 
 /**
  * Chain verification throughput on one core: the workspace's events are read with the service's
- * own reader (readEvents, as verifyWorkspace does) in chunks of `chunk` events, untimed, and only
+ * own reader (readEventRows, as verifyWorkspace does) in chunks of `chunk` events, untimed, and only
  * ChainVerifier.push over each chunk in memory is timed (payload digest, previous-hash link and
  * event hash of every event; one thread, synchronous, so one core). `eventsPerSecond` divides by
  * the process's CPU time over the timed loops (user + system, all threads: at least the main
@@ -405,17 +421,19 @@ export async function measureChainVerify(
     let wallMs = 0;
     let cpuMicros = 0;
     while (after < end) {
-      const page = await readEvents(handle.db, workspace.workspaceId, { after, limit: Math.min(chunk, end - after) });
-      if (page.length === 0) break;
+      // Text rows, as the service's verifiers read them: a payload kept as its canonical text is hashed as it is.
+      const rows = await readEventRows(handle.db, workspace.workspaceId, { after, limit: Math.min(chunk, end - after) });
+      if (rows.length === 0) break;
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       let ok = true;
-      for (const event of page) if (!(ok = verifier.push(event))) break;
+      const page = rows.map(verifiableEventOfRow);
+      for (const { event, payloadText } of page) if (!(ok = verifier.push(event, payloadText))) break;
       wallMs += performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
       cpuMicros += cpu.user + cpu.system;
       if (!ok) throw broken();
-      after = page[page.length - 1]!.sequence;
+      after = page[page.length - 1]!.event.sequence;
     }
     const report = verifier.finish(head && after === head.sequence ? head : undefined);
     if (!report.verified) throw broken();
@@ -504,4 +522,19 @@ export async function measureBundleVerifyCli(
   const run = await runTool(db, 'ledger-verify.ts', ['--bundle', file, '--workers', String(workers), '--json']);
   const report = verifyFigures(run.stdout);
   return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: run.peakRssMiB };
+}
+
+/**
+ * Bytes a workspace's events take in ledger_events: the rows (pg_column_size of each whole row, its
+ * TOASTed values as stored), per event. The two payload layouts filled side by side compare here.
+ */
+export async function rowBytesPerEvent(db: BenchDb, workspace: BenchWorkspace): Promise<number> {
+  const sql = postgres(db.url, { max: 1, onnotice: () => undefined });
+  try {
+    const [row] = await sql<{ bytes: string }[]>`
+      select avg(pg_column_size(e.*))::text as bytes from ledger_events e where e.workspace_id = ${workspace.workspaceId}`;
+    return Number(row?.bytes);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
 }

@@ -117,14 +117,16 @@ const digestOf = (value) => `sha256:${sha256Hex(canonicalize(value))}`;
 const EMPTY_CONTEXT_MANIFEST_DIGEST = digestOf({});
 
 // server/ledger/canonical.ts eventCanonicalSegments: the JCS form of the event cut around the three
-// values only ledger_append knows (aggregateVersion, previousHash with its quotes kept, sequence).
-const SLOTS = ['aggregateVersion', 'previousHash', 'sequence'];
+// values only ledger_append knows (aggregateVersion, previousHash with its quotes kept, sequence)
+// and the payload, which goes as its own canonical text (payloadText).
+const CUTS = ['aggregateVersion', 'payload', 'previousHash', 'sequence'];
 function canonicalSegments(event) {
   const segments = [];
   let current = '{';
-  [...Object.keys(event), ...SLOTS].sort().forEach((key, i) => {
+  const { payload, ...fields } = event;
+  [...Object.keys(fields), ...CUTS].sort().forEach((key, i) => {
     current += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:`;
-    if (!SLOTS.includes(key)) current += canonicalize(event[key]);
+    if (!CUTS.includes(key)) current += canonicalize(fields[key]);
     else {
       const quote = key === 'previousHash' ? '"' : '';
       segments.push(current + quote);
@@ -132,7 +134,7 @@ function canonicalSegments(event) {
     }
   });
   segments.push(current + '}');
-  return segments;
+  return { segments, payloadText: canonicalize(payload) };
 }
 
 // server/domain/workspaces/ids.ts inboxIds: UUIDv5 names under the workspace id (cached per workspace).
@@ -195,7 +197,8 @@ async function createWork(headers, text) {
     ...{ occurredAtCanonical: at, idempotencyKey: idemKey, causationId: requestId, correlationId: requestId },
     contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST,
   };
-  const appendInput = JSON.stringify([{ ...event, canonical: canonicalSegments(event) }]);
+  const { segments, payloadText } = canonicalSegments(event);
+  const appendInput = JSON.stringify([{ ...event, payload: undefined, canonical: segments, payloadText }]);
 
   // server/ledger/stand-ins.ts: stand-ins for aggregateVersion, previousHash, sequence, eventHash.
   const bytes = randomBytes(76);

@@ -21,7 +21,15 @@ import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
 import { parseEnv } from '@/server/env';
 import { createRuntime } from '@/server/runtime';
-import { fillLedger, measureBundleVerifyCli, measureChainVerify, measureEventsPage, measureExportCli, measureVerifyCli } from './ledger';
+import {
+  fillLedger,
+  measureBundleVerifyCli,
+  measureChainVerify,
+  measureEventsPage,
+  measureExportCli,
+  measureVerifyCli,
+  rowBytesPerEvent,
+} from './ledger';
 import {
   cpuTimeMs,
   createBenchDb,
@@ -329,11 +337,18 @@ async function scaleOnly(): Promise<void> {
  * npm run ledger:verify as a process with 1 worker thread and one per core, each twice.
  */
 async function verifyOnly(): Promise<void> {
-  const db = await createBenchDb(1);
+  const db = await createBenchDb(2);
   try {
     const ws = db.workspaces[0]!;
     log(`filling a ledger of ${LEDGER_EVENTS} events…`);
     await fillLedger(db, ws, LEDGER_EVENTS);
+    // Storage: the same events with the payload kept as jsonb (as before migration 0021), beside.
+    const before = db.workspaces[1]!;
+    await fillLedger(db, before, 100_000, 'jsonb');
+    const [text, jsonb] = [await rowBytesPerEvent(db, ws), await rowBytesPerEvent(db, before)];
+    process.stdout.write(
+      `storage per event (row as stored): payload as canonical text ${fmt(text)} B, as jsonb (before) ${fmt(jsonb)} B: ${fmt(text / jsonb, 2)} ×\n`,
+    );
     const core = await measureChainVerify(db, ws);
     process.stdout.write(`chain verification, one core: ${fmt(core.eventsPerSecond)} events/s\n`);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'aws-bench-')), 'bundle.json');

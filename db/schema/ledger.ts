@@ -35,7 +35,16 @@ export const ledgerEvents = pgTable(
     schemaVersion: integer('schema_version').notNull(),
     actorType: text('actor_type', { enum: ['api_key', 'human', 'system'] }).notNull(),
     actorId: text('actor_id').notNull(),
-    payload: jsonb('payload').notNull(),
+    /**
+     * The payload as jsonb: events appended before payload_text was kept (migration 0021). Newer
+     * events leave it null and keep only the text: one copy of the payload, not two.
+     */
+    payload: jsonb('payload'),
+    /**
+     * The payload's exact canonical text (RFC 8785), the bytes its payloadDigest and the event's
+     * hash were computed over: verification hashes it as it is, with no parsing.
+     */
+    payloadText: text('payload_text'),
     payloadDigest: text('payload_digest').notNull(),
     /** Kept as the exact string that was hashed (ISO 8601, milliseconds, Z). */
     occurredAtCanonical: text('occurred_at').notNull(),
@@ -53,5 +62,6 @@ export const ledgerEvents = pgTable(
     check('ledger_events_event_type_check', sql`${t.eventType} ~ '^[a-z][a-z0-9_.-]{0,99}$'`),
     check('ledger_events_actor_type_check', sql`${t.actorType} in ('api_key', 'human', 'system')`),
     check('ledger_events_sequence_check', sql`${t.sequence} > 0`),
+    check('ledger_events_payload_check', sql`${t.payload} is not null or ${t.payloadText} is not null`),
   ],
 );

@@ -175,9 +175,17 @@ function unsealedEvents(actor: Actor, events: readonly NewEvent[], at: Date): Un
   });
 }
 
-/** ledger_append's input: the events with their canonical segments, as JSON. */
+/**
+ * ledger_append's input: the events with their canonical segments, as JSON. The payload goes once,
+ * as its canonical text (kept as payload_text and hashed as it is), not also as an object.
+ */
 function appendInput(unsealed: readonly UnsealedEvent[]): string {
-  return JSON.stringify(unsealed.map((e) => ({ ...e, canonical: eventCanonicalSegments(e) })));
+  return JSON.stringify(
+    unsealed.map((e) => {
+      const { segments, payloadText } = eventCanonicalSegments(e);
+      return { ...e, payload: undefined, canonical: segments, payloadText };
+    }),
+  );
 }
 
 function checkedRow(row: AppendRow | undefined, event: { id: string }): AppendRow {

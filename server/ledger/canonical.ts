@@ -193,27 +193,36 @@ export function eventCanonicalText(event: Omit<LedgerEvent, 'eventHash'> & { eve
   return out + '}';
 }
 
-// The three values filled in under the lock, in the order their keys sort.
-const SLOTS = ['aggregateVersion', 'previousHash', 'sequence'] as const;
+// The values the segments are cut around, in the order their keys sort: the three filled in
+// under the lock, and the payload, which the database keeps as its own text (payload_text).
+const CUTS = ['aggregateVersion', 'payload', 'previousHash', 'sequence'] as const;
+
+/** An event's canonical form cut for ledger_append: five segments, and the payload's canonical text between the second and third. */
+export interface CanonicalSegments {
+  segments: [string, string, string, string, string];
+  payloadText: string;
+}
 
 /**
- * The canonical form of the event minus `eventHash`, cut into four segments around
- * aggregateVersion, previousHash and sequence, so that the database can finish the hash under
- * the append lock: hash = sha256(s0 + version + s1 + previousHash + s2 + sequence + s3).
+ * The canonical form of the event minus `eventHash`, cut into five segments around
+ * aggregateVersion, the payload, previousHash and sequence, so that the database can finish the
+ * hash under the append lock and keep the payload's exact canonical text (what its digest and
+ * the event's hash were computed over: verification then hashes that text as it is):
+ * hash = sha256(s0 + version + s1 + payloadText + s2 + previousHash + s3 + sequence + s4).
  * `previousHash` is a plain `sha256:<hex>` string, so its quotes are kept in the segments.
  */
-export function eventCanonicalSegments(event: UnsealedEvent): [string, string, string, string] {
+export function eventCanonicalSegments(event: UnsealedEvent): CanonicalSegments {
   const fields: Record<string, unknown> = { ...event };
-  for (const slot of SLOTS) delete fields[slot];
+  for (const cut of CUTS) delete fields[cut];
   delete fields.eventHash;
   // JCS sorts object keys by UTF-16 code units; every key here is ASCII.
-  const keys = [...Object.keys(fields), ...SLOTS].sort();
+  const keys = [...Object.keys(fields), ...CUTS].sort();
   const segments: string[] = [];
   let current = '{';
   keys.forEach((key, i) => {
     if (i > 0) current += ',';
     current += `${quoteKey(key)}:`;
-    if ((SLOTS as readonly string[]).includes(key)) {
+    if ((CUTS as readonly string[]).includes(key)) {
       if (key === 'previousHash') {
         segments.push(current + '"');
         current = '"';
@@ -226,16 +235,12 @@ export function eventCanonicalSegments(event: UnsealedEvent): [string, string, s
     }
   });
   segments.push(current + '}');
-  if (segments.length !== 4) throw new Error('event canonical form must have exactly four segments');
-  return segments as [string, string, string, string];
+  if (segments.length !== 5) throw new Error('event canonical form must have exactly five segments');
+  return { segments: segments as CanonicalSegments['segments'], payloadText: canonicalJson(event.payload) };
 }
 
 /** Joins the segments as the database does (used by tests to hold both sides to one definition). */
-export function joinCanonicalSegments(
-  segments: readonly [string, string, string, string],
-  aggregateVersion: number,
-  previousHash: string,
-  sequence: number,
-): string {
-  return `${segments[0]}${aggregateVersion}${segments[1]}${previousHash}${segments[2]}${sequence}${segments[3]}`;
+export function joinCanonicalSegments(cut: CanonicalSegments, aggregateVersion: number, previousHash: string, sequence: number): string {
+  const [s0, s1, s2, s3, s4] = cut.segments;
+  return `${s0}${aggregateVersion}${s1}${cut.payloadText}${s2}${previousHash}${s3}${sequence}${s4}`;
 }

@@ -105,16 +105,20 @@ export class ChainVerifier {
     this.lastHash = from.hash;
   }
 
-  /** Checks the next event; returns false (and stops checking) at the first break. */
-  push(event: LedgerEvent): boolean {
+  /**
+   * Checks the next event; returns false (and stops checking) at the first break. `payloadText`
+   * is the payload's canonical text when the store keeps it (then `event.payload` is not read):
+   * its digest and the event's hash are computed over it as it is, with no parsing.
+   */
+  push(event: LedgerEvent, payloadText?: string): boolean {
     if (this.broken) return false;
     const fail = (reason: BreakReason, expected: string, actual: string) => {
       this.broken = { sequence: event.sequence, eventId: event.id, reason, expected, actual };
       return false;
     };
     if (event.sequence !== this.lastSequence + 1) return fail('sequence_gap', String(this.lastSequence + 1), String(event.sequence));
-    // The payload is serialised once: for its digest, and inside the event's own canonical form.
-    const payloadText = canonicalJson(event.payload);
+    // The payload is serialised once (when not given): for its digest, and inside the event's own canonical form.
+    payloadText ??= canonicalJson(event.payload);
     const payloadDigest = `sha256:${sha256Hex(payloadText)}`;
     if (payloadDigest !== event.payloadDigest) return fail('payload_digest_mismatch', payloadDigest, event.payloadDigest);
     if (event.previousHash !== this.lastHash) return fail('previous_hash_mismatch', this.lastHash, event.previousHash);

@@ -1,7 +1,8 @@
 /**
- * Ledger events as text rows: every column as PostgreSQL writes it (the payload as jsonb's text
- * form), from a page query (read.ts) or from `COPY … TO STDOUT` in COPY's text format, and turned
- * into LedgerEvent objects where they are hashed (verification's worker threads).
+ * Ledger events as text rows: every column as PostgreSQL writes it (the payload as its stored
+ * canonical text, or jsonb's text form for events appended before that was kept), from a page
+ * query (read.ts) or from `COPY … TO STDOUT` in COPY's text format, and turned into LedgerEvent
+ * objects where they are hashed (verification's worker threads).
  */
 import type { LedgerEvent } from './canonical';
 
@@ -18,6 +19,8 @@ export interface EventTextRow {
   actor_type: string;
   actor_id: string;
   payload: string;
+  /** The payload is its exact canonical text (payload_text), not jsonb's: true, or `t` from COPY. */
+  payload_canonical: boolean | string;
   payload_digest: string;
   occurred_at: string;
   idempotency_key: string | null;
@@ -42,6 +45,7 @@ export const EVENT_TEXT_COLUMNS = [
   'actor_type',
   'actor_id',
   'payload',
+  'payload_canonical',
   'payload_digest',
   'occurred_at',
   'idempotency_key',
@@ -51,6 +55,25 @@ export const EVENT_TEXT_COLUMNS = [
   'previous_hash',
   'event_hash',
 ] as const satisfies readonly (keyof EventTextRow)[];
+
+/** What a COPY selects for each of EVENT_TEXT_COLUMNS (the payload from whichever column holds it). */
+export const EVENT_COPY_SELECT = EVENT_TEXT_COLUMNS.map((c) =>
+  c === 'payload' ? 'coalesce(payload_text, payload::text)' : c === 'payload_canonical' ? 'payload_text is not null' : c,
+);
+
+/** Whether the row's payload is its exact canonical text (hashed as it is) rather than jsonb's text form. */
+export function canonicalPayload(r: Pick<EventTextRow, 'payload_canonical'>): boolean {
+  return r.payload_canonical === true || r.payload_canonical === 't';
+}
+
+/**
+ * The row as a LedgerEvent for verification, and the payload's canonical text when the row keeps
+ * it: then the payload is not parsed at all (the verifier hashes the text; `payload` is left empty).
+ */
+export function verifiableEventOfRow(r: EventTextRow): { event: LedgerEvent; payloadText: string | undefined } {
+  if (!canonicalPayload(r)) return { event: ledgerEventOfRow(r), payloadText: undefined };
+  return { event: ledgerEventOfRow({ ...r, payload: '{}' }), payloadText: r.payload };
+}
 
 export function ledgerEventOfRow(r: EventTextRow): LedgerEvent {
   return {

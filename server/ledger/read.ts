@@ -4,7 +4,7 @@ import type { Executor } from '@/db';
 import { compiled } from '@/db/compiled';
 import { ledgerEvents, ledgerHeads } from '@/db/schema';
 import type { LedgerEvent } from './canonical';
-import type { EventTextRow } from './event-rows';
+import { canonicalPayload, type EventTextRow } from './event-rows';
 
 type EventRow = typeof ledgerEvents.$inferSelect;
 
@@ -22,7 +22,8 @@ function toLedgerEvent(row: EventRow): LedgerEvent {
     schemaVersion: row.schemaVersion,
     actorType: row.actorType,
     actorId: row.actorId,
-    payload: row.payload as Record<string, unknown>,
+    // Newer events keep the payload as its canonical text, older ones as jsonb.
+    payload: (row.payload ?? JSON.parse(row.payloadText!)) as Record<string, unknown>,
     payloadDigest: row.payloadDigest,
     occurredAtCanonical: row.occurredAtCanonical,
     idempotencyKey: row.idempotencyKey,
@@ -100,7 +101,8 @@ export async function readEventsJson(db: Executor, workspaceId: string, opts: Re
       `,"ownerId":${JSON.stringify(r.owner_id)},"aggregateType":${JSON.stringify(r.aggregate_type)}` +
       `,"aggregateId":${JSON.stringify(r.aggregate_id)},"aggregateVersion":${Number(r.aggregate_version)}` +
       `,"eventType":${JSON.stringify(r.event_type)},"schemaVersion":${Number(r.schema_version)}` +
-      `,"actorType":${JSON.stringify(r.actor_type)},"actorId":${JSON.stringify(r.actor_id)},"payload":${compactJsonb(r.payload)}` +
+      `,"actorType":${JSON.stringify(r.actor_type)},"actorId":${JSON.stringify(r.actor_id)}` +
+      `,"payload":${canonicalPayload(r) ? r.payload : compactJsonb(r.payload)}` +
       `,"payloadDigest":${JSON.stringify(r.payload_digest)},"occurredAtCanonical":${JSON.stringify(r.occurred_at)}` +
       `,"idempotencyKey":${JSON.stringify(r.idempotency_key)},"causationId":${JSON.stringify(r.causation_id)}` +
       `,"correlationId":${JSON.stringify(r.correlation_id)},"contextManifestDigest":${JSON.stringify(r.context_manifest_digest)}` +
@@ -128,7 +130,8 @@ const textColumns = {
   schema_version: ledgerEvents.schemaVersion,
   actor_type: ledgerEvents.actorType,
   actor_id: ledgerEvents.actorId,
-  payload: sql<string>`${ledgerEvents.payload}::text`.as('payload'),
+  payload: sql<string>`coalesce(${ledgerEvents.payloadText}, ${ledgerEvents.payload}::text)`.as('payload'),
+  payload_canonical: sql<boolean>`${ledgerEvents.payloadText} is not null`.as('payload_canonical'),
   payload_digest: ledgerEvents.payloadDigest,
   occurred_at: ledgerEvents.occurredAtCanonical,
   idempotency_key: ledgerEvents.idempotencyKey,

@@ -9,7 +9,7 @@ import type { EventsBatch } from './bundle-scan';
 import type { LedgerEvent } from './canonical';
 import { ChainVerifier, GENESIS, type ChainPosition, type VerifyReport } from './chain';
 import { rangeNodes, type HashedNode, type TreeAccumulator } from './merkle';
-import { eventRowsOfCopyText, ledgerEventOfRow, type EventTextRow } from './event-rows';
+import { eventRowsOfCopyText, verifiableEventOfRow, type EventTextRow } from './event-rows';
 
 /**
  * Bytes of event text per batch. Under 128 KiB a batch's text, decoded in the worker, is an
@@ -86,10 +86,17 @@ export function verifyBundleBatch(batch: BundleBatch): BundleBatchResult {
   return batch.hashing ? { ...result, ...verifyBatch(events, batch.treeSize) } : result;
 }
 
-/** The events of a batch from the database, in order. */
-export function eventsOfBatch(batch: Exclude<Batch, BundleBatch>): LedgerEvent[] {
+/** The events of a batch from the database, in order, with the payload's canonical text where the row keeps it. */
+export function eventsOfBatch(batch: Exclude<Batch, BundleBatch>): { events: LedgerEvent[]; payloadTexts: (string | undefined)[] } {
   const rows = 'copy' in batch ? eventRowsOfCopyText(decoder.decode(new Uint8Array(batch.copy, 0, batch.length))) : batch.rows;
-  return rows.map(ledgerEventOfRow);
+  const events: LedgerEvent[] = [];
+  const payloadTexts: (string | undefined)[] = [];
+  for (const row of rows) {
+    const { event, payloadText } = verifiableEventOfRow(row);
+    events.push(event);
+    payloadTexts.push(payloadText);
+  }
+  return { events, payloadTexts };
 }
 
 /**
@@ -97,7 +104,7 @@ export function eventsOfBatch(batch: Exclude<Batch, BundleBatch>): LedgerEvent[]
  * (its sequence − 1 and its previousHash): every digest is computed and every link after the
  * first is checked. What a worker thread does.
  */
-export function verifyBatch(events: readonly LedgerEvent[], treeSize = 0): BatchResult {
+export function verifyBatch(events: readonly LedgerEvent[], treeSize = 0, payloadTexts?: readonly (string | undefined)[]): BatchResult {
   const head = events[0];
   if (!head) return { count: 0, first: null, report: new ChainVerifier().finish(), tree: [] };
   const leaves: Buffer[] = [];
@@ -105,7 +112,7 @@ export function verifyBatch(events: readonly LedgerEvent[], treeSize = 0): Batch
     { sequence: head.sequence - 1, hash: head.previousHash },
     { upTo: treeSize, add: (leaf) => leaves.push(leaf) },
   );
-  for (const event of events) if (!verifier.push(event)) break;
+  for (let i = 0; i < events.length; i++) if (!verifier.push(events[i]!, payloadTexts?.[i])) break;
   return {
     count: events.length,
     first: { sequence: head.sequence, id: head.id, previousHash: head.previousHash },

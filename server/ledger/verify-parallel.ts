@@ -18,7 +18,7 @@ import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
 import type { DatabaseHandle } from '@/db';
 import type { VerifyReport } from './chain';
-import { EVENT_TEXT_COLUMNS } from './event-rows';
+import { EVENT_COPY_SELECT } from './event-rows';
 import { readEventRows, readHead } from './read';
 import { TreeAccumulator } from './merkle';
 import { judgeAgainstCheckpoint, readSignedCheckpoint } from './signed';
@@ -132,7 +132,7 @@ async function* batchesOf(
   for (let after = 0; after < end && !stop(); after += range) {
     // COPY takes no parameters: the id was checked above and the bounds are integers.
     const stream = await handle.copyOut(
-      `copy (select ${EVENT_TEXT_COLUMNS.join(', ')} from ledger_events where workspace_id = '${workspaceId}'` +
+      `copy (select ${EVENT_COPY_SELECT.join(', ')} from ledger_events where workspace_id = '${workspaceId}'` +
         ` and sequence > ${after} and sequence <= ${Math.min(after + range, end)} order by sequence) to stdout`,
     );
     // Each chunk is copied into the batch at once: a chunk is a view on the socket's read buffer,

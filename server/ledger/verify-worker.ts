@@ -5,6 +5,8 @@
 import { parentPort } from 'node:worker_threads';
 import { eventsOfBatch, verifyBatch, verifyBundleBatch, type Batch } from './verify-batch';
 
-parentPort!.on('message', (batch: Batch) =>
-  parentPort!.postMessage('json' in batch ? verifyBundleBatch(batch) : verifyBatch(eventsOfBatch(batch), batch.treeSize)),
-);
+parentPort!.on('message', (batch: Batch) => {
+  if ('json' in batch) return parentPort!.postMessage(verifyBundleBatch(batch));
+  const { events, payloadTexts } = eventsOfBatch(batch);
+  parentPort!.postMessage(verifyBatch(events, batch.treeSize, payloadTexts));
+});

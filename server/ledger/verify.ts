@@ -6,7 +6,8 @@
 import type { Executor } from '@/db';
 import { ChainVerifier, GENESIS, type ChainPosition, type LeafSink, type VerifyReport } from './chain';
 import { TreeAccumulator } from './merkle';
-import { readEvents, readHead } from './read';
+import { verifiableEventOfRow } from './event-rows';
+import { readEventRows, readEvents, readHead } from './read';
 import { judgeAgainstCheckpoint, readCheckpointOf, readSignedCheckpoint, type SignedCheckpoint } from './signed';
 
 /** A sink that folds the leaves up to the signed size into `tree` (nothing without a checkpoint). */
@@ -40,15 +41,17 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, opts: V
   let after = 0;
   const end = head?.sequence ?? 0;
   while (after < end) {
-    const page = await readEvents(db, workspaceId, { after, limit: Math.min(pageSize, end - after) });
-    if (page.length === 0) break;
-    for (const event of page) {
-      if (!verifier.push(event)) {
+    // Text rows: a payload kept as its canonical text is hashed as it is, never parsed.
+    const rows = await readEventRows(db, workspaceId, { after, limit: Math.min(pageSize, end - after) });
+    if (rows.length === 0) break;
+    const page = rows.map(verifiableEventOfRow);
+    for (const { event, payloadText } of page) {
+      if (!verifier.push(event, payloadText)) {
         const report = { ...verifier.finish(), head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS };
         return judgeAgainstCheckpoint(report, signed, rootAt(tree, signed));
       }
     }
-    after = page[page.length - 1]!.sequence;
+    after = page[page.length - 1]!.event.sequence;
     opts.onProgress?.(after, end);
   }
   const report = await beyondHead(db, workspaceId, verifier.finish(head ?? undefined), end);
@@ -131,7 +134,12 @@ export async function verifyStep(
   const end = recorded.sequence;
   const page =
     progress.position.sequence < end
-      ? await readEvents(db, workspaceId, { after: progress.position.sequence, limit: Math.min(limit, end - progress.position.sequence) })
+      ? (
+          await readEventRows(db, workspaceId, {
+            after: progress.position.sequence,
+            limit: Math.min(limit, end - progress.position.sequence),
+          })
+        ).map(verifiableEventOfRow)
       : [];
   const total = (report: VerifyReport): VerifyReport =>
     judgeAgainstCheckpoint(
@@ -143,10 +151,10 @@ export async function verifyStep(
       signed,
       rootAt(tree, signed),
     );
-  for (const event of page) {
-    if (!verifier.push(event)) return { done: true, report: total(verifier.finish()) };
+  for (const { event, payloadText } of page) {
+    if (!verifier.push(event, payloadText)) return { done: true, report: total(verifier.finish()) };
   }
-  const last = page.at(-1);
+  const last = page.at(-1)?.event;
   if (last && last.sequence < end) {
     const partial = verifier.finish();
     return {

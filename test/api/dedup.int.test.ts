@@ -124,7 +124,12 @@ describe('POST /live/dedup/claim', () => {
     const types = await app.runtime.db
       .select({ type: ledgerEvents.eventType })
       .from(ledgerEvents)
-      .where(and(eq(ledgerEvents.workspaceId, app.ws.workspaceId), sql`${ledgerEvents.payload}->'claim'->>'active_run_id' = ${run}`))
+      .where(
+        and(
+          eq(ledgerEvents.workspaceId, app.ws.workspaceId),
+          sql`(${ledgerEvents.payloadText}::jsonb)->'claim'->>'active_run_id' = ${run}`,
+        ),
+      )
       .orderBy(ledgerEvents.sequence);
     expect(types.map((t) => t.type)).toEqual(['dedup.claimed', 'dedup.extended']);
   });
@@ -189,7 +194,7 @@ describe('POST /live/dedup/claim', () => {
     expect(results.filter((r) => r.body.deduped).every((r) => r.body.active_run_id === holder)).toBe(true);
     const [counted] = await query<{ n: string }>(
       app.runtime.db,
-      sql`select count(*) as n from ledger_events where workspace_id = ${app.ws.workspaceId} and payload->'claim'->>'fingerprint_hash' = ${winners[0]!.body.fingerprint_hash}`,
+      sql`select count(*) as n from ledger_events where workspace_id = ${app.ws.workspaceId} and coalesce(payload, payload_text::jsonb)->'claim'->>'fingerprint_hash' = ${winners[0]!.body.fingerprint_hash}`,
     );
     expect(Number(counted!.n)).toBe(1);
   });
@@ -273,7 +278,7 @@ if (testEngine() === 'postgres') {
         // Only the claim made after the return exists.
         const events = await query<{ n: string }>(
           viaProxy.runtime.db,
-          sql`select count(*) as n from ledger_events where payload->'claim'->>'event_key' = ${signal.event_key}`,
+          sql`select count(*) as n from ledger_events where coalesce(payload, payload_text::jsonb)->'claim'->>'event_key' = ${signal.event_key}`,
         );
         expect(Number(events[0]!.n)).toBe(1);
       } finally {

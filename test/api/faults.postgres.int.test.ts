@@ -121,7 +121,7 @@ describe('PostgreSQL stopping under load', () => {
               (select count(*)::int from tasks where workspace_id = ${ws} and title like 'under load%') as tasks,
               (select count(*)::int from receipts r join tasks t on t.id = r.task_id where t.workspace_id = ${ws} and t.title like 'under load%') as receipts,
               (select count(*)::int from ledger_events where workspace_id = ${ws} and event_type = 'work.created'
-                 and payload->'task'->>'title' like 'under load%') as events,
+                 and (payload_text::jsonb)->'task'->>'title' like 'under load%') as events,
               (select count(*)::int from tasks t where t.workspace_id = ${ws} and not exists
                  (select 1 from ledger_events e where e.workspace_id = ${ws} and e.aggregate_id = t.id)) as orphans`,
     );

@@ -132,7 +132,7 @@ beforeAll(async () => {
   await app.runtime.db.execute(
     sql.raw(`create function test_doom_work() returns trigger language plpgsql as $$
       begin
-        if new.event_type = 'work.created' and new.payload->'task'->>'title' like 'doomed %' then
+        if new.event_type = 'work.created' and (new.payload_text::jsonb)->'task'->>'title' like 'doomed %' then
           raise exception 'test: doomed write';
         end if;
         return new;

@@ -172,7 +172,7 @@ describe('verification against the newest signed checkpoint', () => {
     await app.runtime.db.transaction(async (tx) => {
       await tx.execute(sql`alter table ledger_events disable trigger ledger_events_append_only`);
       await tx.execute(
-        sql`update ledger_events set payload = '{"title":"changed"}' where workspace_id = ${ws.workspaceId} and sequence = 3`,
+        sql`update ledger_events set payload_text = '{"title":"changed"}' where workspace_id = ${ws.workspaceId} and sequence = 3`,
       );
       await tx.execute(sql`alter table ledger_events enable trigger ledger_events_append_only`);
     });

@@ -96,7 +96,7 @@ describe('the ledger tree', () => {
     expect(now).not.toBe(old);
     const [event] = await query<{ payload: Record<string, unknown> }>(
       app.runtime.db,
-      sql`select payload from ledger_events where workspace_id = ${ws.workspaceId} and event_type = 'ledger.key_added'`,
+      sql`select coalesce(payload, payload_text::jsonb) as payload from ledger_events where workspace_id = ${ws.workspaceId} and event_type = 'ledger.key_added'`,
     );
     expect(event!.payload).toMatchObject({ vkey: now, replaces: old.split('+')[1], algorithm: 'ed25519' });
     const keys = await query<{ retired: boolean }>(

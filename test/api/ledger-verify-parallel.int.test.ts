@@ -70,7 +70,7 @@ describe(`ledger:verify on every core (${testEngine()})`, () => {
       await tx.execute(sql`alter table ledger_events disable trigger ledger_events_append_only`);
       await tx.execute(sql`update ledger_events set actor_id = 'forged' where workspace_id = ${other.workspaceId} and sequence = 29`);
       await tx.execute(
-        sql`update ledger_events set payload = jsonb_set(payload, '{task,title}', '"rewritten"') where workspace_id = ${other.workspaceId} and sequence = 12`,
+        sql`update ledger_events set payload_text = jsonb_set(payload_text::jsonb, '{task,title}', '"rewritten"')::text where workspace_id = ${other.workspaceId} and sequence = 12`,
       );
       await tx.execute(sql`alter table ledger_events enable trigger ledger_events_append_only`);
     });

@@ -127,7 +127,7 @@ describe('the ledger', () => {
     const events = await allEvents(ws.apiKey);
     const victim = events[events.length - 3];
     await tamper(
-      sql`update ledger_events set payload = jsonb_set(payload, '{task,title}', '"rewritten"')
+      sql`update ledger_events set payload_text = jsonb_set(payload_text::jsonb, '{task,title}', '"rewritten"')::text
           where workspace_id = ${ws.workspaceId} and sequence = ${victim.sequence}`,
     );
     const res = await app.request('GET', '/ledger/verify', { key: ws.apiKey });

@@ -287,7 +287,7 @@ describe('PATCH /tasks/{id}', () => {
     expect(res.headers.get('etag')).toBe('"2"');
     const events = await query<{ payload: any; aggregate_version: number }>(
       app.runtime.db,
-      sql`select payload, aggregate_version from ledger_events where aggregate_id = ${id} and event_type = 'task.updated'`,
+      sql`select coalesce(payload, payload_text::jsonb) as payload, aggregate_version from ledger_events where aggregate_id = ${id} and event_type = 'task.updated'`,
     );
     expect(events).toEqual([
       {

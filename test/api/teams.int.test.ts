@@ -34,7 +34,7 @@ async function allEventsText(): Promise<string> {
 async function eventsOf(workspaceId: string, type: string) {
   return query<{ payload: any; actor_type: string; actor_id: string }>(
     app.runtime.db,
-    sql`select payload, actor_type, actor_id from ledger_events where workspace_id = ${workspaceId} and event_type = ${type} order by sequence`,
+    sql`select coalesce(payload, payload_text::jsonb) as payload, actor_type, actor_id from ledger_events where workspace_id = ${workspaceId} and event_type = ${type} order by sequence`,
   );
 }
 
@@ -263,7 +263,7 @@ describe('members', () => {
     // The revocation is recorded with the change that caused it, right after it.
     const events = await query<{ event_type: string; payload: any; sequence: number }>(
       app.runtime.db,
-      sql`select event_type, payload, sequence from ledger_events where workspace_id = ${ws.workspaceId}
+      sql`select event_type, coalesce(payload, payload_text::jsonb) as payload, sequence from ledger_events where workspace_id = ${ws.workspaceId}
           and event_type in ('membership.role_changed', 'api_key.revoked') order by sequence`,
     );
     expect(events.map((e) => [e.event_type, e.payload.reason ?? e.payload.to])).toEqual([

@@ -235,7 +235,7 @@ describe('a receiver that stays down', () => {
         .from(ledgerEvents)
         .where(eq(ledgerEvents.eventType, 'webhook_endpoint.disabled'));
       expect(disabled).toMatchObject({ aggregateId: id, actorType: 'system' });
-      expect(disabled!.payload).toMatchObject({ id, by: 'system', event_id: expect.any(String) });
+      expect(JSON.parse(disabled!.payloadText!)).toMatchObject({ id, by: 'system', event_id: expect.any(String) });
       const attempts = r.received.length;
       expect(attempts).toBeGreaterThanOrEqual(2);
       await new Promise((resolve) => setTimeout(resolve, 300));

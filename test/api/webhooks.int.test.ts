@@ -26,7 +26,13 @@ const PUBLIC_URL = 'http://93.184.216.34/hooks/aws';
 const sha256Of = (url: string) => `sha256:${createHash('sha256').update(url).digest('hex')}`;
 
 async function eventsOf(aggregateId: string) {
-  return app.runtime.db.select().from(ledgerEvents).where(eq(ledgerEvents.aggregateId, aggregateId)).orderBy(asc(ledgerEvents.sequence));
+  const rows = await app.runtime.db
+    .select()
+    .from(ledgerEvents)
+    .where(eq(ledgerEvents.aggregateId, aggregateId))
+    .orderBy(asc(ledgerEvents.sequence));
+  // The payload as the append keeps it: its canonical text.
+  return rows.map((r) => ({ ...r, payload: JSON.parse(r.payloadText!) as Record<string, any> }));
 }
 
 async function create(ws: TestWorkspace, body: Record<string, unknown> = {}) {

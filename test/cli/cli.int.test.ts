@@ -120,7 +120,7 @@ describe('npm run ledger:rotate-key', () => {
       ]);
       const [event] = await query<{ payload: { vkey: string; replaces: string } }>(
         rt.db,
-        sql`select payload from ledger_events where workspace_id = ${workspaceId} and event_type = 'ledger.key_added'`,
+        sql`select coalesce(payload, payload_text::jsonb) as payload from ledger_events where workspace_id = ${workspaceId} and event_type = 'ledger.key_added'`,
       );
       expect(event!.payload).toMatchObject({ vkey: vkeys[1], replaces: vkeys[0]!.split('+')[1] });
     });

@@ -150,9 +150,11 @@ export async function pageTasks(db: Executor, workspaceId: string, req: TaskPage
           (select e.occurred_at from ledger_events e
              where e.workspace_id = ${workspaceId}::uuid and e.aggregate_id = c.id and e.sequence <= ${asOf}
              order by e.aggregate_version desc limit 1) as updated_at_then,
-          (select e.payload #>> '{changes,priority,before}' from ledger_events e
+          (select p.payload #>> '{changes,priority,before}' from ledger_events e
+             -- Older events keep the payload as jsonb, newer ones as its canonical text.
+             cross join lateral (select coalesce(e.payload, e.payload_text::jsonb) as payload) p
              where e.workspace_id = ${workspaceId}::uuid and e.aggregate_id = c.id and e.sequence > ${asOf}
-               and e.event_type = 'task.updated' and e.payload -> 'changes' ? 'priority'
+               and e.event_type = 'task.updated' and p.payload -> 'changes' ? 'priority'
              order by e.aggregate_version asc limit 1) as priority_then
         from changed c`,
   );

@@ -23,7 +23,7 @@ import { eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
 import { apiKeys, invitations, ledgerEvents, ledgerHeads, memberships, users, workspaces, type MembershipRole } from '@/db/schema';
 import type { BundleFrame } from '@/server/ledger/bundle';
-import type { LedgerEvent } from '@/server/ledger/canonical';
+import { canonicalJson, type LedgerEvent } from '@/server/ledger/canonical';
 import { rebuildInTransaction, type RebuildReport } from '@/server/projections/rebuild';
 
 /** A password hash no password matches (argon2's verify refuses it): the member must set one. */
@@ -203,7 +203,12 @@ export async function restoreWorkspace(
         workspaceRow = true;
       }
       if (!workspaceRow) throw new NotTheChain('the first event does not create the workspace');
-      for (let i = 0; i < page.length; i += INSERT_CHUNK) await tx.insert(ledgerEvents).values(page.slice(i, i + INSERT_CHUNK));
+      // Kept as the append keeps them: the payload as its canonical text (what the verified hashes cover).
+      for (let i = 0; i < page.length; i += INSERT_CHUNK) {
+        await tx
+          .insert(ledgerEvents)
+          .values(page.slice(i, i + INSERT_CHUNK).map((e) => ({ ...e, payload: null, payloadText: canonicalJson(e.payload) })));
+      }
     }
     if (last.sequence !== frame.head.sequence || last.hash !== frame.head.headHash) {
       throw new NotTheChain(`the events end at ${last.sequence}, not at the head ${frame.head.sequence} ${frame.head.headHash}`);
