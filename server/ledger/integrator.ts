@@ -136,9 +136,19 @@ async function raiseAlarm(tx: Tx, workspaceId: string, alarm: string): Promise<I
 }
 
 /**
- * One run of the job: every workspace whose tree is behind, one pass each, on the instance that
- * holds the lease. The lease lasts a few periods and is renewed by each run that finds work, so a
- * stopped instance hands the job over within that time. Returns what each pass did.
+ * Passes run at once in one run of the job. One after another, a run over 64 busy workspaces
+ * took over a second, so a commit waited up to the period plus that run for its checkpoint
+ * (measured: p99 2.3–2.7 s against the 2 s target). Each pass is a few short statements in its
+ * own transaction and touches only its workspace's rows, so a few in parallel share the pool
+ * (DB_POOL_MAX, 10 by default) with the requests without starving them.
+ */
+const PASSES_AT_ONCE = 4;
+
+/**
+ * One run of the job: every workspace whose tree is behind, one pass each (PASSES_AT_ONCE at a
+ * time), on the instance that holds the lease. The lease lasts a few periods and is renewed by
+ * each run that finds work, so a stopped instance hands the job over within that time. Returns
+ * what each pass did, in the order the workspaces were found.
  */
 export async function runIntegrator(
   db: Database,
@@ -150,20 +160,25 @@ export async function runIntegrator(
   const todo = await workspacesToIntegrate(db);
   if (todo.length === 0) return [];
   if (!(await takeLease(db, LEASE, Math.max(5 * periodMs, 10_000), holder))) return [];
-  const done: Integration[] = [];
-  for (const workspaceId of todo) {
-    try {
-      const pass = await integrateWorkspace(db, workspaceId, settings);
-      if (pass.outcome === 'alarm')
-        log('error', 'ledger tree alarm: the events no longer match the tree; no checkpoint until it is rebuilt', {
-          workspaceId,
-          alarm: pass.alarm,
-        });
-      done.push(pass);
-    } catch (err) {
-      // One workspace's failure (a tile that would change) must not stop the others'.
-      log('error', 'ledger integration failed', { workspaceId, error: describeError(err) });
+  const done: (Integration | undefined)[] = new Array(todo.length);
+  let next = 0;
+  const passes = async () => {
+    for (let i = next++; i < todo.length; i = next++) {
+      const workspaceId = todo[i]!;
+      try {
+        const pass = await integrateWorkspace(db, workspaceId, settings);
+        if (pass.outcome === 'alarm')
+          log('error', 'ledger tree alarm: the events no longer match the tree; no checkpoint until it is rebuilt', {
+            workspaceId,
+            alarm: pass.alarm,
+          });
+        done[i] = pass;
+      } catch (err) {
+        // One workspace's failure (a tile that would change) must not stop the others'.
+        log('error', 'ledger integration failed', { workspaceId, error: describeError(err) });
+      }
     }
-  }
-  return done;
+  };
+  await Promise.all(Array.from({ length: Math.min(PASSES_AT_ONCE, todo.length) }, passes));
+  return done.filter((pass): pass is Integration => pass !== undefined);
 }
