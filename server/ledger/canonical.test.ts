@@ -8,6 +8,7 @@ import {
   digestOf,
   eventCanonicalSegments,
   eventCanonicalText,
+  ledgerEventCanonicalText,
   eventHashOf,
   joinCanonicalSegments,
   type UnsealedEvent,
@@ -161,6 +162,8 @@ describe('event canonical segments (what the database hashes under the lock)', (
         expect(eventCanonicalText(sealed)).toBe(canonicalize(hashed));
         // A field no event has (a tampered bundle) is not dropped by the fixed-field fast path.
         expect(eventCanonicalText({ ...sealed, extra: 1 } as typeof sealed)).toBe(canonicalize({ ...hashed, extra: 1 }));
+        // The verifier's template, the keys written out in JCS order: the same text, to the byte.
+        expect(ledgerEventCanonicalText(sealed, canonicalJson(event.payload))).toBe(canonicalize(hashed));
       }),
     );
   });

@@ -193,6 +193,27 @@ export function eventCanonicalText(event: Omit<LedgerEvent, 'eventHash'> & { eve
   return out + '}';
 }
 
+const quoteOrNull = (text: string | null) => (text === null ? 'null' : quote(text));
+
+/**
+ * eventCanonicalText for an event of exactly LedgerEvent's fields, as every stored and bundled
+ * event is (bundle-shape.ts refuses any other key), around the payload's canonical text: the keys
+ * written out in the order JCS sorts them, so no key list is looked up or sorted and no value is
+ * dispatched on its type. Verification builds it for every event (the tests hold it to the generic form).
+ */
+export function ledgerEventCanonicalText(e: Omit<LedgerEvent, 'eventHash' | 'payload'>, payloadText: string): string {
+  return (
+    `{"actorId":${quote(e.actorId)},"actorType":${quote(e.actorType)},"aggregateId":${quote(e.aggregateId)}` +
+    `,"aggregateType":${quote(e.aggregateType)},"aggregateVersion":${JSON.stringify(e.aggregateVersion)}` +
+    `,"causationId":${quote(e.causationId)},"contextManifestDigest":${quote(e.contextManifestDigest)}` +
+    `,"correlationId":${quote(e.correlationId)},"eventType":${quote(e.eventType)},"id":${quote(e.id)}` +
+    `,"idempotencyKey":${quoteOrNull(e.idempotencyKey)},"occurredAtCanonical":${quote(e.occurredAtCanonical)}` +
+    `,"ownerId":${quote(e.ownerId)},"payload":${payloadText},"payloadDigest":${quote(e.payloadDigest)}` +
+    `,"previousHash":${quote(e.previousHash)},"schemaVersion":${JSON.stringify(e.schemaVersion)}` +
+    `,"sequence":${JSON.stringify(e.sequence)},"workspaceId":${quote(e.workspaceId)}}`
+  );
+}
+
 // The values the segments are cut around, in the order their keys sort: the three filled in
 // under the lock, and the payload, which the database keeps as its own text (payload_text).
 const CUTS = ['aggregateVersion', 'payload', 'previousHash', 'sequence'] as const;

@@ -5,7 +5,8 @@
  * (verify-parallel.ts), from exported bundles (bundle.ts) and from live streams.
  */
 import { GENESIS_HASH } from '@/db/schema/genesis';
-import { canonicalJson, eventCanonicalText, sha256Hex, type LedgerEvent } from './canonical';
+import { canonicalJson, ledgerEventCanonicalText, sha256Hex, type LedgerEvent } from './canonical';
+import { canonicalTextOfRow, payloadTextOfRow, type EventTextRow } from './event-rows';
 import { eventLeafHash } from './merkle';
 
 /**
@@ -107,27 +108,52 @@ export class ChainVerifier {
 
   /**
    * Checks the next event; returns false (and stops checking) at the first break. `payloadText`
-   * is the payload's canonical text when the store keeps it (then `event.payload` is not read):
-   * its digest and the event's hash are computed over it as it is, with no parsing.
+   * is the payload's canonical text when the caller has it (then `event.payload` is not read).
    */
   push(event: LedgerEvent, payloadText?: string): boolean {
+    // The payload is serialised once (when not given): for its digest, and inside the event's own canonical form.
+    const text = payloadText ?? canonicalJson(event.payload);
+    return this.check(event.sequence, event.id, text, event.payloadDigest, event.previousHash, event.eventHash, () =>
+      ledgerEventCanonicalText(event, text),
+    );
+  }
+
+  /**
+   * Checks the next event as the database keeps it (a text row: a page, or a line of COPY): the
+   * payload's stored canonical text is hashed as it is, and the event's canonical form is built
+   * from the columns (event-rows.ts canonicalTextOfRow), with no event object in between.
+   */
+  pushRow(row: EventTextRow): boolean {
+    const text = payloadTextOfRow(row);
+    return this.check(Number(row.sequence), row.id, text, row.payload_digest, row.previous_hash, row.event_hash, () =>
+      canonicalTextOfRow(row, text),
+    );
+  }
+
+  private check(
+    sequence: number,
+    id: string,
+    payloadText: string,
+    recordedDigest: string,
+    previousHash: string,
+    eventHash: string,
+    canonicalText: () => string,
+  ): boolean {
     if (this.broken) return false;
     const fail = (reason: BreakReason, expected: string, actual: string) => {
-      this.broken = { sequence: event.sequence, eventId: event.id, reason, expected, actual };
+      this.broken = { sequence, eventId: id, reason, expected, actual };
       return false;
     };
-    if (event.sequence !== this.lastSequence + 1) return fail('sequence_gap', String(this.lastSequence + 1), String(event.sequence));
-    // The payload is serialised once (when not given): for its digest, and inside the event's own canonical form.
-    payloadText ??= canonicalJson(event.payload);
+    if (sequence !== this.lastSequence + 1) return fail('sequence_gap', String(this.lastSequence + 1), String(sequence));
     const payloadDigest = `sha256:${sha256Hex(payloadText)}`;
-    if (payloadDigest !== event.payloadDigest) return fail('payload_digest_mismatch', payloadDigest, event.payloadDigest);
-    if (event.previousHash !== this.lastHash) return fail('previous_hash_mismatch', this.lastHash, event.previousHash);
-    const eventHash = `sha256:${sha256Hex(eventCanonicalText(event, payloadText))}`;
-    if (eventHash !== event.eventHash) return fail('event_hash_mismatch', eventHash, event.eventHash);
-    if (this.leaves && event.sequence <= this.leaves.upTo) this.leaves.add(eventLeafHash(event.eventHash));
+    if (payloadDigest !== recordedDigest) return fail('payload_digest_mismatch', payloadDigest, recordedDigest);
+    if (previousHash !== this.lastHash) return fail('previous_hash_mismatch', this.lastHash, previousHash);
+    const computed = `sha256:${sha256Hex(canonicalText())}`;
+    if (computed !== eventHash) return fail('event_hash_mismatch', computed, eventHash);
+    if (this.leaves && sequence <= this.leaves.upTo) this.leaves.add(eventLeafHash(eventHash));
     this.checked++;
-    this.lastSequence = event.sequence;
-    this.lastHash = event.eventHash;
+    this.lastSequence = sequence;
+    this.lastHash = eventHash;
     return true;
   }
 

@@ -4,7 +4,7 @@
  * query (read.ts) or from `COPY … TO STDOUT` in COPY's text format, and turned into LedgerEvent
  * objects where they are hashed (verification's worker threads).
  */
-import type { LedgerEvent } from './canonical';
+import { canonicalJson, ledgerEventCanonicalText, type LedgerEvent } from './canonical';
 
 export interface EventTextRow {
   id: string;
@@ -66,16 +66,26 @@ export function canonicalPayload(r: Pick<EventTextRow, 'payload_canonical'>): bo
   return r.payload_canonical === true || r.payload_canonical === 't';
 }
 
+/** The payload's canonical text: as the row keeps it, or (an older row's jsonb) canonicalized. */
+export function payloadTextOfRow(r: Pick<EventTextRow, 'payload' | 'payload_canonical'>): string {
+  return canonicalPayload(r) ? r.payload : canonicalJson(JSON.parse(r.payload));
+}
+
 /**
- * The row as a LedgerEvent for verification, and the payload's canonical text when the row keeps
- * it: then the payload is not parsed at all (the verifier hashes the text; `payload` is left empty).
+ * The canonical form (RFC 8785) of the row's event without its eventHash, around `payloadText`:
+ * ledgerEventCanonicalText over the columns, with the payload not parsed. What verification
+ * hashes for every event read from the database.
  */
-export function verifiableEventOfRow(r: EventTextRow): { event: LedgerEvent; payloadText: string | undefined } {
-  if (!canonicalPayload(r)) return { event: ledgerEventOfRow(r), payloadText: undefined };
-  return { event: ledgerEventOfRow({ ...r, payload: '{}' }), payloadText: r.payload };
+export function canonicalTextOfRow(r: EventTextRow, payloadText: string): string {
+  return ledgerEventCanonicalText(eventFieldsOfRow(r), payloadText);
 }
 
 export function ledgerEventOfRow(r: EventTextRow): LedgerEvent {
+  return { ...eventFieldsOfRow(r), payload: JSON.parse(r.payload) as Record<string, unknown> };
+}
+
+/** Every field of the row's event but its payload. */
+function eventFieldsOfRow(r: EventTextRow): Omit<LedgerEvent, 'payload'> {
   return {
     id: r.id,
     workspaceId: r.workspace_id,
@@ -88,7 +98,6 @@ export function ledgerEventOfRow(r: EventTextRow): LedgerEvent {
     schemaVersion: Number(r.schema_version),
     actorType: r.actor_type as LedgerEvent['actorType'],
     actorId: r.actor_id,
-    payload: JSON.parse(r.payload) as Record<string, unknown>,
     payloadDigest: r.payload_digest,
     occurredAtCanonical: r.occurred_at,
     idempotencyKey: r.idempotency_key,

@@ -12,7 +12,7 @@
  *
  * The verifiers are RFC 9162 §2.1.3.2 and §2.1.4.2, as an outside verifier would write them.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 
 /** A complete, aligned subtree: 2^level leaves starting at leaf index · 2^level. */
 export interface TreeNode {
@@ -29,14 +29,30 @@ interface LeafRange {
 const LEAF = Buffer.from([0x00]);
 const INTERIOR = Buffer.from([0x01]);
 
+// One-shot hashing (crypto.hash, Node ≥ 20.12) of one buffer: verification hashes a leaf and about
+// one interior node per event, and a Hash object per call cost more than the hashing of 33 or 65
+// bytes. The inputs are assembled in these scratch buffers (the result is a new Buffer each time).
+const oneShot = (crypto as unknown as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer }).hash;
+const leafInput = Buffer.alloc(33, 0x00);
+const interiorInput = Buffer.alloc(65, 0x01);
+
 /** SHA-256(0x00 ‖ data). */
 export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(LEAF).update(data).digest();
+  if (oneShot && data.length === 32) {
+    leafInput.set(data, 1);
+    return oneShot('sha256', leafInput, 'buffer');
+  }
+  return crypto.createHash('sha256').update(LEAF).update(data).digest();
 }
 
 /** SHA-256(0x01 ‖ left ‖ right). */
 export function interiorHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(INTERIOR).update(left).update(right).digest();
+  if (oneShot && left.length === 32 && right.length === 32) {
+    interiorInput.set(left, 1);
+    interiorInput.set(right, 33);
+    return oneShot('sha256', interiorInput, 'buffer');
+  }
+  return crypto.createHash('sha256').update(INTERIOR).update(left).update(right).digest();
 }
 
 /** The leaf hash of an event, from its `eventHash` (`sha256:` and 64 hex digits). */
@@ -46,7 +62,7 @@ export function eventLeafHash(eventHash: string): Buffer {
 }
 
 /** The hash of the empty tree: SHA-256 of nothing. */
-export const EMPTY_ROOT: Buffer = createHash('sha256').digest();
+export const EMPTY_ROOT: Buffer = crypto.createHash('sha256').digest();
 
 /** The largest power of two strictly below n (n ≥ 2). */
 function splitOf(n: number): number {

@@ -9,7 +9,7 @@ import type { EventsBatch } from './bundle-scan';
 import type { LedgerEvent } from './canonical';
 import { ChainVerifier, GENESIS, type ChainPosition, type VerifyReport } from './chain';
 import { rangeNodes, type HashedNode, type TreeAccumulator } from './merkle';
-import { eventRowsOfCopyText, verifiableEventOfRow, type EventTextRow } from './event-rows';
+import { eventRowsOfCopyText, type EventTextRow } from './event-rows';
 
 /**
  * Bytes of event text per batch. Under 128 KiB a batch's text, decoded in the worker, is an
@@ -86,39 +86,50 @@ export function verifyBundleBatch(batch: BundleBatch): BundleBatchResult {
   return batch.hashing ? { ...result, ...verifyBatch(events, batch.treeSize) } : result;
 }
 
-/** The events of a batch from the database, in order, with the payload's canonical text where the row keeps it. */
-export function eventsOfBatch(batch: Exclude<Batch, BundleBatch>): { events: LedgerEvent[]; payloadTexts: (string | undefined)[] } {
-  const rows = 'copy' in batch ? eventRowsOfCopyText(decoder.decode(new Uint8Array(batch.copy, 0, batch.length))) : batch.rows;
-  const events: LedgerEvent[] = [];
-  const payloadTexts: (string | undefined)[] = [];
-  for (const row of rows) {
-    const { event, payloadText } = verifiableEventOfRow(row);
-    events.push(event);
-    payloadTexts.push(payloadText);
-  }
-  return { events, payloadTexts };
+/** The rows of a batch from the database, in order. */
+export function rowsOfBatch(batch: Exclude<Batch, BundleBatch>): EventTextRow[] {
+  return 'copy' in batch ? eventRowsOfCopyText(decoder.decode(new Uint8Array(batch.copy, 0, batch.length))) : batch.rows;
 }
 
 /**
  * Runs ChainVerifier over a batch as if the chain before it ended where its first event says
  * (its sequence − 1 and its previousHash): every digest is computed and every link after the
- * first is checked. What a worker thread does.
+ * first is checked. What a worker thread does with a bundle's events.
  */
-export function verifyBatch(events: readonly LedgerEvent[], treeSize = 0, payloadTexts?: readonly (string | undefined)[]): BatchResult {
+export function verifyBatch(events: readonly LedgerEvent[], treeSize = 0): BatchResult {
   const head = events[0];
-  if (!head) return { count: 0, first: null, report: new ChainVerifier().finish(), tree: [] };
+  return verifyEach(events, head && { sequence: head.sequence, id: head.id, previousHash: head.previousHash }, treeSize, (v, e) =>
+    v.push(e),
+  );
+}
+
+/** verifyBatch over rows as the database keeps them (ChainVerifier.pushRow): what a worker does with a batch from the database. */
+export function verifyRows(rows: readonly EventTextRow[], treeSize = 0): BatchResult {
+  const head = rows[0];
+  return verifyEach(rows, head && { sequence: Number(head.sequence), id: head.id, previousHash: head.previous_hash }, treeSize, (v, r) =>
+    v.pushRow(r),
+  );
+}
+
+function verifyEach<T>(
+  items: readonly T[],
+  first: BatchResult['first'] | undefined,
+  treeSize: number,
+  push: (verifier: ChainVerifier, item: T) => boolean,
+): BatchResult {
+  if (!first) return { count: 0, first: null, report: new ChainVerifier().finish(), tree: [] };
   const leaves: Buffer[] = [];
   const verifier = new ChainVerifier(
-    { sequence: head.sequence - 1, hash: head.previousHash },
+    { sequence: first.sequence - 1, hash: first.previousHash },
     { upTo: treeSize, add: (leaf) => leaves.push(leaf) },
   );
-  for (let i = 0; i < events.length; i++) if (!verifier.push(events[i]!, payloadTexts?.[i])) break;
+  for (const item of items) if (!push(verifier, item)) break;
   return {
-    count: events.length,
-    first: { sequence: head.sequence, id: head.id, previousHash: head.previousHash },
+    count: items.length,
+    first,
     report: verifier.finish(),
     // Leaf i is the event at sequence i + 1.
-    tree: leaves.length > 0 ? rangeNodes(head.sequence - 1, leaves) : [],
+    tree: leaves.length > 0 ? rangeNodes(first.sequence - 1, leaves) : [],
   };
 }
 

@@ -3,10 +3,8 @@
  * database, or from a bundle file: bundle-file.ts) and runs ChainVerifier over it, answering in the order the batches came.
  */
 import { parentPort } from 'node:worker_threads';
-import { eventsOfBatch, verifyBatch, verifyBundleBatch, type Batch } from './verify-batch';
+import { rowsOfBatch, verifyBundleBatch, verifyRows, type Batch } from './verify-batch';
 
-parentPort!.on('message', (batch: Batch) => {
-  if ('json' in batch) return parentPort!.postMessage(verifyBundleBatch(batch));
-  const { events, payloadTexts } = eventsOfBatch(batch);
-  parentPort!.postMessage(verifyBatch(events, batch.treeSize, payloadTexts));
-});
+parentPort!.on('message', (batch: Batch) =>
+  parentPort!.postMessage('json' in batch ? verifyBundleBatch(batch) : verifyRows(rowsOfBatch(batch), batch.treeSize)),
+);

@@ -6,7 +6,6 @@
 import type { Executor } from '@/db';
 import { ChainVerifier, GENESIS, type ChainPosition, type LeafSink, type VerifyReport } from './chain';
 import { TreeAccumulator } from './merkle';
-import { verifiableEventOfRow } from './event-rows';
 import { readEventRows, readEvents, readHead } from './read';
 import { judgeAgainstCheckpoint, readCheckpointOf, readSignedCheckpoint, type SignedCheckpoint } from './signed';
 
@@ -44,14 +43,13 @@ export async function verifyWorkspace(db: Executor, workspaceId: string, opts: V
     // Text rows: a payload kept as its canonical text is hashed as it is, never parsed.
     const rows = await readEventRows(db, workspaceId, { after, limit: Math.min(pageSize, end - after) });
     if (rows.length === 0) break;
-    const page = rows.map(verifiableEventOfRow);
-    for (const { event, payloadText } of page) {
-      if (!verifier.push(event, payloadText)) {
+    for (const row of rows) {
+      if (!verifier.pushRow(row)) {
         const report = { ...verifier.finish(), head: head ? { sequence: head.sequence, hash: head.headHash } : GENESIS };
         return judgeAgainstCheckpoint(report, signed, rootAt(tree, signed));
       }
     }
-    after = page[page.length - 1]!.event.sequence;
+    after = Number(rows[rows.length - 1]!.sequence);
     opts.onProgress?.(after, end);
   }
   const report = await beyondHead(db, workspaceId, verifier.finish(head ?? undefined), end);
@@ -134,12 +132,10 @@ export async function verifyStep(
   const end = recorded.sequence;
   const page =
     progress.position.sequence < end
-      ? (
-          await readEventRows(db, workspaceId, {
-            after: progress.position.sequence,
-            limit: Math.min(limit, end - progress.position.sequence),
-          })
-        ).map(verifiableEventOfRow)
+      ? await readEventRows(db, workspaceId, {
+          after: progress.position.sequence,
+          limit: Math.min(limit, end - progress.position.sequence),
+        })
       : [];
   const total = (report: VerifyReport): VerifyReport =>
     judgeAgainstCheckpoint(
@@ -151,11 +147,11 @@ export async function verifyStep(
       signed,
       rootAt(tree, signed),
     );
-  for (const { event, payloadText } of page) {
-    if (!verifier.push(event, payloadText)) return { done: true, report: total(verifier.finish()) };
+  for (const row of page) {
+    if (!verifier.pushRow(row)) return { done: true, report: total(verifier.finish()) };
   }
-  const last = page.at(-1)?.event;
-  if (last && last.sequence < end) {
+  const last = page.at(-1);
+  if (last && Number(last.sequence) < end) {
     const partial = verifier.finish();
     return {
       done: false,
