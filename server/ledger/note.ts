@@ -21,12 +21,16 @@ type KeyType = typeof NOTE_ED25519 | typeof COSIGNATURE_ED25519;
 
 const DASH = '\u2014';
 
-/** A named Ed25519 key pair; `seed` is the 32-byte private key. */
+/**
+ * A named Ed25519 key pair; `seed` is the 32-byte private key. `privateKey`, when there, is the
+ * seed already imported into node:crypto: importing it costs more than the signature itself.
+ */
 export interface NoteKey {
   name: string;
   type: KeyType;
   publicKey: Buffer;
   seed: Buffer;
+  privateKey?: KeyObject;
 }
 
 /** What a verifier knows of a key: its name, id, type and public key. */
@@ -65,8 +69,9 @@ export function generateNoteKey(name: string, type: KeyType = NOTE_ED25519): Not
 
 /** The key pair from its seed (the public half is derived). */
 export function noteKeyFromSeed(name: string, seed: Buffer, type: KeyType = NOTE_ED25519): NoteKey {
-  const raw = createPublicKey(privateKeyOf(seed)).export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
-  return { name, type, publicKey: Buffer.from(raw), seed };
+  const privateKey = privateKeyOf(seed);
+  const raw = createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length);
+  return { name, type, publicKey: Buffer.from(raw), seed, privateKey };
 }
 
 /** SHA-256(name ‖ "\n" ‖ type ‖ public key)[:4]. */
@@ -110,7 +115,7 @@ function signatureLine(name: string, keyId: Buffer, signature: Buffer): string {
 /** The note `text` signed by `key`: the text, a blank line and its signature line. */
 export function signNote(text: string, key: NoteKey): string {
   if (!text.endsWith('\n')) throw new Error('a note’s text ends with a newline');
-  const signature = sign(null, Buffer.from(text), privateKeyOf(key.seed));
+  const signature = sign(null, Buffer.from(text), key.privateKey ?? privateKeyOf(key.seed));
   return `${text}\n${signatureLine(key.name, keyIdOf(key.name, key.type, key.publicKey), signature)}`;
 }
 
