@@ -107,6 +107,24 @@ async function currentKey(tx: Tx, workspaceId: string, settings: SigningSettings
   return { key: importedKey(row.name, row.privateKeyCipher, settings), keyId: row.keyId };
 }
 
+/** A workspace's current signing key as stored: what signing needs of its row. */
+export interface SigningKeyRow {
+  keyId: string;
+  name: string;
+  privateKeyCipher: string;
+}
+
+/**
+ * The checkpoint of the workspace's tree at `size` with `root`, signed with the key in `row` (read
+ * by the caller in the same transaction, as the integrator reads many workspaces' keys at once):
+ * the row to keep in ledger_checkpoints.
+ */
+export function signedCheckpointRow(workspaceId: string, size: number, root: Buffer, row: SigningKeyRow, settings: SigningSettings) {
+  const key = importedKey(row.name, row.privateKeyCipher, settings);
+  const note = signNote(checkpointText(originOf(settings.appUrl, workspaceId), size, root), key);
+  return { workspaceId, treeSize: size, root, note, keyId: row.keyId };
+}
+
 /**
  * Signs the checkpoint of the workspace's tree at `size` with `root`, and keeps it. Returns
  * whether the workspace had no key yet: then a key was made, and its `ledger.key_added` event

@@ -97,7 +97,7 @@ export function nodeKey(node: TreeNode): string {
 }
 
 /** The hash of a range, given its nodes' hashes (largest first): folded right to left, as MTH splits. */
-function foldNodes(hashes: Buffer[]): Buffer {
+export function foldNodes(hashes: readonly Buffer[]): Buffer {
   let hash = hashes[hashes.length - 1]!;
   for (let i = hashes.length - 2; i >= 0; i--) hash = interiorHash(hashes[i]!, hash);
   return hash;

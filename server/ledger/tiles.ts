@@ -9,9 +9,9 @@
  * the edge tile of the level above. An upsert that would change a hash already written is refused
  * by the statement itself, so a published part of the tree is never rewritten.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { query, type Executor } from '@/db';
-import { EMPTY_ROOT, hashesOf, interiorHash, nodeKey, rootPlan, type TreeNode } from './merkle';
+import { EMPTY_ROOT, foldNodes, interiorHash, nodeKey, type TreeNode } from './merkle';
 
 /** Tree levels per tile level, and hashes per tile. */
 const TILE_HEIGHT = 8;
@@ -81,25 +81,21 @@ export async function readNodes(db: Executor, workspaceId: string, nodes: readon
   return nodeHashesFrom(nodes, (level, idx) => tiles.get(tileKey({ level, idx })));
 }
 
-/**
- * A scalar subquery for the hash of leaf `index` as its tile holds it (null when no tile holds it),
- * for a statement that reads it beside other rows: the integrator's check of the last leaf it
- * holds rides on its read of the new events, one round trip instead of two.
- */
-export function leafHashSql(workspaceId: string, index: number): SQL {
-  const { tile, offset } = placeOf({ level: 0, index });
-  return sql`(select substring(hashes from ${offset * HASH + 1}::int for ${HASH}::int) from ledger_tree_tiles
-               where workspace_id = ${workspaceId} and level = 0 and idx = ${tile.idx}::bigint)`;
+/** A perfect subtree's root on the right edge: its height within its tile level (0–7) and hash. */
+interface RangeNode {
+  height: number;
+  hash: Buffer;
 }
 
 /**
- * The right edge of a tree of `size` leaves: per tile level, the index of its last tile and the
- * hashes it holds so far (none when the level's last tile is full, or the level is empty).
+ * The right edge of a tree of `size` leaves, per tile level: the index of its last tile, how many
+ * hashes that tile holds, and the compact range of them (the roots of the perfect subtrees they
+ * make, largest first: one per set bit of the count). The tree's root is the fold of all of them,
+ * highest level first; a tile that fills is one node, the first hash of the tile above.
  */
-interface Edge {
+export interface Edge {
   size: number;
-  /** Per tile level: the last tile's index and its hashes (each 32 bytes). */
-  tiles: { idx: number; hashes: Buffer[] }[];
+  levels: { idx: number; count: number; range: RangeNode[] }[];
 }
 
 /** How many nodes a tree of `size` leaves has at tile level `level` (height 8·level). */
@@ -107,93 +103,183 @@ function countAt(size: number, level: number): number {
   return Math.floor(size / TILE_WIDTH ** level);
 }
 
+/** Adds `hash` to a compact range, merging the equal-height subtrees it completes. */
+function pushRange(range: RangeNode[], hash: Buffer): void {
+  let node: RangeNode = { height: 0, hash };
+  while (range.length > 0 && range[range.length - 1]!.height === node.height) {
+    node = { height: node.height + 1, hash: interiorHash(range.pop()!.hash, node.hash) };
+  }
+  range.push(node);
+}
+
+/** The partly filled edge tiles of a tree of `size` leaves, one per tile level that has one. */
+function partialEdgeTiles(size: number): TileRef[] {
+  const refs: TileRef[] = [];
+  for (let level = 0; countAt(size, level) > 0; level++) {
+    if (countAt(size, level) % TILE_WIDTH > 0) refs.push({ level, idx: Math.floor(countAt(size, level) / TILE_WIDTH) });
+  }
+  return refs;
+}
+
+/**
+ * The tiles a pass over a tree of `size` leaves reads to build its edge (edgeOf): its partly
+ * filled edge tiles, and the tile holding its last leaf (heldLeaf), which is the level-0 edge tile
+ * unless that is full.
+ */
+export function tilesOfEdge(size: number): TileRef[] {
+  const refs = partialEdgeTiles(size);
+  if (size > 0 && size % TILE_WIDTH === 0) refs.push(lastLeafTile(size));
+  return refs;
+}
+
+/** The level-0 tile holding the last leaf of a tree of `size` (> 0) leaves, and that leaf's offset in it. */
+export function lastLeafTile(size: number): TileRef & { offset: number } {
+  const { tile, offset } = placeOf({ level: 0, index: size - 1 });
+  return { ...tile, offset };
+}
+
+/** The hash the tiles hold for the last leaf of a tree of `size` (> 0) leaves, if they hold it. */
+export function heldLeaf(size: number, tileOf: (level: number, idx: number) => Buffer | undefined): Buffer | undefined {
+  const { level, idx, offset } = lastLeafTile(size);
+  const hashes = tileOf(level, idx);
+  return hashes && hashes.length >= (offset + 1) * HASH ? hashes.subarray(offset * HASH, (offset + 1) * HASH) : undefined;
+}
+
+/**
+ * The edge of the tree of `size` leaves from its tiles (tilesOfEdge says which): up to 255
+ * hashes per tile level. Throws when a tile is short or missing.
+ */
+export function edgeOf(size: number, tileOf: (level: number, idx: number) => Buffer | undefined): Edge {
+  const levels: Edge['levels'] = [];
+  for (let level = 0; countAt(size, level) > 0; level++) {
+    const count = countAt(size, level) % TILE_WIDTH;
+    const idx = Math.floor(countAt(size, level) / TILE_WIDTH);
+    const range: RangeNode[] = [];
+    if (count > 0) {
+      const hashes = tileOf(level, idx);
+      if (!hashes) throw new Error(`tile ${level}/${idx} of a tree of ${size} is missing`);
+      // A tile holding more than the tree's size says is fine (a tree rebuilt shorter reuses it);
+      // one holding less is not: the tree's record and its tiles disagree.
+      if (hashes.length < count * HASH)
+        throw new Error(`tile ${level}/${idx} holds ${hashes.length / HASH} hashes, the tree needs ${count}`);
+      for (const hash of hashesIn(hashes, 0, count)) pushRange(range, hash);
+    }
+    levels.push({ idx, count, range });
+  }
+  return { size, levels };
+}
+
 /** Reads the edge of the tree of `size` leaves: its partly filled tiles, one per level (one query). */
 async function readEdge(db: Executor, workspaceId: string, size: number): Promise<Edge> {
-  const refs: TileRef[] = [];
-  for (let level = 0; countAt(size, level) > 0; level++) refs.push({ level, idx: Math.floor(countAt(size, level) / TILE_WIDTH) });
-  const tiles: Edge['tiles'] = refs.map((r) => ({ idx: r.idx, hashes: [] }));
-  const partial = refs.filter((r) => countAt(size, r.level) % TILE_WIDTH > 0);
+  const partial = partialEdgeTiles(size);
+  const tiles = new Map<string, Buffer>();
   if (partial.length > 0) {
-    const rows = await query<{ level: number; hashes: Uint8Array }>(
+    const rows = await query<{ level: number; idx: number | string; hashes: Uint8Array }>(
       db,
-      sql`select level, hashes from ledger_tree_tiles
+      sql`select level, idx, hashes from ledger_tree_tiles
            where workspace_id = ${workspaceId} and (level, idx) in (${sql.join(
              partial.map((t) => sql`(${t.level}::smallint, ${t.idx}::bigint)`),
              sql`, `,
            )})`,
     );
-    for (const row of rows) {
-      const want = countAt(size, row.level) % TILE_WIDTH;
-      const hashes = Buffer.from(row.hashes);
-      // A tile holding more than the tree's size says is fine (a tree rebuilt shorter reuses it);
-      // one holding less is not: the tree's record and its tiles disagree.
-      if (hashes.length < want * HASH)
-        throw new Error(`tile ${row.level}/${refs[row.level]!.idx} holds ${hashes.length / HASH} hashes, the tree needs ${want}`);
-      tiles[row.level]!.hashes = hashesIn(hashes, 0, want);
-    }
-    for (const r of partial) {
-      if (tiles[r.level]!.hashes.length === 0) throw new Error(`tile ${r.level}/${r.idx} of a tree of ${size} is missing`);
-    }
+    for (const row of rows) tiles.set(tileKey({ level: row.level, idx: Number(row.idx) }), Buffer.from(row.hashes));
   }
-  return { size, tiles };
+  return edgeOf(size, (level, idx) => tiles.get(tileKey({ level, idx })));
+}
+
+/** The root of the tree an edge describes: its compact ranges folded, the highest level's first. */
+function rootOfEdge(edge: Edge): Buffer {
+  const largestFirst = edge.levels.toReversed().flatMap((l) => l.range.map((n) => n.hash));
+  return largestFirst.length === 0 ? EMPTY_ROOT : foldNodes(largestFirst);
 }
 
 /**
- * Adds `leaves` (leaf hashes, in order) to the edge in memory and says which tiles changed, with
- * their whole contents: the tiles to write. The edge is left describing the larger tree.
+ * A tile write: the hashes to put in the tile from hash `start` on (0: the whole tile). Growing a
+ * tile sends only its new hashes.
  */
-function extendEdge(edge: Edge, leaves: readonly Buffer[]): Map<string, TileRef & { hashes: Buffer }> {
-  const changed = new Map<string, TileRef & { hashes: Buffer }>();
+export type TileWrite = TileRef & { workspaceId: string; start: number; hashes: Buffer };
+
+/**
+ * Adds `leaves` (leaf hashes, in order) to the edge of a tree in memory: the larger tree's size
+ * and root, and the tile writes that store them (each tile's new hashes, and the tile above's
+ * when one fills). The edge is left describing the larger tree, and can be extended again.
+ */
+export function extendTree(edge: Edge, leaves: readonly Buffer[]): { size: number; root: Buffer; tiles: Omit<TileWrite, 'workspaceId'>[] } {
+  const writes = new Map<string, { level: number; idx: number; start: number; hashes: Buffer[] }>();
   const push = (level: number, hash: Buffer): void => {
-    const tile = (edge.tiles[level] ??= { idx: 0, hashes: [] });
-    tile.hashes.push(hash);
-    changed.set(tileKey({ level, idx: tile.idx }), { level, idx: tile.idx, hashes: Buffer.concat(tile.hashes) });
-    if (tile.hashes.length === TILE_WIDTH) {
-      const root = perfectRoot(tile.hashes);
-      edge.tiles[level] = { idx: tile.idx + 1, hashes: [] };
+    const tile = (edge.levels[level] ??= { idx: 0, count: 0, range: [] });
+    const key = tileKey({ level, idx: tile.idx });
+    let write = writes.get(key);
+    if (!write) writes.set(key, (write = { level, idx: tile.idx, start: tile.count, hashes: [] }));
+    write.hashes.push(hash);
+    tile.count++;
+    pushRange(tile.range, hash);
+    if (tile.count === TILE_WIDTH) {
+      // The tile is full: its range is one node, its root, the next hash of the level above.
+      const root = tile.range[0]!.hash;
+      edge.levels[level] = { idx: tile.idx + 1, count: 0, range: [] };
       push(level + 1, root);
     }
   };
   for (const leaf of leaves) push(0, leaf);
   edge.size += leaves.length;
-  return changed;
-}
-
-/** The edge's tiles as a lookup for nodeHashesFrom: every node of the tree's root lies in them. */
-function edgeTiles(edge: Edge, written: ReadonlyMap<string, { hashes: Buffer }>): (level: number, idx: number) => Buffer | undefined {
-  return (level, idx) => {
-    const tile = edge.tiles[level];
-    if (tile && tile.idx === idx && tile.hashes.length > 0) return Buffer.concat(tile.hashes);
-    return written.get(tileKey({ level, idx }))?.hashes;
-  };
+  const tiles = [...writes.values()].map((w) => ({ level: w.level, idx: w.idx, start: w.start, hashes: Buffer.concat(w.hashes) }));
+  return { size: edge.size, root: rootOfEdge(edge), tiles };
 }
 
 /**
- * Writes changed tiles. A tile already there may only grow: the update applies when the stored
- * hashes are a prefix of the new ones, and otherwise the statement fails (a published hash
- * would change).
+ * Writes tiles, of one workspace's tree or of several (the integrator's pass over many), in one
+ * statement. A tile already there may only grow: a write applies when the stored hashes are a
+ * prefix of what the tile becomes (its first `start` hashes, kept as they are, then the new
+ * ones), and a write from `start` > 0 applies only to a tile that holds at least `start`. Returns
+ * the workspaces with a write that was refused (a published hash would change, or a tile is
+ * short); the others' are written.
  */
-export async function writeTiles(db: Executor, workspaceId: string, tiles: Iterable<TileRef & { hashes: Buffer }>): Promise<void> {
-  const list = [...tiles];
-  if (list.length === 0) return;
+export async function writeTilesOf(db: Executor, tiles: readonly TileWrite[]): Promise<Set<string>> {
+  if (tiles.length === 0) return new Set();
   const values = sql.join(
-    list.map((t) => sql`(${workspaceId}::uuid, ${t.level}::smallint, ${t.idx}::bigint, ${t.hashes}::bytea)`),
+    tiles.map((t) => sql`(${t.workspaceId}::uuid, ${t.level}::smallint, ${t.idx}::bigint, ${t.start * HASH}::int, ${t.hashes}::bytea)`),
     sql`, `,
   );
-  const rows = await query<{ idx: number }>(
+  const rows = await query<{ workspace_id: string; level: number; idx: number | string }>(
     db,
-    sql`insert into ledger_tree_tiles as t (workspace_id, level, idx, hashes) values ${values}
-        on conflict (workspace_id, level, idx) do update set hashes = excluded.hashes
-          where substring(excluded.hashes from 1 for length(t.hashes)) = t.hashes
-        returning idx`,
+    sql`with w (workspace_id, level, idx, kept, hashes) as (values ${values}),
+        grown as (
+          update ledger_tree_tiles t set hashes = substring(t.hashes from 1 for w.kept) || w.hashes
+            from w
+           where w.kept > 0 and t.workspace_id = w.workspace_id and t.level = w.level and t.idx = w.idx
+             and length(t.hashes) between w.kept and w.kept + length(w.hashes)
+             and substring(t.hashes from w.kept + 1) = substring(w.hashes from 1 for length(t.hashes) - w.kept)
+          returning t.workspace_id, t.level, t.idx),
+        made as (
+          insert into ledger_tree_tiles as t (workspace_id, level, idx, hashes)
+          select workspace_id, level, idx, hashes from w where kept = 0
+          on conflict (workspace_id, level, idx) do update set hashes = excluded.hashes
+            where substring(excluded.hashes from 1 for length(t.hashes)) = t.hashes
+          returning t.workspace_id, t.level, t.idx)
+        select * from grown union all select * from made`,
   );
-  if (rows.length !== list.length) throw new Error('a tile write would change hashes already in the tree');
+  const written = new Set(rows.map((r) => `${r.workspace_id}/${r.level}/${Number(r.idx)}`));
+  return new Set(tiles.filter((t) => !written.has(`${t.workspaceId}/${t.level}/${t.idx}`)).map((t) => t.workspaceId));
+}
+
+/** Writes tiles of one workspace's tree (whole when `start` is left out); throws when one is refused. */
+export async function writeTiles(
+  db: Executor,
+  workspaceId: string,
+  tiles: Iterable<TileRef & { start?: number; hashes: Buffer }>,
+): Promise<void> {
+  const refused = await writeTilesOf(
+    db,
+    [...tiles].map((t) => ({ start: 0, ...t, workspaceId })),
+  );
+  if (refused.size > 0) throw new Error('a tile write would change hashes already in the tree');
 }
 
 /**
  * Adds `leaves` (leaf hashes, in order) to the workspace's stored tree of `size` leaves: reads its
- * edge, writes the tiles that change, and returns the larger tree's size and root. What the
- * integrator does each pass, and a rebuild over the whole ledger.
+ * edge, writes the tiles that change, and returns the larger tree's size and root. What a rebuild
+ * does over the whole ledger.
  */
 export async function growTree(
   db: Executor,
@@ -201,9 +287,7 @@ export async function growTree(
   size: number,
   leaves: readonly Buffer[],
 ): Promise<{ size: number; root: Buffer }> {
-  const edge = await readEdge(db, workspaceId, size);
-  const written = extendEdge(edge, leaves);
-  await writeTiles(db, workspaceId, written.values());
-  const plan = rootPlan(edge.size);
-  return { size: edge.size, root: hashesOf(plan, nodeHashesFrom(plan.nodes, edgeTiles(edge, written)))[0] ?? EMPTY_ROOT };
+  const grown = extendTree(await readEdge(db, workspaceId, size), leaves);
+  await writeTiles(db, workspaceId, grown.tiles);
+  return { size: grown.size, root: grown.root };
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
 import { releaseLease } from '@/server/job-lease';
 import { addSigningKey, newestCheckpoint, type SigningSettings } from '@/server/ledger/checkpoints';
-import { countTreeAlarms, integrateWorkspace, runIntegrator, workspacesToIntegrate } from '@/server/ledger/integrator';
+import { countTreeAlarms, integrateTogether, integrateWorkspace, runIntegrator, workspacesToIntegrate } from '@/server/ledger/integrator';
 import { measureTreeAlarmsWith } from '@/server/metrics';
 import { metricValue } from '../support/metrics';
 import {
@@ -139,6 +139,63 @@ describe('the ledger tree', () => {
     }
   });
 
+  it('extends several workspaces in one pass, each to its RFC 9162 root, and leaves out those it cannot take', async () => {
+    const [across, small, rewritten, refused, fresh] = await Promise.all(Array.from({ length: 5 }, () => app.createWorkspace()));
+    for (const ws of [across, small, rewritten, refused]) {
+      await writeWork(app, ws!, 3);
+      await integrateWorkspace(app.runtime.db, ws!.workspaceId, settings); // its tree row and key
+    }
+    await writeWork(app, across!, 300); // across the first tile's end: a tile of level 1 is written
+    for (const ws of [small, rewritten, refused, fresh]) await writeWork(app, ws!, 2);
+    const signedBefore = async (workspaceId: string) => (await newestCheckpoint(app.runtime.db, workspaceId))!;
+    const rewrittenAt = (await tree(rewritten!.workspaceId))!;
+    const refusedAt = (await tree(refused!.workspaceId))!;
+    const refusedSigned = await signedBefore(refused!.workspaceId);
+    await app.runtime.db.transaction(async (tx) => {
+      // The event at the tree's size is rewritten: the tree no longer holds it (an alarm).
+      await tx.execute(sql`alter table ledger_events disable trigger ledger_events_append_only`);
+      await tx.execute(
+        sql`update ledger_events set event_hash = 'sha256:' || repeat('0', 64) where workspace_id = ${rewritten!.workspaceId} and sequence = ${rewrittenAt.size}`,
+      );
+      await tx.execute(sql`alter table ledger_events enable trigger ledger_events_append_only`);
+      // A tile already holds a hash past the tree's size that the next event's leaf would change.
+      await tx.execute(
+        sql`update ledger_tree_tiles set hashes = hashes || ${Buffer.alloc(32)}::bytea where workspace_id = ${refused!.workspaceId} and level = 0 and idx = 0`,
+      );
+    });
+
+    const ids = [across, small, rewritten, refused, fresh].map((ws) => ws!.workspaceId);
+    const passes = await integrateTogether(app.runtime.db, ids, settings);
+    const byId = new Map(passes.map((p) => [p.workspaceId, p]));
+    for (const ws of [across, small]) {
+      const all = await leaves(ws!.workspaceId);
+      expect(byId.get(ws!.workspaceId)).toMatchObject({ outcome: 'extended', to: all.length });
+      const t = (await tree(ws!.workspaceId))!;
+      expect(t.size).toBe(all.length);
+      expect(t.root.equals(rootOfLeaves(all))).toBe(true);
+      const checkpoint = await signedBefore(ws!.workspaceId);
+      expect(parseCheckpoint(checkpoint.note.slice(0, checkpoint.note.indexOf('\n\n') + 1)).size).toBe(all.length);
+      expect(verifyNote(checkpoint.note, parseVkey(await currentVkey(ws!.workspaceId)))).toBe(true);
+      const plan = inclusionPlan(all.length - 1, t.size);
+      const path = hashesOf(plan, await readNodes(app.runtime.db, ws!.workspaceId, plan.nodes));
+      expect(verifyInclusion(all.length - 1, t.size, all.at(-1)!, path, t.root)).toBe(true);
+    }
+    expect(byId.get(rewritten!.workspaceId)).toMatchObject({
+      outcome: 'alarm',
+      alarm: expect.stringMatching(/not the one the tree holds/),
+    });
+    expect((await tree(rewritten!.workspaceId))!.alarm).toMatch(/not the one/);
+    // The refused workspace is left as it was, for a pass of its own (which fails, and is logged).
+    expect(byId.has(refused!.workspaceId)).toBe(false);
+    expect((await tree(refused!.workspaceId))!).toEqual(refusedAt);
+    expect((await signedBefore(refused!.workspaceId)).treeSize).toBe(refusedSigned.treeSize);
+    await expect(integrateWorkspace(app.runtime.db, refused!.workspaceId, settings)).rejects.toThrow(/would change/);
+    // A workspace without a tree row or a key yet is left for a pass of its own, which makes them.
+    expect(byId.has(fresh!.workspaceId)).toBe(false);
+    expect(await tree(fresh!.workspaceId)).toBeNull();
+    expect(passes).toHaveLength(3);
+  });
+
   it('never changes a hash already written to a tile', async () => {
     const ws = await app.createWorkspace();
     await writeWork(app, ws, 1);
@@ -157,6 +214,21 @@ describe('the ledger tree', () => {
     await app.runtime.db.transaction((tx) =>
       writeTiles(tx, ws.workspaceId, [{ level: 0, idx: 0, hashes: Buffer.concat([stored, Buffer.alloc(32)]) }]),
     );
+    // As the integrator sends it: only the new hashes, after the `start` kept. A write that overlaps
+    // what is stored must agree with it, and one past the stored end (a gap) is refused.
+    const n = stored.length / 32 + 1;
+    const next = Buffer.alloc(32, 7);
+    const attempt = (start: number, hashes: Buffer) =>
+      app.runtime.db.transaction((tx) => writeTiles(tx, ws.workspaceId, [{ level: 0, idx: 0, start, hashes }]));
+    await expect(attempt(n - 1, Buffer.concat([Buffer.alloc(32, 1), next]))).rejects.toThrow(/would change/);
+    await expect(attempt(n + 1, next)).rejects.toThrow(/would change/);
+    await attempt(n - 1, Buffer.concat([Buffer.alloc(32), next])); // the overlap agrees
+    await attempt(n + 1, next);
+    const [after] = await query<{ hashes: Uint8Array }>(
+      app.runtime.db,
+      sql`select hashes from ledger_tree_tiles where workspace_id = ${ws.workspaceId} and level = 0 and idx = 0`,
+    );
+    expect(Buffer.from(after!.hashes).equals(Buffer.concat([stored, Buffer.alloc(32), next, next]))).toBe(true);
   });
 
   it('stops on alarm, with no new checkpoint, when the newest events are cut off and the head moved back', async () => {
