@@ -16,6 +16,7 @@
  */
 import type { BundleReport } from '@/server/ledger/bundle';
 import { verifyBundleFile } from '@/server/ledger/bundle-file';
+import { parseVkey } from '@/server/ledger/note';
 import { published, type VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
@@ -57,6 +58,14 @@ const values = parseCli(cli);
 if (!values.workspace === !values.bundle) usageError(cli, 'give --workspace or --bundle (one of them)');
 if (values.previous && !values.bundle) usageError(cli, '--previous goes with --bundle');
 if (values.vkey && !values.bundle) usageError(cli, '--vkey goes with --bundle');
+if (values.vkey) {
+  try {
+    parseVkey(values.vkey);
+  } catch (err) {
+    // A key that cannot be read is a mistake in the command, not a bundle that fails to verify.
+    usageError(cli, `--vkey is not a verifier key: ${(err as Error).message}`);
+  }
+}
 if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
   usageError(cli, '--workers takes a whole number from 1 to 999');
 }

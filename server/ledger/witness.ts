@@ -64,6 +64,32 @@ export function witnessVkey(state: WitnessState): string {
 /** The service's REST API as the witness uses it: GET and POST with its key, JSON back. */
 export type Api = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
+/**
+ * The most of an answer the witness reads. A checkpoint with its cosignatures and a consistency
+ * proof are a few KiB; the log the witness watches is not trusted to keep its answers small.
+ */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** The answer's body as JSON (null when it is not), read up to MAX_ANSWER_BYTES; throws past that. */
+async function boundedJson(res: Response, what: string): Promise<unknown> {
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = res.body?.getReader();
+  for (let read = await reader?.read(); reader && read && !read.done; read = await reader.read()) {
+    bytes += read.value.byteLength;
+    if (bytes > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      throw new Error(`${what}: the answer is over ${MAX_ANSWER_BYTES / 1024 / 1024} MiB, more than a checkpoint or a proof`);
+    }
+    chunks.push(read.value);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
 export function restApi(base: string, key: string): Api {
   const root = base.replace(/\/+$/, '');
   return async (method, path, body) => {
@@ -72,7 +98,7 @@ export function restApi(base: string, key: string): Api {
       headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: await res.json().catch(() => null) };
+    return { status: res.status, body: await boundedJson(res, `${method} ${path}`) };
   };
 }
 

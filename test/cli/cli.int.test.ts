@@ -372,6 +372,10 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       const refused = await offline('--bundle', first, '--vkey', forger);
       expect(refused.code).toBe(3);
       expect(refused.stdout).toContain(`BROKEN at sequence ${bundle.head.sequence}: checkpoint_signature_invalid`);
+      // A key that is not a verifier key is a usage error (2), not a bundle that fails (3).
+      const unreadable = await offline('--bundle', first, '--vkey', `${vkey}x`);
+      expect(unreadable.code).toBe(2);
+      expect(unreadable.stderr).toContain('--vkey is not a verifier key');
 
       // New work, then an incremental export after the first one's head.
       await withHere(async (rt) => {

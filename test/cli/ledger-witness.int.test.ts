@@ -6,6 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -148,5 +150,32 @@ describe('npm run ledger:witness', () => {
     expect(down.code).toBe(1);
     const bad = await witness(ws, path.join(dir, 'bad.json'), '--interval', '0');
     expect(bad.code).toBe(2);
+  });
+
+  it('stops reading an answer past 1 MiB, and exits 1 saying so', async () => {
+    const ws = await app.createWorkspace();
+    // A log that answers the checkpoint with a body that never ends.
+    let sent = 0;
+    const endless = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = () => {
+        while (sent < 64 * 1024 * 1024 && res.write(chunk)) sent += chunk.length;
+      };
+      res.on('drain', more);
+      res.write('{"data":');
+      more();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = endless.address() as AddressInfo;
+      const answer = await witness(ws, path.join(dir, 'endless.json'), '--url', `http://127.0.0.1:${port}/api/v1`);
+      expect(answer.code).toBe(1);
+      expect(answer.stderr).toContain('the answer is over 1 MiB');
+      expect(sent).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
   });
 });
