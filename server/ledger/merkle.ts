@@ -257,6 +257,13 @@ export class TreeAccumulator {
   }
 
   /** The tree of `size` leaves from 0, from its subtrees' hashes (largest first, as `hashes` gives them). */
+  /** How many subtrees a tree of `size` leaves is kept as: one per set bit of its size. */
+  static subtreesOf(size: number): number {
+    let n = 0;
+    for (let rest = size; rest > 0; rest = Math.floor(rest / 2)) n += rest % 2;
+    return n;
+  }
+
   static resume(size: number, hashes: readonly Uint8Array[]): TreeAccumulator {
     const levels: number[] = [];
     for (let level = Math.floor(Math.log2(Math.max(size, 1))); level >= 0; level--) {

@@ -6,6 +6,7 @@
 import type { Executor } from '@/db';
 import { ChainVerifier, GENESIS, type ChainPosition, type LeafSink, type VerifyReport } from './chain';
 import { TreeAccumulator } from './merkle';
+import { AppError } from '@/server/errors';
 import { readEventRows, readEvents, readHead } from './read';
 import { judgeAgainstCheckpoint, readCheckpointOf, readSignedCheckpoint, type SignedCheckpoint } from './signed';
 
@@ -117,17 +118,28 @@ export async function verifyStep(
     signed =
       progress.signed &&
       (await readCheckpointOf(db, workspaceId, progress.signed.treeSize, Buffer.from(progress.signed.rootHash, 'base64')));
-    if (progress.signed && !signed) throw new Error(`the checkpoint of tree size ${progress.signed.treeSize} is no longer on record`);
+    // The progress comes back from the caller: a checkpoint it names that is not on record (made
+    // up, or gone with a rebuilt tree) is its mistake, and the verification starts again.
+    if (progress.signed && !signed)
+      throw new AppError(
+        'validation_failed',
+        `The checkpoint of tree size ${progress.signed.treeSize} the verification started from is not on record. Start the verification again.`,
+        { field: 'progress.signed' },
+      );
   } else {
     signed = await readSignedCheckpoint(db, workspaceId);
     const head = await readHead(db, workspaceId);
     recorded = head ? { sequence: head.sequence, hash: head.headHash } : GENESIS;
   }
   const leaves = signed ? Math.min(progress.position.sequence, signed.treeSize) : 0;
-  const tree = TreeAccumulator.resume(
-    leaves,
-    (progress.signed?.tree ?? []).map((h) => Buffer.from(h, 'base64')),
-  );
+  const subtrees = (progress.signed?.tree ?? []).map((h) => Buffer.from(h, 'base64'));
+  if (subtrees.length !== TreeAccumulator.subtreesOf(leaves))
+    throw new AppError(
+      'validation_failed',
+      `The verification's tree has ${subtrees.length} subtrees; ${leaves} events make ${TreeAccumulator.subtreesOf(leaves)}. Start the verification again.`,
+      { field: 'progress.signed.tree' },
+    );
+  const tree = TreeAccumulator.resume(leaves, subtrees);
   const verifier = new ChainVerifier(progress.position, leavesInto(tree, signed));
   const end = recorded.sequence;
   const page =

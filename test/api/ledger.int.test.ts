@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
 import { GENESIS_HASH } from '@/db/schema';
 import { GENESIS } from '@/server/ledger/chain';
+import { newestCheckpoint } from '@/server/ledger/checkpoints';
+import { readHead } from '@/server/ledger/read';
 import { verifyStep, verifyWorkspace, type VerifyProgress } from '@/server/ledger/verify';
+import { integrate } from '../support/ledger-tree';
 import { startTestApp, type TestApp } from '../support/app';
 import { testEngine } from '../support/engine';
 import { internalClient } from '../support/internal';
@@ -296,6 +299,43 @@ describe('verification in steps (the web interface’s “Verify the chain”)',
     const broken = await verifyInSteps(ws.workspaceId, 3);
     expect(broken.report).toEqual(await verifyWorkspace(app.runtime.db, ws.workspaceId));
     expect(broken.report.firstBreak).toMatchObject({ sequence: victim.sequence, reason: 'event_hash_mismatch' });
+  });
+
+  it('answers 400, not 500, when the progress sent back names a checkpoint not on record or a tree of the wrong shape', async () => {
+    const ws = await app.createWorkspace();
+    const viewer = await app.member('viewer', ws.workspaceId);
+    for (let i = 0; i < 4; i++) expect((await app.request('POST', '/work', { key: ws.apiKey, body: { title: `w${i}` } })).status).toBe(201);
+    await integrate(app, ws);
+    const signed = (await newestCheckpoint(app.runtime.db, ws.workspaceId))!;
+    const head = (await readHead(app.runtime.db, ws.workspaceId))!;
+    const [third] = await query<{ event_hash: string }>(
+      app.runtime.db,
+      sql`select event_hash from ledger_events where workspace_id = ${ws.workspaceId} and sequence = 3`,
+    );
+    const api = internalClient(app.runtime);
+    const step = (signedPart: { treeSize: number; rootHash: string; tree: string[] }) =>
+      api.query(
+        'ledger.verifyStep',
+        {
+          workspace_id: ws.workspaceId,
+          progress: {
+            position: { sequence: 3, hash: third!.event_hash },
+            checkedEvents: 3,
+            head: { sequence: head.sequence, hash: head.headHash },
+            signed: signedPart,
+          },
+        },
+        { session: viewer.session },
+      );
+    const madeUp = await step({ treeSize: signed.treeSize, rootHash: Buffer.alloc(32, 9).toString('base64'), tree: [] });
+    expect(madeUp.status).toBe(400);
+    expect(madeUp.code).toBe('validation_failed');
+    expect(madeUp.body.error.message).toMatch(/not on record/);
+    // Three events verified make two subtrees (2 + 1), not none.
+    const misshapen = await step({ treeSize: signed.treeSize, rootHash: signed.root.toString('base64'), tree: [] });
+    expect(misshapen.status).toBe(400);
+    expect(misshapen.code).toBe('validation_failed');
+    expect(misshapen.body.error.message).toMatch(/3 events make 2/);
   });
 
   it('is for members of the workspace only', async () => {
