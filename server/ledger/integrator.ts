@@ -17,7 +17,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { query, type Database, type Executor, type Tx } from '@/db';
-import { ledgerCheckpoints, ledgerHeads, ledgerTrees } from '@/db/schema';
+import { ledgerHeads, ledgerTrees } from '@/db/schema';
 import { signCheckpoint, signedCheckpointRow, type SigningSettings } from './checkpoints';
 import { EMPTY_ROOT, eventLeafHash } from './merkle';
 import { edgeOf, extendTree, heldLeaf, lastLeafTile, tilesOfEdge, writeTiles, writeTilesOf, type Edge, type TileWrite } from './tiles';
@@ -123,12 +123,9 @@ async function readPassTiles(
   if (wanted.length > 0) {
     const rows = await query<{ workspace_id: string; level: number; idx: number | string; hashes: Uint8Array }>(
       tx,
-      sql`select t.workspace_id, t.level, t.idx, substring(t.hashes from w.first for w.len) as hashes from ledger_tree_tiles t
-            join (values ${sql.join(
-              wanted.map((w) => sql`(${w.workspaceId}::uuid, ${w.level}::smallint, ${w.idx}::bigint, ${w.first}::int, ${w.len}::int)`),
-              sql`, `,
-            )}) as w(workspace_id, level, idx, first, len)
-              on t.workspace_id = w.workspace_id and t.level = w.level and t.idx = w.idx`,
+      sql`select t.workspace_id, t.level, t.idx, substring(t.hashes from w.first for w.len) as hashes
+            from jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb) as w("workspaceId" uuid, level smallint, idx bigint, first int, len int)
+            join ledger_tree_tiles t on t.workspace_id = w."workspaceId" and t.level = w.level and t.idx = w.idx`,
     );
     for (const r of rows) tiles.set(`${r.workspace_id}/${r.level}/${Number(r.idx)}`, Buffer.from(r.hashes));
   }
@@ -285,10 +282,7 @@ export async function integrateTogether(db: Database, ids: readonly string[], se
               from ledger_trees t
               join ledger_heads h on h.workspace_id = t.workspace_id
               join ledger_signing_keys k on k.workspace_id = t.workspace_id and k.retired_at is null
-             where t.workspace_id in (${sql.join(
-               ids.map((id) => sql`${id}::uuid`),
-               sql`, `,
-             )})
+             where t.workspace_id = any(string_to_array(${ids.join(',')}::text, ',')::uuid[])
                and t.alarm is null and h.sequence > t.size and h.sequence - t.size <= ${TOGETHER_BEHIND}
              order by t.workspace_id
                for update of t skip locked`,
@@ -304,12 +298,10 @@ export async function integrateTogether(db: Database, ids: readonly string[], se
     // The event at each tree's size (to check it still is the one the tree holds), then the new ones.
     const events = await query<EventRow & { workspace_id: string }>(
       tx,
-      sql`select e.workspace_id, e.sequence, e.event_hash from ledger_events e
-            join (values ${sql.join(
-              trees.map((t) => sql`(${t.workspaceId}::uuid, ${Math.max(t.size, 1)}::bigint, ${t.head}::bigint)`),
-              sql`, `,
-            )}) as w(workspace_id, first, last)
-              on e.workspace_id = w.workspace_id and e.sequence between w.first and w.last
+      sql`select e.workspace_id, e.sequence, e.event_hash
+            from jsonb_to_recordset(${JSON.stringify(trees.map((t) => ({ ws: t.workspaceId, first: Math.max(t.size, 1), last: t.head })))}::jsonb)
+                 as w(ws uuid, first bigint, last bigint)
+            join ledger_events e on e.workspace_id = w.ws and e.sequence between w.first and w.last
            order by e.workspace_id, e.sequence`,
     );
     const eventsOf = new Map<string, EventRow[]>();
@@ -345,17 +337,20 @@ export async function integrateTogether(db: Database, ids: readonly string[], se
     if (signed.length > 0) {
       await query(
         tx,
-        sql`update ledger_trees t set size = w.size, root = w.root, updated_at = now()
-              from (values ${sql.join(
-                signed.map((g) => sql`(${g.workspaceId}::uuid, ${g.size}::bigint, ${g.root}::bytea)`),
-                sql`, `,
-              )}) as w(workspace_id, size, root)
-             where t.workspace_id = w.workspace_id`,
+        sql`update ledger_trees t set size = w.size, root = decode(w.root, 'hex'), updated_at = now()
+              from jsonb_to_recordset(${JSON.stringify(signed.map((g) => ({ ws: g.workspaceId, size: g.size, root: g.root.toString('hex') })))}::jsonb)
+                   as w(ws uuid, size bigint, root text)
+             where t.workspace_id = w.ws`,
       );
-      await tx
-        .insert(ledgerCheckpoints)
-        .values(signed.map((g) => signedCheckpointRow(g.workspaceId, g.size, g.root, g.key, settings)))
-        .onConflictDoNothing();
+      const checkpoints = signed.map((g) => signedCheckpointRow(g.workspaceId, g.size, g.root, g.key, settings));
+      await query(
+        tx,
+        sql`insert into ledger_checkpoints (workspace_id, tree_size, root, note, key_id)
+            select c."workspaceId", c."treeSize", decode(c.root, 'hex'), c.note, c."keyId"
+              from jsonb_to_recordset(${JSON.stringify(checkpoints.map((c) => ({ ...c, root: c.root.toString('hex') })))}::jsonb)
+                   as c("workspaceId" uuid, "treeSize" bigint, root text, note text, "keyId" text)
+            on conflict do nothing`,
+      );
     }
     for (const g of signed) done.push({ workspaceId: g.workspaceId, outcome: 'extended', from: g.from, to: g.size, root: g.root });
     return done;

@@ -237,23 +237,28 @@ export function extendTree(edge: Edge, leaves: readonly Buffer[]): { size: numbe
  */
 export async function writeTilesOf(db: Executor, tiles: readonly TileWrite[]): Promise<Set<string>> {
   if (tiles.length === 0) return new Set();
-  const values = sql.join(
-    tiles.map((t) => sql`(${t.workspaceId}::uuid, ${t.level}::smallint, ${t.idx}::bigint, ${t.start * HASH}::int, ${t.hashes}::bytea)`),
-    sql`, `,
-  );
+  const values = tiles.map((t) => ({
+    ws: t.workspaceId,
+    level: t.level,
+    idx: t.idx,
+    kept: t.start * HASH,
+    hashes: t.hashes.toString('hex'),
+  }));
   const rows = await query<{ workspace_id: string; level: number; idx: number | string }>(
     db,
-    sql`with w (workspace_id, level, idx, kept, hashes) as (values ${values}),
+    sql`with w as (
+          select ws, level, idx, kept, decode(hashes, 'hex') as hashes
+            from jsonb_to_recordset(${JSON.stringify(values)}::jsonb) as w(ws uuid, level smallint, idx bigint, kept int, hashes text)),
         grown as (
           update ledger_tree_tiles t set hashes = substring(t.hashes from 1 for w.kept) || w.hashes
             from w
-           where w.kept > 0 and t.workspace_id = w.workspace_id and t.level = w.level and t.idx = w.idx
+           where w.kept > 0 and t.workspace_id = w.ws and t.level = w.level and t.idx = w.idx
              and length(t.hashes) between w.kept and w.kept + length(w.hashes)
              and substring(t.hashes from w.kept + 1) = substring(w.hashes from 1 for length(t.hashes) - w.kept)
           returning t.workspace_id, t.level, t.idx),
         made as (
           insert into ledger_tree_tiles as t (workspace_id, level, idx, hashes)
-          select workspace_id, level, idx, hashes from w where kept = 0
+          select ws, level, idx, hashes from w where kept = 0
           on conflict (workspace_id, level, idx) do update set hashes = excluded.hashes
             where substring(excluded.hashes from 1 for length(t.hashes)) = t.hashes
           returning t.workspace_id, t.level, t.idx)
