@@ -190,6 +190,11 @@ describe('the ledger tree', () => {
     expect((await tree(refused!.workspaceId))!).toEqual(refusedAt);
     expect((await signedBefore(refused!.workspaceId)).treeSize).toBe(refusedSigned.treeSize);
     await expect(integrateWorkspace(app.runtime.db, refused!.workspaceId, settings)).rejects.toThrow(/would change/);
+    // Put back as it was, so that later runs here find nothing they cannot do.
+    await query(
+      app.runtime.db,
+      sql`update ledger_tree_tiles set hashes = substring(hashes from 1 for length(hashes) - 32) where workspace_id = ${refused!.workspaceId} and level = 0 and idx = 0`,
+    );
     // A workspace without a tree row or a key yet is left for a pass of its own, which makes them.
     expect(byId.has(fresh!.workspaceId)).toBe(false);
     expect(await tree(fresh!.workspaceId)).toBeNull();
@@ -292,5 +297,12 @@ describe('the ledger tree', () => {
     await writeWork(app, ws, 1);
     expect(await runIntegrator(app.runtime.db, settings, 1_000, 'instance-b')).toEqual([]);
     expect((await runIntegrator(app.runtime.db, settings, 1_000, 'instance-a')).map((p) => p.workspaceId)).toContain(ws.workspaceId);
+    // With nothing to do, a run reads and takes no lease: an idle instance writes nothing every period.
+    while ((await runIntegrator(app.runtime.db, settings, 1_000, 'instance-a')).length > 0);
+    expect(await workspacesToIntegrate(app.runtime.db)).toEqual([]);
+    await releaseLease(app.runtime.db, 'ledger-integrator', 'instance-a');
+    expect(await runIntegrator(app.runtime.db, settings, 1_000, 'instance-idle')).toEqual([]);
+    const [lease] = await query<{ holder: string }>(app.runtime.db, sql`select holder from job_leases where name = 'ledger-integrator'`);
+    expect(lease!.holder).toBe('instance-a');
   });
 });
