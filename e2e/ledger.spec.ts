@@ -89,3 +89,26 @@ test('filters by event type and aggregate, and a decision’s history links each
   await row.getByRole('link', { name: /^decision / }).click();
   await expect(page).toHaveURL(new RegExp(`/decisions/${decision.id}$`));
 });
+
+test('the verification’s steps answer 400, not 500, to progress the browser made up', async ({ page }) => {
+  await signIn(page, fixture().users.viewer);
+  const step = (signed: { treeSize: number; rootHash: string; tree: string[] }) =>
+    page.request.get(
+      `/api/trpc/ledger.verifyStep?input=${encodeURIComponent(
+        JSON.stringify({
+          workspace_id: fixture().workspaceId,
+          progress: {
+            position: { sequence: 3, hash: `sha256:${'0'.repeat(64)}` },
+            checkedEvents: 3,
+            head: { sequence: 3, hash: `sha256:${'0'.repeat(64)}` },
+            signed,
+          },
+        }),
+      )}`,
+    );
+  const madeUp = await step({ treeSize: 3, rootHash: Buffer.alloc(32, 9).toString('base64'), tree: [] });
+  expect(madeUp.status()).toBe(400);
+  const body = await madeUp.json();
+  expect(body.error.data.appCode).toBe('validation_failed');
+  expect(body.error.message).toMatch(/not on record\. Start the verification again/);
+});

@@ -120,9 +120,18 @@ export interface SigningKeyRow {
  * the row to keep in ledger_checkpoints.
  */
 export function signedCheckpointRow(workspaceId: string, size: number, root: Buffer, row: SigningKeyRow, settings: SigningSettings) {
-  const key = importedKey(row.name, row.privateKeyCipher, settings);
-  const note = signNote(checkpointText(originOf(settings.appUrl, workspaceId), size, root), key);
-  return { workspaceId, treeSize: size, root, note, keyId: row.keyId };
+  return checkpointRow(workspaceId, size, root, { key: importedKey(row.name, row.privateKeyCipher, settings), keyId: row.keyId }, settings);
+}
+
+function checkpointRow(
+  workspaceId: string,
+  size: number,
+  root: Buffer,
+  signer: { key: NoteKey; keyId: string },
+  settings: SigningSettings,
+) {
+  const note = signNote(checkpointText(originOf(settings.appUrl, workspaceId), size, root), signer.key);
+  return { workspaceId, treeSize: size, root, note, keyId: signer.keyId };
 }
 
 /**
@@ -143,8 +152,10 @@ export async function signCheckpoint(
     const key = await addSigningKey(tx, workspaceId, settings);
     current = { key, keyId: vkeyOf(key).split('+')[1]! };
   }
-  const note = signNote(checkpointText(originOf(settings.appUrl, workspaceId), size, root), current.key);
-  await tx.insert(ledgerCheckpoints).values({ workspaceId, treeSize: size, root, note, keyId: current.keyId }).onConflictDoNothing();
+  await tx
+    .insert(ledgerCheckpoints)
+    .values(checkpointRow(workspaceId, size, root, current, settings))
+    .onConflictDoNothing();
   return { keyAdded };
 }
 

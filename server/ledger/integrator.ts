@@ -20,7 +20,19 @@ import { query, type Database, type Executor, type Tx } from '@/db';
 import { ledgerHeads, ledgerTrees } from '@/db/schema';
 import { signCheckpoint, signedCheckpointRow, type SigningSettings } from './checkpoints';
 import { EMPTY_ROOT, eventLeafHash } from './merkle';
-import { edgeOf, extendTree, heldLeaf, lastLeafTile, tilesOfEdge, writeTiles, writeTilesOf, type Edge, type TileWrite } from './tiles';
+import {
+  edgeOf,
+  extendTree,
+  heldLeaf,
+  lastLeafTile,
+  readTiles,
+  tilesOfEdge,
+  writeTiles,
+  writeTilesOf,
+  type Edge,
+  type TileRead,
+  type TileWrite,
+} from './tiles';
 import { INSTANCE_ID, takeLease } from '@/server/job-lease';
 import { describeError, log } from '@/server/log';
 
@@ -72,8 +84,6 @@ export async function workspacesToIntegrate(db: Database): Promise<string[]> {
 }
 
 type EventRow = { sequence: number | string; event_hash: string };
-/** The most a tile holds, in bytes: 256 hashes. */
-const TILE_BYTES = 256 * 32;
 /**
  * The edges of trees as this process last extended them, with each tree's size and root then. The
  * next pass starts from one (extendTree) when the tree is still that one, and reads only the last
@@ -111,24 +121,16 @@ async function readPassTiles(
   trees: readonly { workspaceId: string; size: number; root: Buffer }[],
 ): Promise<Map<string, PassTiles>> {
   const kept = new Map(trees.map((t) => [t.workspaceId, keptEdge(t.workspaceId, t.size, t.root)]));
-  // Each tile wanted, from byte `first` (1-based) for `len` bytes: whole, or only the last leaf.
-  const wanted = trees.flatMap((t) => {
-    if (!kept.get(t.workspaceId))
-      return tilesOfEdge(t.size).map((ref) => ({ workspaceId: t.workspaceId, ...ref, first: 1, len: TILE_BYTES }));
-    if (t.size === 0) return [];
-    const { level, idx, offset } = lastLeafTile(t.size);
-    return [{ workspaceId: t.workspaceId, level, idx, first: offset * 32 + 1, len: 32 }];
-  });
-  const tiles = new Map<string, Buffer>();
-  if (wanted.length > 0) {
-    const rows = await query<{ workspace_id: string; level: number; idx: number | string; hashes: Uint8Array }>(
-      tx,
-      sql`select t.workspace_id, t.level, t.idx, substring(t.hashes from w.first for w.len) as hashes
-            from jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb) as w("workspaceId" uuid, level smallint, idx bigint, first int, len int)
-            join ledger_tree_tiles t on t.workspace_id = w."workspaceId" and t.level = w.level and t.idx = w.idx`,
-    );
-    for (const r of rows) tiles.set(`${r.workspace_id}/${r.level}/${Number(r.idx)}`, Buffer.from(r.hashes));
-  }
+  // Each tile wanted: whole, or only the last leaf.
+  const tiles = await readTiles(
+    tx,
+    trees.flatMap((t): TileRead[] => {
+      if (!kept.get(t.workspaceId)) return tilesOfEdge(t.size).map((ref) => ({ workspaceId: t.workspaceId, ...ref }));
+      if (t.size === 0) return [];
+      const { level, idx, offset } = lastLeafTile(t.size);
+      return [{ workspaceId: t.workspaceId, level, idx, first: offset * 32 + 1, len: 32 }];
+    }),
+  );
   return new Map(
     trees.map((t): [string, PassTiles] => {
       const tileOf = (level: number, idx: number) => tiles.get(`${t.workspaceId}/${level}/${idx}`);

@@ -169,22 +169,31 @@ export function edgeOf(size: number, tileOf: (level: number, idx: number) => Buf
   return { size, levels };
 }
 
+/** A tile to read, of any workspace's tree: `len` of its bytes from byte `first` (1-based), or all of it. */
+export type TileRead = TileRef & { workspaceId: string; first?: number; len?: number };
+
+/** Reads tiles (or parts of them) of one or several trees in one query; by `${workspaceId}/${level}/${idx}`. */
+export async function readTiles(db: Executor, wanted: readonly TileRead[]): Promise<Map<string, Buffer>> {
+  const tiles = new Map<string, Buffer>();
+  if (wanted.length === 0) return tiles;
+  const rows = await query<{ workspace_id: string; level: number; idx: number | string; hashes: Uint8Array }>(
+    db,
+    sql`select t.workspace_id, t.level, t.idx, substring(t.hashes from w.first for w.len) as hashes
+          from jsonb_to_recordset(${JSON.stringify(wanted.map((w) => ({ ...w, first: w.first ?? 1, len: w.len ?? TILE_WIDTH * HASH })))}::jsonb)
+               as w("workspaceId" uuid, level smallint, idx bigint, first int, len int)
+          join ledger_tree_tiles t on t.workspace_id = w."workspaceId" and t.level = w.level and t.idx = w.idx`,
+  );
+  for (const r of rows) tiles.set(`${r.workspace_id}/${r.level}/${Number(r.idx)}`, Buffer.from(r.hashes));
+  return tiles;
+}
+
 /** Reads the edge of the tree of `size` leaves: its partly filled tiles, one per level (one query). */
 async function readEdge(db: Executor, workspaceId: string, size: number): Promise<Edge> {
-  const partial = partialEdgeTiles(size);
-  const tiles = new Map<string, Buffer>();
-  if (partial.length > 0) {
-    const rows = await query<{ level: number; idx: number | string; hashes: Uint8Array }>(
-      db,
-      sql`select level, idx, hashes from ledger_tree_tiles
-           where workspace_id = ${workspaceId} and (level, idx) in (${sql.join(
-             partial.map((t) => sql`(${t.level}::smallint, ${t.idx}::bigint)`),
-             sql`, `,
-           )})`,
-    );
-    for (const row of rows) tiles.set(tileKey({ level: row.level, idx: Number(row.idx) }), Buffer.from(row.hashes));
-  }
-  return edgeOf(size, (level, idx) => tiles.get(tileKey({ level, idx })));
+  const tiles = await readTiles(
+    db,
+    partialEdgeTiles(size).map((t) => ({ workspaceId, ...t })),
+  );
+  return edgeOf(size, (level, idx) => tiles.get(`${workspaceId}/${level}/${idx}`));
 }
 
 /** The root of the tree an edge describes: its compact ranges folded, the highest level's first. */
