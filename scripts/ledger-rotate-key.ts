@@ -7,6 +7,7 @@
 import { addSigningKey } from '@/server/ledger/checkpoints';
 import { vkeyOf } from '@/server/ledger/note';
 import { findWorkspace, parseCli, withRuntime } from './cli';
+import { signingOf } from '@/server/runtime';
 
 const cli = {
   command: 'ledger:rotate-key',
@@ -20,9 +21,7 @@ const values = parseCli(cli);
 
 await withRuntime(async (runtime) => {
   const workspace = await findWorkspace(runtime.db, values.workspace!);
-  const key = await runtime.db.transaction((tx) =>
-    addSigningKey(tx, workspace.id, { appUrl: runtime.env.APP_URL, secret: runtime.secrets.ledger }),
-  );
+  const key = await runtime.db.transaction((tx) => addSigningKey(tx, workspace.id, signingOf(runtime)));
   console.log(`New checkpoint signing key for ${workspace.name}: ${vkeyOf(key)}`);
   return 0;
 });

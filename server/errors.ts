@@ -100,6 +100,26 @@ export const errorTable = {
     meaning: 'The decision has already been ruled on, cancelled or expired.',
     action: 'Poll the decision to read its resolution.',
   },
+  grant_used: {
+    status: 409,
+    meaning: 'The grant has already been consumed: a grant permits its action once.',
+    action: 'Do not run the action again. To run it again, raise a new decision.',
+  },
+  grant_mismatch: {
+    status: 409,
+    meaning: 'The grant is for another action: the action_digest presented is not the one approved. The grant stays usable.',
+    action: 'Run the action the decision approved (GET /decisions/{id} `approved_action`), or raise a new decision for this one.',
+  },
+  grant_expired: {
+    status: 409,
+    meaning: 'The grant is past its expiry (`exp`, `expires_at`).',
+    action: 'Raise a new decision; a longer grant_ttl_seconds (at most 86400) gives the next grant longer.',
+  },
+  approval_stale: {
+    status: 409,
+    meaning: 'The task the action targets is no longer at the version the decision was raised for: the approval is void.',
+    action: 'Read the task again (details.current_version) and raise a new decision for it as it is.',
+  },
   payload_too_large: {
     status: 413,
     meaning: 'The body is larger than the route accepts (1 MiB for the API).',

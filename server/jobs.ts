@@ -13,7 +13,7 @@ import { describeError, log } from './log';
 import { jobSucceeded, measureDeliveryLagWith, measureTreeAlarmsWith, type DeliveryLag } from './metrics';
 import { countTreeAlarms, runIntegrator } from './ledger/integrator';
 import { runRetention } from './retention';
-import type { Runtime } from './runtime';
+import { signingOf, type Runtime } from './runtime';
 import { WebhookDispatcher } from './webhooks/dispatcher';
 
 /** How often overdue decisions are timed out (reads of a decision also do it for what they show). */
@@ -51,7 +51,7 @@ export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; 
   const stops = [
     every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () => sweepDecisionTimeouts(runtime.db)),
     every('ledger integrator', runtime.env.CHECKPOINT_INTERVAL_MS, () =>
-      runIntegrator(runtime.db, { appUrl: runtime.env.APP_URL, secret: runtime.secrets.ledger }, runtime.env.CHECKPOINT_INTERVAL_MS),
+      runIntegrator(runtime.db, signingOf(runtime), runtime.env.CHECKPOINT_INTERVAL_MS),
     ),
     every('retention', opts.retentionMs ?? RETENTION_MS, () =>
       runRetention(

@@ -11,6 +11,7 @@ import { openDatabase, query, type Database, type DatabaseHandle, type Engine } 
 import { instanceSecrets } from '@/db/schema';
 import { env as readEnv, type Env } from './env';
 import { LedgerWakeups, WAKE_CHANNEL } from './ledger/wake';
+import type { SigningSettings } from './ledger/checkpoints';
 
 interface InstanceSecrets {
   /** Signs event-stream cursors. */
@@ -35,6 +36,11 @@ export interface Runtime {
   /** Wakes open event-stream leases when a workspace's ledger moves. */
   wakeups: LedgerWakeups;
   close(): Promise<void>;
+}
+
+/** What signing for a workspace needs of the instance (checkpoints, grants): its address and the key secret. */
+export function signingOf(runtime: Pick<Runtime, 'env' | 'secrets'>): SigningSettings {
+  return { appUrl: runtime.env.APP_URL, secret: runtime.secrets.ledger };
 }
 
 /** Opens and migrates the database named by `env`, and loads (or creates) the instance secrets. */

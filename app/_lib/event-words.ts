@@ -36,6 +36,7 @@ const SUBJECTS: Record<Prefix, string> = {
   receipt: 'Receipt',
   dedup: 'Dedup claim',
   decision: 'Decision',
+  grant: 'Grant',
 };
 
 /**
@@ -107,6 +108,14 @@ const PHRASES: EventPhrases = {
   'decision.declined': 'declined',
   'decision.expired': 'expired',
   'decision.cancelled': 'cancelled',
+  'grant.issued': 'issued for the approved action',
+  'grant.consumed': 'used',
+  'grant.refused': (p) =>
+    p.reason === 'grant_mismatch'
+      ? 'refused: another action'
+      : p.reason === 'grant_expired'
+        ? 'refused: expired'
+        : 'refused: its task changed',
 };
 
 /** The words for a type as the page got it: a string, which a newer ledger may fill with a type this table does not know. */

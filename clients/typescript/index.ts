@@ -12,10 +12,14 @@
  *   after another), which resumes from the last event it yielded when a lease ends or is cut, and
  *   checks each event's `previousHash` against the `eventHash` before it.
  *
+ * And for a tool server, `grants.consume()`: use an approval's grant once, for the action it is
+ * about to run, or learn why not (GrantRefusedError).
+ *
  * Usage:
  *   const aws = createAwsClient({ baseUrl: 'http://127.0.0.1:3000/api/v1', apiKey });
  *   const { data, error } = await aws.api.POST('/work', { body: { title: 'Write the report' } });
  *   for await (const event of aws.events({ signal })) …
+ *   await aws.grants.consume(token, actionDigest);
  */
 import createClient, { type Client } from 'openapi-fetch';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
@@ -48,6 +52,21 @@ export class ChainBreakError extends Error {
     super(`event ${event.sequence} (${event.id}) links to ${event.previousHash}, not to ${expectedPreviousHash}`);
   }
 }
+
+/** A grant the server would not consume: `code` is grant_used, grant_mismatch, grant_expired or approval_stale (409), or the error's code. */
+export class GrantRefusedError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** What POST /grants/consume answers: the grant used, and when. */
+export type GrantConsumed = components['schemas']['GrantConsumed']['data'];
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -119,6 +138,15 @@ export interface AwsClient {
    * them cannot be checked and are not.
    */
   events(options?: EventsOptions): AsyncGenerator<LedgerEvent>;
+  grants: {
+    /**
+     * Uses the grant `token` for the action whose digest is `actionDigest` (`sha256:` + hex of
+     * SHA-256 over its RFC 8785 text: compute it from what you will run). Resolves once it is used
+     * up; throws GrantRefusedError when it was not (used already, another action, expired, stale).
+     * Not retried on a lost answer: a retry would find the grant used, by the first attempt.
+     */
+    consume(token: string, actionDigest: string): Promise<GrantConsumed>;
+  };
 }
 
 export function createAwsClient(opts: AwsClientOptions): AwsClient {
@@ -188,5 +216,12 @@ export function createAwsClient(opts: AwsClientOptions): AwsClient {
     }
   }
 
-  return { api, events };
+  async function consume(token: string, actionDigest: string): Promise<GrantConsumed> {
+    const { data, error, response } = await api.POST('/grants/consume', { body: { token, action_digest: actionDigest } });
+    if (data) return data.data;
+    const e = (error as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined)?.error;
+    throw new GrantRefusedError(response.status, e?.code ?? 'unknown', e?.message ?? `answered ${response.status}`, e?.details ?? {});
+  }
+
+  return { api, events, grants: { consume } };
 }

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a decision (signed-in humans)
-         * @description For a signed-in owner or approver of the decision’s workspace, from the app’s own pages; an API key gets 403 human_session_required. option_select: choose exactly one option (the default approve / decline pair needs none); option_multiselect: at least one. Whoever raised a decision cannot rule on it.
+         * @description For a signed-in owner or approver of the decision’s workspace, from the app’s own pages; an API key gets 403 human_session_required. option_select: choose exactly one option (the default approve / decline pair needs none); option_multiselect: at least one. Whoever raised a decision cannot rule on it. Approving a decision with an action issues its grant (`decision.grant`); an `editable` one may be approved with changed `arguments`, and its `approved_action` then carries them.
          */
         post: operations["decisions-approve"];
         delete?: never;
@@ -186,6 +186,26 @@ export interface paths {
          * @description Withdraws a pending decision: status `cancelled`, with a resolution and a `decision.cancelled` event. For a signed-in owner of the decision’s workspace (who may cancel a decision they raised); an API key gets 403 human_session_required.
          */
         post: operations["decisions-cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/grants/consume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Use a grant, once
+         * @description For the tool server about to run an approved action, with an API key of the grant’s workspace: the first presentation whose action_digest is the approved one uses the grant up (a `grant.consumed` event). After it, every presentation is 409 grant_used. Another action’s digest is 409 grant_mismatch and the grant stays usable; past its expiry, 409 grant_expired; its target task changed since the decision was raised (or since the approval moved it on), 409 approval_stale and the grant is void. Each of those three writes a `grant.refused` event. A token this service did not sign for the grant it names is 400 validation_failed.
+         */
+        post: operations["grants-consume"];
         delete?: never;
         options?: never;
         head?: never;
@@ -764,6 +784,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces/{workspace_id}/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The keys that verify the workspace’s grants (JWKS)
+         * @description A JSON Web Key Set (RFC 7517; OKP keys, RFC 8037), not the usual envelope, so that any JOSE library reads it. No credential needed, and cacheable for five minutes. Every key that may still verify a grant: the workspace’s current checkpoint signing key (the one GET /ledger/keys lists) and those retired less than a day ago. A workspace whose first key is not made yet has none.
+         */
+        get: operations["workspaces-jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -904,6 +944,23 @@ export interface components {
             id: string;
             label: string;
             description?: string;
+        };
+        DecisionActionInput: {
+            /** @description The tool (or operation) the agent would call. */
+            tool: string;
+            /** @description The tool’s arguments: a JSON object of at most 65,536 bytes as canonical JSON (RFC 8785). */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** @description The task the action acts on. If it changes before the grant is used, the approval is void. */
+            target?: {
+                /** @enum {string} */
+                type: "task";
+                /** Format: uuid */
+                id: string;
+                /** @description The task’s aggregateVersion as the agent read it (its ETag); it must still be current. */
+                version: number;
+            };
         };
         CreateWorkResponse: {
             data: {
@@ -1142,6 +1199,19 @@ export interface components {
             /** @enum {string} */
             on_timeout: "expire" | "decline";
             resolution: components["schemas"]["DecisionResolution"] | null;
+            /** @description The exact action under decision, as raised; null for none. */
+            action: components["schemas"]["DecisionAction"] | null;
+            /** @description `sha256:` + hex(SHA-256(JCS(action))) (RFC 8785): the action as raised. */
+            action_digest: string | null;
+            /** @description Whether the approver may change the action’s arguments before approving. */
+            editable: boolean;
+            /** @description How long the grant issued on approval lasts; null without an action. */
+            grant_ttl_seconds: number | null;
+            /** @description The action as approved (with the approver’s arguments when edited). */
+            approved_action: components["schemas"]["DecisionAction"] | null;
+            approved_action_digest: string | null;
+            /** @description The single-use grant issued when the action was approved. */
+            grant: components["schemas"]["Grant"] | null;
             attention: components["schemas"]["AttentionRecord"] | null;
             /** @description The decision’s ledger events, oldest first. */
             history: {
@@ -1190,6 +1260,34 @@ export interface components {
              * @example 2026-11-20T10:00:00.000Z
              */
             resolved_at: string;
+        };
+        DecisionAction: {
+            tool: string;
+            arguments: {
+                [key: string]: unknown;
+            };
+            target?: {
+                /** @constant */
+                type: "task";
+                /** Format: uuid */
+                id: string;
+                version: number;
+            };
+        };
+        Grant: {
+            /** Format: uuid */
+            id: string;
+            /** @description A compact JWS (EdDSA, Ed25519) over the grant’s claims: iss, sub (the decision), jti (this id), wid (the workspace), act (the approved action_digest), tgt (the target and its version), apr (the approver), iat, exp. Verify it with the workspace’s JWKS (GET /workspaces/{workspace_id}/jwks.json), then consume it (POST /grants/consume). */
+            token: string;
+            action_digest: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            expires_at: string;
+            consumed_at: string | null;
+            /** @description When a presentation found its target changed: the grant is void. */
+            voided_at: string | null;
         };
         AttentionRecord: {
             /** Format: uuid */
@@ -1260,6 +1358,25 @@ export interface components {
                 workspaceId: string;
                 /** @description True when this call refreshed an existing attention record. */
                 duplicate: boolean;
+            };
+        };
+        GrantConsumed: {
+            data: {
+                /** Format: uuid */
+                grant_id: string;
+                /** Format: uuid */
+                decision_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-20T10:00:00.000Z
+                 */
+                consumed_at: string;
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
             };
         };
         CreateInitiativeResponse: {
@@ -2095,6 +2212,22 @@ export interface components {
                 /** Format: uuid */
                 workspaceId: string;
             };
+        };
+        Jwks: {
+            keys: {
+                /** @constant */
+                kty: "OKP";
+                /** @constant */
+                crv: "Ed25519";
+                /** @description The 32-byte Ed25519 public key, base64url. */
+                x: string;
+                /** @description The key id: the `kid` of the grants it signs, and the key_id of GET /ledger/keys. */
+                kid: string;
+                /** @constant */
+                alg: "EdDSA";
+                /** @constant */
+                use: "sig";
+            }[];
         };
         WebhookEndpointCreated: {
             data: {
@@ -3168,6 +3301,12 @@ export interface operations {
                     shape_context?: {
                         options?: components["schemas"]["DecisionOption"][];
                     };
+                    /** @description The exact action under decision. Its digest is `action_digest`; approving it issues a single-use grant for it. With a `target`, the task must be at that version now (409 approval_stale otherwise), and without task_id or run_id the decision is about that task. */
+                    action?: components["schemas"]["DecisionActionInput"];
+                    /** @description With an action: the approver may change its arguments before approving (default false). */
+                    editable?: boolean;
+                    /** @description With an action: how long the grant issued on approval lasts, in seconds (default 900, at most 86400). */
+                    grant_ttl_seconds?: number;
                 };
             };
         };
@@ -3250,7 +3389,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
+            /** @description `approval_stale`: The task the action targets is no longer at the version the decision was raised for: the approval is void. `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -3633,6 +3772,10 @@ export interface operations {
                     /** @description Why; shown with the resolution and kept in the ledger. */
                     note?: string;
                     option_ids?: string[];
+                    /** @description An editable decision’s action approved with these arguments instead of those raised. */
+                    arguments?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -4013,6 +4156,152 @@ export interface operations {
                 };
             };
             /** @description `decision_not_pending`: The decision has already been ruled on, cancelled or expired. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "grants-consume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The grant’s token, as GET /decisions/{id} gave it (`decision.grant.token`). */
+                    token: string;
+                    /** @description The digest of the action about to run: `sha256:` + hex(SHA-256(JCS({ tool, arguments, target? }))) (RFC 8785). Compute it from what you will run, never copy it from the grant. */
+                    action_digest: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantConsumed"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `grant_used`: The grant has already been consumed: a grant permits its action once. `grant_mismatch`: The grant is for another action: the action_digest presented is not the one approved. The grant stays usable. `grant_expired`: The grant is past its expiry (`exp`, `expires_at`). `approval_stale`: The task the action targets is no longer at the version the decision was raised for: the approval is void. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -7935,6 +8224,76 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window ends (Unix epoch seconds). */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "workspaces-jwks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Jwks"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -47,6 +47,17 @@ export interface DecisionResolution {
   resolved_at: string;
 }
 
+/**
+ * The action a decision is about (POST /decisions `action`): a tool call, with its arguments and,
+ * optionally, the task it acts on at the version the agent saw. Its digest, `sha256:` + hex of
+ * SHA-256 over its JCS text, is what a grant names (server/domain/grants/).
+ */
+export interface DecisionAction {
+  tool: string;
+  arguments: Record<string, unknown>;
+  target?: { type: 'task'; id: string; version: number };
+}
+
 export const decisions = pgTable(
   'decisions',
   {
@@ -65,6 +76,22 @@ export const decisions = pgTable(
     dueAt: ts('due_at'),
     onTimeout: text('on_timeout', { enum: timeoutBehaviours }).notNull().default('expire'),
     resolution: jsonb('resolution').$type<DecisionResolution>(),
+    /** The action under decision and its digest, or null for a decision about no one action. */
+    action: jsonb('action').$type<DecisionAction>(),
+    actionDigest: text('action_digest'),
+    /**
+     * The version of the action's target task once the decision was raised (after the raising's own
+     * change: a blocking decision pauses its run, which the task follows). A grant holds for the
+     * task at that version, moved on by the approval's own changes only.
+     */
+    targetVersion: integer('target_version'),
+    /** Whether the approver may change the action's arguments before approving. */
+    editable: boolean('editable').notNull().default(false),
+    /** How long the grant issued on approval stays usable (with an action only). */
+    grantTtlSeconds: integer('grant_ttl_seconds'),
+    /** The action as approved (edited or not), once approved. */
+    approvedAction: jsonb('approved_action').$type<DecisionAction>(),
+    approvedActionDigest: text('approved_action_digest'),
     /** Who raised it: `api_key` or `human`, and that key's or user's id (a human may not rule on their own). */
     createdByType: text('created_by_type', { enum: ['api_key', 'human', 'system'] }).notNull(),
     createdById: text('created_by_id').notNull(),
@@ -78,7 +105,43 @@ export const decisions = pgTable(
       .where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),
     check('decisions_status_check', sql`${t.status} in ('pending', 'approved', 'declined', 'cancelled', 'expired')`),
     check('decisions_resolution_check', sql`(${t.status} = 'pending') = (${t.resolution} is null)`),
+    check(
+      'decisions_action_check',
+      sql`(${t.action} is null) = (${t.actionDigest} is null) and (${t.action} is null) = (${t.grantTtlSeconds} is null)`,
+    ),
   ],
+);
+
+/**
+ * The grant issued when a decision with an action is approved: a single-use permission to run the
+ * approved action (its digest), carried by a JWS the service signs with the workspace's key (the
+ * token is signed again when read, to the same bytes: Ed25519 is deterministic, so no token is
+ * stored). Consumed once (POST /grants/consume); void when its target changed before it was used.
+ */
+export const decisionGrants = pgTable(
+  'decision_grants',
+  {
+    ...aggregateColumns(),
+    decisionId: uuid('decision_id')
+      .notNull()
+      .unique()
+      .references(() => decisions.id),
+    actionDigest: text('action_digest').notNull(),
+    /** The task the approved action acts on, at the version it was approved for; null for none. */
+    targetId: uuid('target_id'),
+    targetVersion: integer('target_version'),
+    approverId: text('approver_id').notNull(),
+    passkey: boolean('passkey').notNull().default(false),
+    /** The workspace signing key (ledger_signing_keys.key_id) that signs its token. */
+    keyId: text('key_id').notNull(),
+    issuedAt: ts('issued_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    consumedAt: ts('consumed_at'),
+    consumedByType: text('consumed_by_type'),
+    consumedById: text('consumed_by_id'),
+    voidedAt: ts('voided_at'),
+  },
+  (t) => [check('decision_grants_target_check', sql`(${t.targetId} is null) = (${t.targetVersion} is null)`)],
 );
 
 export const decisionAttention = pgTable('decision_attention', {

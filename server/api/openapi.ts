@@ -54,6 +54,9 @@ const TAGS: Record<string, string> = {
   tasks: 'Tasks: reading one, listing with filters and the ready-work query agents poll, and moving their status.',
   runs: 'Runs: an agent’s attempt at a task, its checkpoints, and how it ends.',
   decisions: 'Decisions: questions an agent raises for a human ruling, polled or followed on the event stream.',
+  grants:
+    'Grants: the single-use permission an approval issues for the exact action approved, a JWS that verifies with the ' +
+    'workspace’s JWKS, consumed once by the tool server that runs the action.',
   initiatives: 'Initiatives: the plan from the top down (workstreams, milestones, tasks) and its progress.',
   receipts: 'Receipts: the record that a task was accepted and what happened, exported and validated as agent-work-receipt documents.',
   dedup: 'Dedup claims: one agent at a time on a piece of work, by key.',

@@ -10,6 +10,7 @@ import { artifactTypesRouter } from './routers/artifact-types';
 import { decisionsRouter } from './routers/decisions';
 import { dedupRouter } from './routers/dedup';
 import { eventsRouter } from './routers/events';
+import { grantsRouter } from './routers/grants';
 import { initiativesRouter } from './routers/initiatives';
 import { ledgerRouter } from './routers/ledger';
 import { lifecycleRouter } from './routers/lifecycle';
@@ -26,6 +27,7 @@ export const appRouter = router({
   work: workRouter,
   tasks: tasksRouter,
   decisions: decisionsRouter,
+  grants: grantsRouter,
   apiKeys: apiKeysRouter,
   initiatives: initiativesRouter,
   runs: runsRouter,

@@ -4,6 +4,7 @@
  * from these, so the rules written here are the rules documented.
  */
 import { z } from 'zod';
+import { canonicalJson } from '@/server/ledger/canonical';
 
 // A missing required field says so, instead of "expected string, received undefined".
 z.config({
@@ -29,7 +30,7 @@ export const jsonBoolean = () => z.boolean();
  * then disagreed. Checked here, never rebuilt: every member is kept as data at every level, and
  * JSON.parse made it, so it has no prototype tricks of its own. Documented as the record it is.
  */
-export function jsonObject() {
+export function jsonObject(opts: { maxBytes?: number } = {}) {
   return (
     z
       .custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), {
@@ -44,6 +45,10 @@ export function jsonObject() {
         // refuses U+0000 and lone surrogates, and JSON cannot write back a number beyond a double.
         const problem = jsonObjectProblem(c.value, JSON_OBJECT_MAX_DEPTH);
         if (problem) c.issues.push({ code: 'custom', input: c.value, path: problem.path, message: problem.message });
+        // Measured as the bytes that are hashed (its RFC 8785 text), once it is known to have one.
+        else if (opts.maxBytes !== undefined && Buffer.byteLength(canonicalJson(c.value)) > opts.maxBytes) {
+          c.issues.push({ code: 'custom', input: c.value, message: `must be at most ${opts.maxBytes} bytes as canonical JSON (RFC 8785)` });
+        }
       })
   );
 }

@@ -7,7 +7,7 @@
  * ledger (`ledger.key_added`).
  */
 import { and, desc, eq, isNull } from 'drizzle-orm';
-import type { Tx } from '@/db';
+import type { Executor, Tx } from '@/db';
 import { ledgerCheckpoints, ledgerSigningKeys } from '@/db/schema';
 import { systemActor } from '@/server/domain/decisions/timeouts';
 import { decryptSecret, encryptSecret } from '@/server/webhooks/secrets';
@@ -105,6 +105,40 @@ async function currentKey(tx: Tx, workspaceId: string, settings: SigningSettings
     .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), isNull(ledgerSigningKeys.retiredAt)));
   if (!row) return null;
   return { key: importedKey(row.name, row.privateKeyCipher, settings), keyId: row.keyId };
+}
+
+/**
+ * The workspace's current signing key, made now when it has none (a grant may be issued before the
+ * integrator first signs). Two transactions making the first key at once both end with the one
+ * that committed first: the insert waits on the other's row and then does nothing.
+ */
+export async function ensureSigningKey(tx: Tx, workspaceId: string, settings: SigningSettings): Promise<{ key: NoteKey; keyId: string }> {
+  const current = await currentKey(tx, workspaceId, settings);
+  if (current) return current;
+  const origin = originOf(settings.appUrl, workspaceId);
+  const key = generateNoteKey(origin);
+  await tx
+    .insert(ledgerSigningKeys)
+    .values({
+      workspaceId,
+      keyId: vkeyOf(key).split('+')[1]!,
+      name: origin,
+      publicKey: key.publicKey,
+      privateKeyCipher: encryptSecret(sealed(settings.secret), key.seed.toString('base64')),
+    })
+    .onConflictDoNothing({ target: ledgerSigningKeys.workspaceId, where: isNull(ledgerSigningKeys.retiredAt) });
+  const made = await currentKey(tx, workspaceId, settings);
+  if (!made) throw new Error(`no signing key for workspace ${workspaceId} after making one`);
+  return made;
+}
+
+/** One of the workspace's keys (current or retired) by its id, imported for signing; null if none. */
+export async function signingKeyById(db: Executor, workspaceId: string, keyId: string, settings: SigningSettings): Promise<NoteKey | null> {
+  const [row] = await db
+    .select()
+    .from(ledgerSigningKeys)
+    .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), eq(ledgerSigningKeys.keyId, keyId)));
+  return row ? importedKey(row.name, row.privateKeyCipher, settings) : null;
 }
 
 /** A workspace's current signing key as stored: what signing needs of its row. */

@@ -19,6 +19,7 @@ import {
   decisionStatuses,
   decisionUrgencies,
   timeoutBehaviours,
+  type DecisionAction,
   type DecisionOption,
   type DecisionResolution,
   type MembershipRole,
@@ -88,7 +89,18 @@ const decisionResolution: z.ZodType<DecisionResolution> = z.object({
   resolved_at: z.string(),
 });
 
-/** The decision as raised (server/domain/decisions/view.ts decisionView, without history and attention). */
+/** The action under decision (db/schema/decisions.ts DecisionAction). */
+const decisionAction: z.ZodType<DecisionAction> = z.object({
+  tool: z.string(),
+  // Kept as stored, never rebuilt: z.record would drop a member named `__proto__`, and the digest would change.
+  arguments: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)),
+  target: z.object({ type: z.literal('task'), id: z.string(), version: z.number() }).optional(),
+});
+
+/**
+ * The decision as raised (server/domain/decisions/view.ts decisionView, without history, attention
+ * and grant), and the version its target task was left at (`target_version`).
+ */
 const decisionCreated = z.object({
   id: z.string(),
   workspace_id: z.string(),
@@ -106,6 +118,11 @@ const decisionCreated = z.object({
   due_at: z.string().nullable(),
   on_timeout: z.enum(timeoutBehaviours),
   resolution: decisionResolution.nullable(),
+  action: decisionAction.nullable().default(null),
+  action_digest: z.string().nullable().default(null),
+  editable: z.boolean().default(false),
+  grant_ttl_seconds: z.number().nullable().default(null),
+  target_version: z.number().nullable().default(null),
   created_by: z.object({ type: z.enum(['api_key', 'human', 'system']), id: z.string() }),
   created_at: z.string(),
   updated_at: z.string(),
@@ -127,7 +144,42 @@ const attentionRequested = z.object({
     .default(null),
 });
 
-const decisionResolved = z.object({ decision_id: z.string(), status: z.enum(decisionStatuses), resolution: decisionResolution });
+/** A ruling; an approval of a decision with an action also carries the action approved (edited or not). */
+const decisionResolved = z.object({
+  decision_id: z.string(),
+  status: z.enum(decisionStatuses),
+  resolution: decisionResolution,
+  approved_action: decisionAction.optional(),
+  approved_action_digest: z.string().optional(),
+});
+
+/** The grant issued on an approval (server/domain/grants/issue.ts): what its token says, never the token. */
+const grantIssued = z.object({
+  grant_id: z.string(),
+  decision_id: z.string(),
+  action_digest: z.string(),
+  target: z.object({ type: z.literal('task'), id: z.string(), version: z.number() }).nullable(),
+  approver: z.object({ type: z.literal('human'), id: z.string(), passkey: z.boolean() }),
+  key_id: z.string(),
+  issued_at: z.string(),
+  expires_at: z.string(),
+});
+
+/** A grant used (POST /grants/consume). */
+const grantConsumed = z.object({ grant_id: z.string(), decision_id: z.string(), action_digest: z.string(), consumed_at: z.string() });
+
+/**
+ * A grant presented and refused, with why: another action's digest (the grant stays usable), past
+ * its expiry, or its target changed (the grant is void from then on).
+ */
+const grantRefused = z.object({
+  grant_id: z.string(),
+  decision_id: z.string(),
+  reason: z.enum(['grant_mismatch', 'grant_expired', 'approval_stale']),
+  action_digest: z.string(),
+  presented_digest: z.string(),
+  current_version: z.number().nullable(),
+});
 
 // ---- payloads nothing reads back ----------------------------------------------------------------
 
@@ -261,6 +313,10 @@ const EVENTS = {
   'decision.declined': readBack('decision', decisionResolved),
   'decision.cancelled': readBack('decision', decisionResolved),
   'decision.expired': readBack('decision', decisionResolved),
+
+  'grant.issued': readBack('grant', grantIssued),
+  'grant.consumed': readBack('grant', grantConsumed),
+  'grant.refused': readBack('grant', grantRefused),
 };
 
 // ---- types ------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
 import {
   decisionAttention,
+  decisionGrants,
   decisions,
   dedupClaims,
   importedReceipts,
@@ -104,6 +105,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   // Holding the head row keeps appends out until the rebuilt rows are committed.
   await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
   // Children first: the foreign keys point upward.
+  await tx.delete(decisionGrants).where(eq(decisionGrants.workspaceId, workspaceId));
   await tx.delete(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId));
   await tx.delete(decisions).where(eq(decisions.workspaceId, workspaceId));
   await tx.delete(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId));
@@ -147,6 +149,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await insertChunks([...state.imported.values()], (c) => tx.insert(importedReceipts).values(c));
   await insertChunks([...state.decisions.values()], (c) => tx.insert(decisions).values(c));
   await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
+  await insertChunks([...state.grants.values()], (c) => tx.insert(decisionGrants).values(c));
   return {
     workspaceId,
     events,
@@ -162,6 +165,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
       imported: state.imported.size,
       decisions: state.decisions.size,
       attention: state.attention.size,
+      grants: state.grants.size,
     },
     tree: { size: tree.size, root: tree.root.toString('base64'), previousSize: before?.size ?? 0, clearedAlarm: before?.alarm ?? null },
   };

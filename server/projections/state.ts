@@ -8,6 +8,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import {
   decisionAttention,
+  decisionGrants,
   decisions,
   dedupClaims,
   importedReceipts,
@@ -41,6 +42,7 @@ import {
   type ClaimRow,
 } from '@/server/domain/hierarchy/records';
 import type { AttentionRow, DecisionRow } from '@/server/domain/decisions/view';
+import type { GrantRow } from '@/server/domain/grants/token';
 import type { StatusEventType } from '@/server/domain/status-changes';
 
 type ImportedRow = typeof importedReceipts.$inferSelect;
@@ -57,6 +59,7 @@ export interface ProjectionState {
   imported: Map<string, ImportedRow>;
   decisions: Map<string, DecisionRow>;
   attention: Map<string, AttentionRow>;
+  grants: Map<string, GrantRow>;
   /** The event that created each receipt: evidence carries its id and hash. */
   receiptEvents: Map<string, { eventId: string; eventHash: string; sequence: number }>;
 }
@@ -74,6 +77,7 @@ export function emptyState(): ProjectionState {
     imported: new Map(),
     decisions: new Map(),
     attention: new Map(),
+    grants: new Map(),
     receiptEvents: new Map(),
   };
 }
@@ -133,7 +137,21 @@ const decisionResolved = (
   state: ProjectionState,
   event: TypedEvent<'decision.approved' | 'decision.declined' | 'decision.cancelled' | 'decision.expired'>,
 ) => {
-  touch(must(state.decisions.get(event.aggregateId), event), { status: event.payload.status, resolution: event.payload.resolution }, event);
+  const { status, resolution, approved_action, approved_action_digest } = event.payload;
+  const changes: Partial<DecisionRow> = { status, resolution };
+  if (approved_action && approved_action_digest)
+    Object.assign(changes, { approvedAction: approved_action, approvedActionDigest: approved_action_digest });
+  touch(must(state.decisions.get(event.aggregateId), event), changes, event);
+};
+
+/** A grant presented and refused, or consumed: its row moves to the event's version, and is used up or void. */
+const grantPresented = (state: ProjectionState, event: TypedEvent<'grant.consumed' | 'grant.refused'>) => {
+  const row = must(state.grants.get(event.aggregateId), event);
+  const at = new Date(event.occurredAtCanonical);
+  if (event.eventType === 'grant.consumed')
+    Object.assign(row, { consumedAt: at, consumedByType: event.actorType, consumedById: event.actorId });
+  else if ('reason' in event.payload && event.payload.reason === 'approval_stale' && !row.voidedAt) row.voidedAt = at;
+  touch(row, {}, event);
 };
 
 /** For the event types that change no projection table (tenancy, credentials and webhook endpoints are not projections). */
@@ -263,6 +281,13 @@ const RULES: ProjectionRules = {
       dueAt: p.due_at ? new Date(p.due_at) : null,
       onTimeout: p.on_timeout,
       resolution: null,
+      action: p.action,
+      actionDigest: p.action_digest,
+      editable: p.editable,
+      grantTtlSeconds: p.grant_ttl_seconds,
+      targetVersion: p.target_version,
+      approvedAction: null,
+      approvedActionDigest: null,
       createdByType: p.created_by.type,
       createdById: p.created_by.id,
       version: event.aggregateVersion,
@@ -290,6 +315,33 @@ const RULES: ProjectionRules = {
   'decision.declined': decisionResolved,
   'decision.cancelled': decisionResolved,
   'decision.expired': decisionResolved,
+
+  'grant.issued': (state, event) => {
+    const p = event.payload;
+    const at = new Date(event.occurredAtCanonical);
+    state.grants.set(event.aggregateId, {
+      id: event.aggregateId,
+      workspaceId: event.workspaceId,
+      version: event.aggregateVersion,
+      createdAt: at,
+      updatedAt: at,
+      decisionId: p.decision_id,
+      actionDigest: p.action_digest,
+      targetId: p.target?.id ?? null,
+      targetVersion: p.target?.version ?? null,
+      approverId: p.approver.id,
+      passkey: p.approver.passkey,
+      keyId: p.key_id,
+      issuedAt: new Date(p.issued_at),
+      expiresAt: new Date(p.expires_at),
+      consumedAt: null,
+      consumedByType: null,
+      consumedById: null,
+      voidedAt: null,
+    });
+  },
+  'grant.consumed': grantPresented,
+  'grant.refused': grantPresented,
 };
 
 // Generic so that the rule looked up for the event's type takes that very event (T ties the two).
@@ -317,7 +369,7 @@ export function fold(events: Iterable<LedgerEvent>, state = emptyState()): Proje
 /** The projection tables of one workspace, read as they are. */
 export async function loadFromTables(db: Executor, workspaceId: string): Promise<ProjectionState> {
   const byId = <R extends { id: string }>(rows: R[]) => new Map(rows.map((r) => [r.id, r]));
-  const [i, w, m, t, r, ru, d, a, cp, cl, im] = await Promise.all([
+  const [i, w, m, t, r, ru, d, a, cp, cl, im, g] = await Promise.all([
     db.select().from(initiatives).where(eq(initiatives.workspaceId, workspaceId)),
     db.select().from(workstreams).where(eq(workstreams.workspaceId, workspaceId)),
     db.select().from(milestones).where(eq(milestones.workspaceId, workspaceId)),
@@ -329,6 +381,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     db.select().from(runCheckpoints).where(eq(runCheckpoints.workspaceId, workspaceId)),
     db.select().from(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId)),
     db.select().from(importedReceipts).where(eq(importedReceipts.workspaceId, workspaceId)),
+    db.select().from(decisionGrants).where(eq(decisionGrants.workspaceId, workspaceId)),
   ]);
   const state: ProjectionState = {
     initiatives: byId(i),
@@ -342,6 +395,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     imported: new Map(im.map((x) => [x.receiptId, x])),
     decisions: byId(d),
     attention: new Map(a.map((x) => [x.decisionId, x])),
+    grants: byId(g),
     receiptEvents: new Map(),
   };
   // Evidence names the event that recorded each receipt; the tables keep receipts, the ledger keeps hashes.

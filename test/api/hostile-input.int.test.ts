@@ -267,6 +267,7 @@ const PATH_POOLS: Record<string, () => string[]> = {
   runId: () => real.runs,
   initiativeId: () => real.initiatives,
   receiptId: () => real.receipts,
+  workspace_id: () => [app.ws.workspaceId],
 };
 
 /** Path segments the routes must refuse (raw: already percent-encoded where it matters). */

@@ -5,7 +5,7 @@
  * (The retry of a 503 from a stopped database: typescript-client.postgres.int.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainBreakError, createAwsClient, type LedgerEvent } from '@/clients/typescript';
+import { ChainBreakError, createAwsClient, GrantRefusedError, type LedgerEvent } from '@/clients/typescript';
 import { startTestApp, type TestApp } from '../support/app';
 import { startDbProxy, type DbProxy } from '../support/db-proxy';
 
@@ -97,5 +97,24 @@ describe('the typed client', () => {
     await aws.api.GET('/workspace');
     expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(keys.slice(1)).toEqual(['my-key-1', null]);
+  });
+
+  it('consumes a grant once with grants.consume, and says why not after (GrantRefusedError)', async () => {
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: app.ws.apiKey });
+    const approver = await app.member('approver');
+    const action = { tool: 'send_invoice', arguments: { customer: 'acme', amount: 1200 } };
+    const raised = await aws.api.POST('/decisions', { body: { workspace_id: app.ws.workspaceId, title: 'Send it?', action } });
+    const id = raised.data!.decision.id;
+    const approved = await app.request('POST', `/decisions/${id}/approve`, { session: approver.session, body: {} });
+    const grant = approved.body.decision.grant;
+    const digest = raised.data!.decision.action_digest!;
+    await expect(aws.grants.consume(grant.token, 'sha256:' + '0'.repeat(64))).rejects.toMatchObject({
+      status: 409,
+      code: 'grant_mismatch',
+    });
+    expect(await aws.grants.consume(grant.token, digest)).toMatchObject({ grant_id: grant.id, decision_id: id });
+    const again = await aws.grants.consume(grant.token, digest).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(GrantRefusedError);
+    expect(again).toMatchObject({ status: 409, code: 'grant_used', details: { grant_id: grant.id } });
   });
 });

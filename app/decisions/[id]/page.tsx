@@ -1,6 +1,6 @@
 /**
- * One decision with everything a human needs to rule on it: the ask, its context, the agent's
- * recommendation, what waiting costs, what it blocks, and its history. Agent-written text is
+ * One decision with everything a human needs to rule on it: the ask, its context, the exact
+ * action it would allow (action-panel.tsx), the agent's recommendation, what waiting costs, what it blocks, and its history. Agent-written text is
  * rendered as text (React escapes it), never as markup.
  */
 import { notFound } from 'next/navigation';
@@ -9,6 +9,7 @@ import { AppError } from '@/server/errors';
 import { actorLabel, eventWords } from '../../_lib/event-words';
 import { ago, CONTINUATION_LABELS, eventLink, SHAPE_LABELS, when } from '../../_lib/format';
 import { caller, requireUser, showIn } from '../../_lib/session';
+import { ActionPanel } from './action-panel';
 import { CancelDecision } from './cancel-decision';
 import { RulingForm } from './ruling-form';
 import { plural } from '@/server/words';
@@ -65,6 +66,17 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
             {decision.description}
           </p>
         </section>
+      )}
+
+      {decision.action && decision.action_digest && (
+        <ActionPanel
+          action={decision.action}
+          digest={decision.action_digest}
+          editable={decision.editable}
+          approved={decision.approved_action}
+          approvedDigest={decision.approved_action_digest}
+          grant={decision.grant}
+        />
       )}
 
       {options.length > 0 && !isDefaultOptions(options) && (
@@ -191,6 +203,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
             shape={decision.shape}
             options={isDefaultOptions(options) ? [] : options}
             recommended={recommended}
+            editableArguments={decision.action && decision.editable ? decision.action.arguments : null}
           />
         ) : (
           <p className="muted">

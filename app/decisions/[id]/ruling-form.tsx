@@ -22,13 +22,24 @@ interface Option {
 
 type Ruling = 'approve' | 'decline';
 
-export function RulingForm(props: { decisionId: string; title: string; shape: string; options: Option[]; recommended: string | null }) {
+export function RulingForm(props: {
+  decisionId: string;
+  title: string;
+  shape: string;
+  options: Option[];
+  recommended: string | null;
+  /** An editable action's arguments: the approver may change them before approving. */
+  editableArguments: Record<string, unknown> | null;
+}) {
   const router = useRouter();
   const single = props.shape === 'option_select';
   const [chosen, setChosen] = useState<string[]>(
     props.recommended && props.options.some((o) => o.id === props.recommended) ? [props.recommended] : [],
   );
   const [note, setNote] = useState('');
+  const raised = props.editableArguments ? JSON.stringify(props.editableArguments, null, 2) : '';
+  const [argumentsText, setArgumentsText] = useState(raised);
+  const edited = readArguments(argumentsText);
   const [pending, setPending] = useState<Ruling | null>(null);
   // The button whose confirmation was backed out of gets the focus again.
   const [backTo, setBackTo] = useState<Ruling | null>(null);
@@ -60,6 +71,8 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
             id: props.decisionId,
             note: text,
             option_ids: props.options.length > 0 ? chosen : undefined,
+            // Sent only when changed: an approval of the action as raised carries its digest.
+            arguments: props.editableArguments && argumentsText !== raised && edited.value ? edited.value : undefined,
           });
         } else {
           await trpc.decisions.decline.mutate({ id: props.decisionId, note: text });
@@ -80,8 +93,26 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
   }
 
   const needsChoice = props.options.length > 0 && chosen.length === 0 && (single || props.shape === 'option_multiselect');
+  const badArguments = props.editableArguments !== null && edited.problem !== null;
   return (
     <div className="stack">
+      {props.editableArguments && (
+        <label>
+          Arguments to approve (JSON)
+          <textarea
+            name="arguments"
+            className="code"
+            rows={Math.min(20, raised.split('\n').length + 1)}
+            value={argumentsText}
+            aria-invalid={badArguments}
+            aria-describedby="arguments-help"
+            onChange={(e) => setArgumentsText(e.target.value)}
+          />
+          <span id="arguments-help" className={badArguments ? 'error' : 'muted'}>
+            {badArguments ? edited.problem : 'Change them to approve the action with other arguments; both versions are recorded.'}
+          </span>
+        </label>
+      )}
       {props.options.length > 0 && (
         <fieldset>
           <legend>{single ? 'Choose one option' : 'Choose options'}</legend>
@@ -114,7 +145,11 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
             question={
               <>
                 {pending === 'approve' ? 'Approve' : 'Decline'} <span className="quoted">“{props.title}”</span>
-                {pending === 'approve' && labels ? ` with ${labels}` : ''}? This is recorded in the ledger and cannot be undone.
+                {pending === 'approve' && labels ? ` with ${labels}` : ''}
+                {pending === 'approve' && props.editableArguments && argumentsText !== raised
+                  ? ', with the arguments as you changed them'
+                  : ''}
+                ? This is recorded in the ledger and cannot be undone.
               </>
             }
             confirmLabel={pending === 'approve' ? 'Confirm approve' : 'Confirm decline'}
@@ -128,7 +163,13 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
           />
         ) : (
           <div className="actions">
-            <button ref={buttons.approve} type="button" className="approve" disabled={needsChoice} onClick={() => setPending('approve')}>
+            <button
+              ref={buttons.approve}
+              type="button"
+              className="approve"
+              disabled={needsChoice || badArguments}
+              onClick={() => setPending('approve')}
+            >
               {props.options.length > 0 ? 'Approve selection' : 'Approve'}
             </button>
             <button ref={buttons.decline} type="button" className="decline" onClick={() => setPending('decline')}>
@@ -140,4 +181,16 @@ export function RulingForm(props: { decisionId: string; title: string; shape: st
       </div>
     </div>
   );
+}
+
+/** The arguments as typed: a JSON object, or what is wrong with the text. */
+function readArguments(text: string): { value: Record<string, unknown> | null; problem: string | null } {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return { value: null, problem: 'The arguments must be a JSON object.' };
+    return { value: value as Record<string, unknown>, problem: null };
+  } catch {
+    return { value: null, problem: 'This is not valid JSON.' };
+  }
 }

@@ -5,13 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { query, type Tx } from '@/db';
-import { decisions, runs, tasks, type DecisionOption, type DecisionShape, type DecisionUrgency } from '@/db/schema';
+import { decisions, runs, tasks, type DecisionAction, type DecisionOption, type DecisionShape, type DecisionUrgency } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { actorNameSql, decisionView, type DecisionView } from './view';
 import { writeStatusChanges, type StatusChange } from '../status-changes';
 import { followTask } from '../runs/hierarchy';
+import { actionDigest, checkTargetCurrent, taskVersion } from '../grants/action';
+import { DEFAULT_GRANT_TTL_SECONDS } from '../grants/issue';
 
 export interface CreateDecisionInput {
   title: string;
@@ -24,6 +26,12 @@ export interface CreateDecisionInput {
   due_at?: string;
   on_timeout: 'expire' | 'decline';
   shape_context?: { options?: DecisionOption[] };
+  /** The exact action under decision; its target task, when named, must be at the version given. */
+  action?: DecisionAction;
+  /** Whether the approver may change the action's arguments (with an action only). */
+  editable?: boolean;
+  /** How long the grant issued on approval lasts (with an action only; default 900). */
+  grant_ttl_seconds?: number;
 }
 
 const DEFAULT_OPTIONS: DecisionOption[] = [
@@ -38,9 +46,16 @@ export function isDefaultOptions(options: readonly DecisionOption[]): boolean {
 }
 
 export async function createDecision(tx: Tx, actor: Actor, input: CreateDecisionInput): Promise<DecisionView> {
+  checkActionFields(input);
   // Holding a run changes it: take the ledger lock first, as every run change does (one lock order).
   if (input.blocks_task && input.run_id) await lockWorkspaceLedger(tx, actor.workspaceId);
-  const placement = await resolvePlacement(tx, actor.workspaceId, input);
+  const action = input.action ?? null;
+  if (action) await checkTargetCurrent(tx, actor.workspaceId, action);
+  // A decision about an action on a task is a decision about that task, unless it names another.
+  const placement = await resolvePlacement(tx, actor.workspaceId, {
+    ...input,
+    task_id: input.task_id ?? (input.run_id ? undefined : action?.target?.id),
+  });
   if (input.blocks_task && !placement.taskId) {
     throw new AppError('validation_failed', 'blocks_task needs the task it blocks.', {
       issues: [{ path: 'blocks_task', message: 'true requires task_id or run_id' }],
@@ -73,6 +88,11 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       options,
       dueAt,
       onTimeout: input.on_timeout,
+      action,
+      actionDigest: action ? actionDigest(action) : null,
+      editable: input.editable ?? false,
+      grantTtlSeconds: action ? (input.grant_ttl_seconds ?? DEFAULT_GRANT_TTL_SECONDS) : null,
+      targetVersion: action?.target?.version ?? null,
       createdByType: actor.type,
       createdById: actor.id,
       createdAt: now,
@@ -80,8 +100,17 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
     })
     .returning();
   const held = input.blocks_task && placement.runId ? await holdRunFor(tx, actor.workspaceId, placement.runId, row!.id, now) : [];
+  // The hold moved the task on (it follows its paused run): the grant holds for it as it is now.
+  if (action?.target && held.length > 0) {
+    const targetVersion = await taskVersion(tx, actor.workspaceId, action.target.id);
+    if (targetVersion !== row!.targetVersion) {
+      await tx.update(decisions).set({ targetVersion }).where(eq(decisions.id, row!.id));
+      row!.targetVersion = targetVersion;
+    }
+  }
   const snapshot = decisionView(row!, null, []);
-  const { history: _history, attention: _attention, ...payload } = snapshot;
+  const { history: _history, attention: _attention, grant: _grant, ...view } = snapshot;
+  const payload = { ...view, target_version: row!.targetVersion };
   const [event] = await appendEvents(
     tx,
     actor,
@@ -115,6 +144,17 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       },
     ],
   };
+}
+
+/** editable and grant_ttl_seconds say something of an action: without one they are a mistake. */
+function checkActionFields(input: CreateDecisionInput): void {
+  if (input.action) return;
+  const stray = (['editable', 'grant_ttl_seconds'] as const).filter((f) => input[f] !== undefined);
+  if (stray.length > 0) {
+    throw new AppError('validation_failed', `${stray.join(' and ')} need an action.`, {
+      issues: stray.map((path) => ({ path, message: 'needs action' })),
+    });
+  }
 }
 
 /**

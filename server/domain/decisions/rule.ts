@@ -6,7 +6,8 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
-import { decisions, users, type DecisionResolution } from '@/db/schema';
+import { decisions, users, type DecisionAction, type DecisionResolution } from '@/db/schema';
+import type { SigningSettings } from '@/server/ledger/checkpoints';
 import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
@@ -14,16 +15,30 @@ import { continueAfterApproval } from './continuation';
 import { releaseHold } from './hold';
 import { isDefaultOptions } from './create-decision';
 import { findDecision, type DecisionRow } from './view';
+import { actionDigest, taskVersion } from '../grants/action';
+import { issueGrant } from '../grants/issue';
 
 export interface RulingInput {
   outcome: 'approved' | 'declined' | 'cancelled';
   option_ids?: string[];
   note?: string;
+  /** Approving an editable decision's action: the arguments as the approver changed them. */
+  arguments?: Record<string, unknown>;
 }
 
 export const RULING_ROLES = ['owner', 'approver'] as const;
 
-export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, input: RulingInput): Promise<DecisionRow> {
+/**
+ * `signing` signs the grant an approval of a decision with an action issues (its key is made now
+ * when the workspace has none yet).
+ */
+export async function ruleOnDecision(
+  tx: Tx,
+  actor: Actor,
+  decisionId: string,
+  input: RulingInput,
+  signing: SigningSettings,
+): Promise<DecisionRow> {
   if (actor.type !== 'human') throw new AppError('human_session_required');
   // The lock order of every change to existing decisions and runs: the ledger first (an approval may go on to change a run).
   await lockWorkspaceLedger(tx, actor.workspaceId);
@@ -36,6 +51,12 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
     throw new AppError('forbidden', 'You raised this decision; another owner or approver must rule on it.');
   }
   const optionIds = chosenOptions(decision, input);
+  const approved = approvedAction(decision, input);
+  // Whether anything but this decision moved its target on since it was raised (read before the
+  // approval's own changes, which may move it on again: a resumed run, which the task follows).
+  const targetUntouched = approved?.target
+    ? (await taskVersion(tx, actor.workspaceId, approved.target.id)) === decision.targetVersion
+    : false;
 
   const [user] = await tx.select({ name: users.displayName }).from(users).where(eq(users.id, actor.id));
   const now = new Date();
@@ -50,7 +71,13 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
   };
   const [updated] = await tx
     .update(decisions)
-    .set({ status: input.outcome, resolution, updatedAt: now, version: sql`${decisions.version} + 1` })
+    .set({
+      status: input.outcome,
+      resolution,
+      updatedAt: now,
+      version: sql`${decisions.version} + 1`,
+      ...(approved ? { approvedAction: approved, approvedActionDigest: actionDigest(approved) } : {}),
+    })
     .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, actor.workspaceId), eq(decisions.status, 'pending')))
     .returning();
   if (!updated) {
@@ -66,14 +93,47 @@ export async function ruleOnDecision(tx: Tx, actor: Actor, decisionId: string, i
         aggregateType: 'decision',
         aggregateId: decisionId,
         eventType: `decision.${input.outcome}`,
-        payload: { decision_id: decisionId, status: input.outcome, resolution },
+        payload: {
+          decision_id: decisionId,
+          status: input.outcome,
+          resolution,
+          ...(approved ? { approved_action: approved, approved_action_digest: updated.approvedActionDigest! } : {}),
+        },
       },
     ],
     now,
   );
   const continued = input.outcome === 'approved' ? await continueAfterApproval(tx, actor, updated) : { action: 'none' as const };
   if (continued.action === 'none') await appendEvents(tx, actor, await releaseHold(tx, actor.workspaceId, decisionId, now), now);
+  if (approved) {
+    // The grant holds for the target as the approval left it, unless something else had moved it
+    // on before: then it holds for the version the decision was raised for, which the task has
+    // left, and its first use is refused as stale.
+    const targetVersion = approved.target
+      ? targetUntouched
+        ? await taskVersion(tx, actor.workspaceId, approved.target.id)
+        : decision.targetVersion
+      : null;
+    await appendEvents(tx, actor, [await issueGrant(tx, actor, updated, targetVersion, signing, now)], now);
+  }
   return updated;
+}
+
+/**
+ * The action an approval approves: the decision's, with the approver's arguments when it is
+ * editable and they changed them. Null for a decision without an action, and for other rulings.
+ */
+function approvedAction(decision: DecisionRow, input: RulingInput): DecisionAction | null {
+  if (input.arguments !== undefined && !(input.outcome === 'approved' && decision.action && decision.editable)) {
+    const message = !decision.action
+      ? 'The decision has no action to change'
+      : !decision.editable
+        ? 'The decision’s action is not editable'
+        : 'Only an approval changes the action';
+    throw new AppError('validation_failed', message, { issues: [{ path: 'arguments', message }] });
+  }
+  if (input.outcome !== 'approved' || !decision.action) return null;
+  return input.arguments === undefined ? decision.action : { ...decision.action, arguments: input.arguments };
 }
 
 /**

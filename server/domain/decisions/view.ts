@@ -4,12 +4,16 @@
  */
 import { and, asc, eq, inArray, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Executor } from '@/db';
+import type { SigningSettings } from '@/server/ledger/checkpoints';
+import { grantToken, type GrantRow } from '../grants/token';
 import {
   apiKeys,
   decisionAttention,
+  decisionGrants,
   decisions,
   ledgerEvents,
   users,
+  type DecisionAction,
   type DecisionOption,
   type DecisionResolution,
   type DecisionShape,
@@ -43,6 +47,16 @@ export interface HistoryEntry {
   event_hash: string;
 }
 
+/** The grant of an approved action: its token, for the tool server that will run the action. */
+export interface GrantView {
+  id: string;
+  token: string;
+  action_digest: string;
+  expires_at: string;
+  consumed_at: string | null;
+  voided_at: string | null;
+}
+
 export interface DecisionView {
   id: string;
   workspace_id: string;
@@ -60,6 +74,13 @@ export interface DecisionView {
   due_at: string | null;
   on_timeout: 'expire' | 'decline';
   resolution: DecisionResolution | null;
+  action: DecisionAction | null;
+  action_digest: string | null;
+  editable: boolean;
+  grant_ttl_seconds: number | null;
+  approved_action: DecisionAction | null;
+  approved_action_digest: string | null;
+  grant: GrantView | null;
   attention: AttentionView | null;
   history: HistoryEntry[];
   created_by: { type: DecisionRow['createdByType']; id: string };
@@ -81,7 +102,12 @@ export function attentionView(row: AttentionRow | null | undefined): AttentionVi
   };
 }
 
-export function decisionView(row: DecisionRow, attention: AttentionRow | null | undefined, history: HistoryEntry[]): DecisionView {
+export function decisionView(
+  row: DecisionRow,
+  attention: AttentionRow | null | undefined,
+  history: HistoryEntry[],
+  grant: GrantView | null = null,
+): DecisionView {
   return {
     id: row.id,
     workspace_id: row.workspaceId,
@@ -99,6 +125,13 @@ export function decisionView(row: DecisionRow, attention: AttentionRow | null | 
     due_at: row.dueAt?.toISOString() ?? null,
     on_timeout: row.onTimeout,
     resolution: row.resolution ?? null,
+    action: row.action ?? null,
+    action_digest: row.actionDigest,
+    editable: row.editable,
+    grant_ttl_seconds: row.grantTtlSeconds,
+    approved_action: row.approvedAction ?? null,
+    approved_action_digest: row.approvedActionDigest,
+    grant,
     attention: attentionView(attention),
     history,
     created_by: { type: row.createdByType, id: row.createdById },
@@ -152,16 +185,41 @@ async function historiesOf(db: Executor, workspaceId: string, decisionIds: strin
   return out;
 }
 
-/** Full views of the given rows (attention and history in one query each). */
-export async function decisionViews(db: Executor, workspaceId: string, rows: DecisionRow[]): Promise<DecisionView[]> {
+async function grantView(db: Executor, row: GrantRow, settings: SigningSettings): Promise<GrantView | null> {
+  const token = await grantToken(db, row, settings);
+  if (token === null) return null;
+  return {
+    id: row.id,
+    token,
+    action_digest: row.actionDigest,
+    expires_at: row.expiresAt.toISOString(),
+    consumed_at: row.consumedAt?.toISOString() ?? null,
+    voided_at: row.voidedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Full views of the given rows (attention, history and grants in one query each). `settings` sign
+ * the grants' tokens.
+ */
+export async function decisionViews(
+  db: Executor,
+  workspaceId: string,
+  rows: DecisionRow[],
+  settings: SigningSettings,
+): Promise<DecisionView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const [attention, histories] = await Promise.all([
+  const approved = rows.filter((r) => r.approvedActionDigest !== null).map((r) => r.id);
+  const [attention, histories, grantRows] = await Promise.all([
     db.select().from(decisionAttention).where(inArray(decisionAttention.decisionId, ids)),
     historiesOf(db, workspaceId, ids),
+    approved.length > 0 ? db.select().from(decisionGrants).where(inArray(decisionGrants.decisionId, approved)) : [],
   ]);
   const byId = new Map(attention.map((a) => [a.decisionId, a]));
-  return rows.map((r) => decisionView(r, byId.get(r.id), histories.get(r.id) ?? []));
+  const grants = new Map<string, GrantView | null>();
+  for (const g of grantRows) grants.set(g.decisionId, await grantView(db, g, settings));
+  return rows.map((r) => decisionView(r, byId.get(r.id), histories.get(r.id) ?? [], grants.get(r.id) ?? null));
 }
 
 /** One decision of the workspace, or null. */
@@ -173,9 +231,14 @@ export async function findDecision(db: Executor, workspaceId: string, id: string
   return row ?? null;
 }
 
-export async function loadDecisionView(db: Executor, workspaceId: string, id: string): Promise<DecisionView | null> {
+export async function loadDecisionView(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  settings: SigningSettings,
+): Promise<DecisionView | null> {
   const row = await findDecision(db, workspaceId, id);
   if (!row) return null;
-  const [view] = await decisionViews(db, workspaceId, [row]);
+  const [view] = await decisionViews(db, workspaceId, [row], settings);
   return view ?? null;
 }

@@ -2,11 +2,11 @@
  * A receipt as a portable agent-work-receipt/v0.1 document: the receipt and its task, who acted,
  * the task's ledger events with their hashes (so anyone holding the workspace chain can check
  * them), the event that recorded the receipt as evidence, the human rulings on the task's
- * decisions, and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
+ * decisions (with the grant of each approved action, and when it was used), and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
  */
 import { and, asc, eq, isNotNull } from 'drizzle-orm';
 import type { Executor } from '@/db';
-import { decisions, ledgerEvents, receipts, tasks } from '@/db/schema';
+import { decisionGrants, decisions, ledgerEvents, receipts, tasks } from '@/db/schema';
 import { ledgerProofOf } from '@/server/ledger/proofs';
 import { RECEIPT_SCHEMA_VERSION } from './validate';
 
@@ -30,8 +30,16 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
     .orderBy(asc(ledgerEvents.sequence));
   const recorded = events.find((e) => e.eventType === 'work.created') ?? events[0];
   const rulings = await db
-    .select({ id: decisions.id, title: decisions.title, resolution: decisions.resolution })
+    .select({
+      id: decisions.id,
+      title: decisions.title,
+      resolution: decisions.resolution,
+      grantId: decisionGrants.id,
+      grantDigest: decisionGrants.actionDigest,
+      grantConsumedAt: decisionGrants.consumedAt,
+    })
     .from(decisions)
+    .leftJoin(decisionGrants, eq(decisionGrants.decisionId, decisions.id))
     .where(and(eq(decisions.workspaceId, workspaceId), eq(decisions.taskId, task.id), isNotNull(decisions.resolution)))
     .orderBy(asc(decisions.createdAt), asc(decisions.id));
   const proof = recorded ? await ledgerProofOf(db, workspaceId, recorded.sequence) : null;
@@ -80,6 +88,10 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
       resolved_by: d.resolution!.resolved_by,
       resolved_by_type: d.resolution!.resolved_by_type,
       resolved_at: d.resolution!.resolved_at,
+      // The approved action's grant, and whether the work used it.
+      ...(d.grantId
+        ? { grant: { grant_id: d.grantId, action_digest: d.grantDigest!, consumed_at: d.grantConsumedAt?.toISOString() ?? null } }
+        : {}),
     })),
     // Absent until a checkpoint covers the recording event (the schema has no null for it).
     ...(proof ? { ledger_proof: proof } : {}),

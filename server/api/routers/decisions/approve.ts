@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { RULING_ROLES } from '@/server/domain/decisions/rule';
 import { text } from '../../schemas';
-import { decisionBody } from './schemas';
+import { actionArguments, decisionBody } from './schemas';
 import { rule, rulingFields, rulingProcedure } from './ruling';
 
 export const approveProcedure = rulingProcedure(RULING_ROLES)
@@ -15,11 +15,21 @@ export const approveProcedure = rulingProcedure(RULING_ROLES)
       description:
         'For a signed-in owner or approver of the decision’s workspace, from the app’s own pages; an API key gets 403 ' +
         'human_session_required. option_select: choose exactly one option (the default approve / decline pair needs ' +
-        'none); option_multiselect: at least one. Whoever raised a decision cannot rule on it.',
+        'none); option_multiselect: at least one. Whoever raised a decision cannot rule on it. Approving a decision ' +
+        'with an action issues its grant (`decision.grant`); an `editable` one may be approved with changed ' +
+        '`arguments`, and its `approved_action` then carries them.',
     },
     auth: ['Session'],
     errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending'],
   })
-  .input(z.strictObject({ ...rulingFields, option_ids: z.array(text(1, 120)).max(20).optional() }))
+  .input(
+    z.strictObject({
+      ...rulingFields,
+      option_ids: z.array(text(1, 120)).max(20).optional(),
+      arguments: actionArguments()
+        .optional()
+        .meta({ description: 'An editable decision’s action approved with these arguments instead of those raised.' }),
+    }),
+  )
   .output(decisionBody)
   .mutation(rule('approved'));

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { decisionShapes, decisionUrgencies } from '@/db/schema';
 import { createDecision } from '@/server/domain/decisions/create-decision';
 import { approverProcedure } from '../../procedures';
-import { id, jsonBoolean, mutationHeaders, text } from '../../schemas';
-import { decisionBody, optionSchema } from './schemas';
+import { id, jsonBoolean, jsonNumber, mutationHeaders, text } from '../../schemas';
+import { actionInput, decisionBody, optionSchema } from './schemas';
 
 const createInput = z.strictObject({
   workspace_id: id().meta({ description: 'Your workspace (another workspace’s id is 403).' }),
@@ -37,6 +37,18 @@ const createInput = z.strictObject({
     .meta({
       description: '2 to 20 options with unique ids. option_select and option_multiselect without options get approve / decline.',
     }),
+  action: actionInput.optional().meta({
+    description:
+      'The exact action under decision. Its digest is `action_digest`; approving it issues a single-use grant for it. ' +
+      'With a `target`, the task must be at that version now (409 approval_stale otherwise), and without task_id or ' +
+      'run_id the decision is about that task.',
+  }),
+  editable: jsonBoolean()
+    .optional()
+    .meta({ description: 'With an action: the approver may change its arguments before approving (default false).' }),
+  grant_ttl_seconds: jsonNumber({ min: 1, max: 86_400, int: true })
+    .optional()
+    .meta({ description: 'With an action: how long the grant issued on approval lasts, in seconds (default 900, at most 86400).' }),
 });
 
 export const createProcedure = approverProcedure
@@ -55,7 +67,7 @@ export const createProcedure = approverProcedure
     auth: ['ApiKey', 'Session'],
     successStatus: 201,
     otherSuccess: { 200: 'Idempotent replay: the original decision.' },
-    errorCodes: ['forbidden', 'not_found', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
+    errorCodes: ['forbidden', 'not_found', 'approval_stale', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
   })
   .input(createInput)
   .output(decisionBody)

@@ -4,6 +4,7 @@ import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { inboxCounts, inboxDecisions } from '@/server/domain/decisions/list';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { decisionViews } from '@/server/domain/decisions/view';
+import { signingOf } from '@/server/runtime';
 import { humanMemberProcedure } from '../../procedures';
 import { id } from '../../schemas';
 
@@ -23,7 +24,7 @@ export const inboxProcedure = humanMemberProcedure
     return {
       workspaceId,
       role: actor.role!,
-      decisions: await decisionViews(db, workspaceId, rows),
+      decisions: await decisionViews(db, workspaceId, rows, signingOf(ctx.runtime)),
       counts: await inboxCounts(db, workspaceId),
     };
   });

@@ -4,6 +4,7 @@ import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { listDecisions } from '@/server/domain/decisions/list';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { decisionViews } from '@/server/domain/decisions/view';
+import { signingOf } from '@/server/runtime';
 import { listScope, pageOf, readCursor } from '../../keyset';
 import { memberProcedure } from '../../procedures';
 import { apiMeta, id } from '../../schemas';
@@ -50,5 +51,5 @@ export const listProcedure = memberProcedure
     await sweepDecisionTimeouts(db, { workspaceId });
     const rows = await listDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, after, limit: input.limit + 1 });
     const { page, meta } = pageOf(rows, (r) => r, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
-    return { data: await decisionViews(db, workspaceId, page), meta };
+    return { data: await decisionViews(db, workspaceId, page, signingOf(ctx.runtime)), meta };
   });

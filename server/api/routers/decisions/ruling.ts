@@ -8,6 +8,7 @@ import type { MembershipRole } from '@/db/schema';
 import { ruleOnDecision, type RulingInput } from '@/server/domain/decisions/rule';
 import { loadDecisionView, type DecisionRow } from '@/server/domain/decisions/view';
 import type { Actor } from '@/server/domain/actor';
+import { signingOf } from '@/server/runtime';
 import { acting, type Write } from '../../procedures';
 import { humanProcedure, type AuthedContext } from '../../trpc';
 import { id, text } from '../../schemas';
@@ -24,7 +25,7 @@ export const rulingFields = {
 
 interface Ruling {
   ctx: AuthedContext;
-  input: { id: string; note?: string; option_ids?: string[] };
+  input: { id: string; note?: string; option_ids?: string[]; arguments?: Record<string, unknown> };
   actor: Actor;
   row: DecisionRow;
   write: Write<z.input<typeof decisionBody>, z.output<typeof decisionBody>>;
@@ -36,7 +37,9 @@ export const rule =
   async ({ ctx, input, actor, row, write }: Ruling) => {
     await settleTimeout(ctx, row);
     return write(async (tx) => {
-      await ruleOnDecision(tx, actor, input.id, { outcome, option_ids: input.option_ids, note: input.note });
-      return { decision: (await loadDecisionView(tx, row.workspaceId, row.id))! };
+      const signing = signingOf(ctx.runtime);
+      const { option_ids, note } = input;
+      await ruleOnDecision(tx, actor, input.id, { outcome, option_ids, note, arguments: input.arguments }, signing);
+      return { decision: (await loadDecisionView(tx, row.workspaceId, row.id, signing))! };
     });
   };

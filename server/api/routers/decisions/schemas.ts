@@ -1,7 +1,60 @@
 /** The decision as the API shows it (GET /decisions/{id}, the rulings' answers, lists). */
 import { z } from 'zod';
 import { decisionShapes, decisionStatuses, decisionUrgencies } from '@/db/schema';
-import { text, timestamp } from '../../schemas';
+import { id, jsonNumber, jsonObject, text, timestamp } from '../../schemas';
+
+/** The most an action's arguments may take, as canonical JSON. */
+const MAX_ARGUMENTS_BYTES = 64 * 1024;
+
+/** An action's arguments: any JSON object of at most 64 KiB, as the strict-JSON rules read it. */
+export const actionArguments = () =>
+  jsonObject({ maxBytes: MAX_ARGUMENTS_BYTES }).meta({
+    description: 'The tool’s arguments: a JSON object of at most 65,536 bytes as canonical JSON (RFC 8785).',
+  });
+
+/** The action under decision, as an agent sends it. */
+export const actionInput = z
+  .strictObject({
+    tool: text(1, 200).meta({ description: 'The tool (or operation) the agent would call.' }),
+    arguments: actionArguments(),
+    target: z
+      .strictObject({
+        type: z.enum(['task']),
+        id: id(),
+        version: jsonNumber({ min: 1, int: true }).meta({
+          description: 'The task’s aggregateVersion as the agent read it (its ETag); it must still be current.',
+        }),
+      })
+      .optional()
+      .meta({ description: 'The task the action acts on. If it changes before the grant is used, the approval is void.' }),
+  })
+  .meta({ id: 'DecisionActionInput' });
+
+const actionSchema = z
+  .object({
+    tool: z.string(),
+    arguments: jsonObject(),
+    target: z.object({ type: z.literal('task'), id: z.uuid(), version: z.int() }).optional(),
+  })
+  .meta({ id: 'DecisionAction' });
+
+const digest = () => z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+const grantSchema = z
+  .object({
+    id: z.uuid(),
+    token: z.string().meta({
+      description:
+        'A compact JWS (EdDSA, Ed25519) over the grant’s claims: iss, sub (the decision), jti (this id), wid (the workspace), ' +
+        'act (the approved action_digest), tgt (the target and its version), apr (the approver), iat, exp. Verify it with ' +
+        'the workspace’s JWKS (GET /workspaces/{workspace_id}/jwks.json), then consume it (POST /grants/consume).',
+    }),
+    action_digest: digest(),
+    expires_at: timestamp(),
+    consumed_at: timestamp().nullable(),
+    voided_at: timestamp().nullable().meta({ description: 'When a presentation found its target changed: the grant is void.' }),
+  })
+  .meta({ id: 'Grant' });
 
 export const optionSchema = z
   .strictObject({
@@ -68,6 +121,13 @@ export const decisionSchema = z
     due_at: timestamp().nullable(),
     on_timeout: z.enum(['expire', 'decline']),
     resolution: resolutionSchema.nullable(),
+    action: actionSchema.nullable().meta({ description: 'The exact action under decision, as raised; null for none.' }),
+    action_digest: digest().nullable().meta({ description: '`sha256:` + hex(SHA-256(JCS(action))) (RFC 8785): the action as raised.' }),
+    editable: z.boolean().meta({ description: 'Whether the approver may change the action’s arguments before approving.' }),
+    grant_ttl_seconds: z.int().nullable().meta({ description: 'How long the grant issued on approval lasts; null without an action.' }),
+    approved_action: actionSchema.nullable().meta({ description: 'The action as approved (with the approver’s arguments when edited).' }),
+    approved_action_digest: digest().nullable(),
+    grant: grantSchema.nullable().meta({ description: 'The single-use grant issued when the action was approved.' }),
     attention: attentionSchema.nullable(),
     history: z.array(historySchema).meta({ description: 'The decision’s ledger events, oldest first.' }),
     created_by: z.object({ type: z.string(), id: z.string() }),

@@ -6,6 +6,7 @@ import { decisions, type MembershipRole } from '@/db/schema';
 import { expireIfDue } from '@/server/domain/decisions/timeouts';
 import { loadDecisionView, type DecisionRow as Row, type DecisionView } from '@/server/domain/decisions/view';
 import { AppError } from '@/server/errors';
+import { signingOf } from '@/server/runtime';
 import { withRow } from '../../locate';
 import { acting } from '../../procedures';
 import { authenticatedProcedure, type ApiContext } from '../../trpc';
@@ -30,7 +31,7 @@ export async function settleTimeout(ctx: ApiContext, row: Row): Promise<void> {
 }
 
 export async function viewOf(ctx: ApiContext, workspaceId: string, decisionId: string): Promise<DecisionView> {
-  const view = await loadDecisionView(ctx.runtime.db, workspaceId, decisionId);
+  const view = await loadDecisionView(ctx.runtime.db, workspaceId, decisionId, signingOf(ctx.runtime));
   if (!view) throw noSuchDecision();
   return view;
 }

@@ -1,0 +1,68 @@
+/**
+ * Issuing the grant of an approved action: a row that its token is signed from (token.ts), and
+ * its `grant.issued` event, in the approval's transaction (server/domain/decisions/rule.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Tx } from '@/db';
+import { decisionGrants } from '@/db/schema';
+import { ensureSigningKey, type SigningSettings } from '@/server/ledger/checkpoints';
+import type { NewEvent } from '@/server/ledger/append';
+import type { DecisionRow } from '../decisions/view';
+import type { Actor } from '../actor';
+
+export const DEFAULT_GRANT_TTL_SECONDS = 900;
+export const MAX_GRANT_TTL_SECONDS = 86_400;
+
+/**
+ * The grant for `decision`, just approved with its `approvedAction` by `actor`, for its target at
+ * `targetVersion` (null without a target). Signed, when shown, by the workspace's current key,
+ * made now if the workspace has none yet.
+ */
+export async function issueGrant(
+  tx: Tx,
+  actor: Actor,
+  decision: DecisionRow,
+  targetVersion: number | null,
+  settings: SigningSettings,
+  now: Date,
+): Promise<NewEvent> {
+  const action = decision.approvedAction!;
+  const { keyId } = await ensureSigningKey(tx, decision.workspaceId, settings);
+  // Whole seconds: the token's iat and exp are seconds, and the row must say what the token says.
+  const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  const expiresAt = new Date(issuedAt.getTime() + (decision.grantTtlSeconds ?? DEFAULT_GRANT_TTL_SECONDS) * 1000);
+  const [row] = await tx
+    .insert(decisionGrants)
+    .values({
+      id: randomUUID(),
+      workspaceId: decision.workspaceId,
+      decisionId: decision.id,
+      actionDigest: decision.approvedActionDigest!,
+      targetId: action.target?.id ?? null,
+      targetVersion: action.target ? targetVersion : null,
+      approverId: actor.id,
+      passkey: false,
+      keyId,
+      issuedAt,
+      expiresAt,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return {
+    aggregateType: 'grant',
+    aggregateId: row!.id,
+    eventType: 'grant.issued',
+    payload: {
+      grant_id: row!.id,
+      decision_id: decision.id,
+      action_digest: row!.actionDigest,
+      target:
+        row!.targetId !== null && row!.targetVersion !== null ? { type: 'task', id: row!.targetId, version: row!.targetVersion } : null,
+      approver: { type: 'human', id: actor.id, passkey: row!.passkey },
+      key_id: keyId,
+      issued_at: issuedAt.toISOString(),
+      expires_at: expiresAt.toISOString(),
+    },
+  };
+}
