@@ -100,6 +100,11 @@ export const errorTable = {
     meaning: 'The decision has already been ruled on, cancelled or expired.',
     action: 'Poll the decision to read its resolution.',
   },
+  passkey_required: {
+    status: 403,
+    meaning: 'The decision is approved only with the approver’s passkey: a WebAuthn assertion over the ruling’s statement.',
+    action: 'Approve it on its page, with a passkey added at /settings/account.',
+  },
   grant_used: {
     status: 409,
     meaning: 'The grant has already been consumed: a grant permits its action once.',

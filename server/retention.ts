@@ -5,7 +5,8 @@
  * - idempotency records past their expiry (IDEMPOTENCY_TTL_HOURS after the request);
  * - dedup claims that ended (released or expired), each with a `dedup.pruned` ledger event;
  * - rate-limit windows that ended, and sign-in attempt counters whose window ended;
- * - webhook delivery attempts older than DELIVERY_LOG_DAYS.
+ * - webhook delivery attempts older than DELIVERY_LOG_DAYS;
+ * - WebAuthn challenges nobody answered within their five minutes.
  *
  * One instance at a time runs it (a lease in `job_leases`, server/job-lease.ts). It deletes in
  * batches of BATCH rows, each its own short statement (its own transaction), oldest first, and goes
@@ -18,6 +19,7 @@ import type { AttemptLimits } from './auth/attempt-limits';
 import { pruneEndedClaims } from './domain/dedup/claims';
 import { pruneExpiredIdempotencyRecords } from './domain/idempotency';
 import { pruneDeliveries } from './domain/webhooks/endpoints';
+import { pruneChallenges } from './domain/passkeys/challenges';
 import { INSTANCE_ID, releaseLease, takeLease } from './job-lease';
 import { countRetained } from './metrics';
 import { pruneRateLimitCounters } from './rate-limits';
@@ -54,6 +56,7 @@ export interface RetentionReport {
   rate_limit_counters: number;
   attempt_counters: number;
   webhook_deliveries: number;
+  webauthn_challenges: number;
   batches: number;
 }
 
@@ -76,6 +79,7 @@ export async function runRetention(
     rate_limit_counters: 0,
     attempt_counters: 0,
     webhook_deliveries: 0,
+    webauthn_challenges: 0,
     batches: 0,
   };
   let going = true;
@@ -101,6 +105,7 @@ export async function runRetention(
     await drain('rate_limit_counters', () => pruneRateLimitCounters(db, now, batchSize));
     await drain('attempt_counters', () => pruneAttemptCounters(db, settings.attemptLimits, now, batchSize));
     await drain('webhook_deliveries', () => pruneDeliveries(db, settings.deliveryLogDays, now, batchSize));
+    await drain('webauthn_challenges', () => pruneChallenges(db, now, batchSize));
   } finally {
     if (going) await releaseLease(db, LEASE, holder);
   }

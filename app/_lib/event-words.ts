@@ -37,6 +37,7 @@ const SUBJECTS: Record<Prefix, string> = {
   dedup: 'Dedup claim',
   decision: 'Decision',
   grant: 'Grant',
+  passkey: 'Passkey',
 };
 
 /**
@@ -108,6 +109,11 @@ const PHRASES: EventPhrases = {
   'decision.declined': 'declined',
   'decision.expired': 'expired',
   'decision.cancelled': 'cancelled',
+  'workspace.settings_changed': (p) =>
+    Array.isArray(p.passkey_urgencies) && p.passkey_urgencies.length > 0
+      ? `settings changed: a passkey approves ${p.passkey_urgencies.join(', ')} decisions`
+      : 'settings changed: no decision needs a passkey',
+  'passkey.registered': 'added',
   'grant.issued': 'issued for the approved action',
   'grant.consumed': 'used',
   'grant.refused': (p) =>

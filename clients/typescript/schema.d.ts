@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a decision (signed-in humans)
-         * @description For a signed-in owner or approver of the decision’s workspace, from the app’s own pages; an API key gets 403 human_session_required. option_select: choose exactly one option (the default approve / decline pair needs none); option_multiselect: at least one. Whoever raised a decision cannot rule on it. Approving a decision with an action issues its grant (`decision.grant`); an `editable` one may be approved with changed `arguments`, and its `approved_action` then carries them.
+         * @description For a signed-in owner or approver of the decision’s workspace, from the app’s own pages; an API key gets 403 human_session_required. option_select: choose exactly one option (the default approve / decline pair needs none); option_multiselect: at least one. Whoever raised a decision cannot rule on it. Approving a decision with an action issues its grant (`decision.grant`); an `editable` one may be approved with changed `arguments`, and its `approved_action` then carries them. A decision with require_passkey is approved only with the approver’s passkey (403 passkey_required without it).
          */
         post: operations["decisions-approve"];
         delete?: never;
@@ -1205,6 +1205,8 @@ export interface components {
             action_digest: string | null;
             /** @description Whether the approver may change the action’s arguments before approving. */
             editable: boolean;
+            /** @description Whether approving takes the approver’s passkey. */
+            require_passkey: boolean;
             /** @description How long the grant issued on approval lasts; null without an action. */
             grant_ttl_seconds: number | null;
             /** @description The action as approved (with the approver’s arguments when edited). */
@@ -3305,6 +3307,8 @@ export interface operations {
                     action?: components["schemas"]["DecisionActionInput"];
                     /** @description With an action: the approver may change its arguments before approving (default false). */
                     editable?: boolean;
+                    /** @description Approving takes the approver’s passkey: a WebAuthn assertion over the ruling’s statement, kept in the ledger (default false; the workspace may ask it of every decision of an urgency). */
+                    require_passkey?: boolean;
                     /** @description With an action: how long the grant issued on approval lasts, in seconds (default 900, at most 86400). */
                     grant_ttl_seconds?: number;
                 };
@@ -3776,6 +3780,14 @@ export interface operations {
                     arguments?: {
                         [key: string]: unknown;
                     };
+                    /** @description The approver’s passkey over this ruling: the challenge the page asked for it, and the WebAuthn assertion (@simplewebauthn/browser’s startAuthentication answer). Required when the decision has require_passkey. */
+                    passkey?: {
+                        /** Format: uuid */
+                        challenge_id: string;
+                        response: {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3819,7 +3831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). `human_session_required`: An API key tried an action reserved to a signed-in human (approve, decline, choose an option). */
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). `human_session_required`: An API key tried an action reserved to a signed-in human (approve, decline, choose an option). `passkey_required`: The decision is approved only with the approver’s passkey: a WebAuthn assertion over the ruling’s statement. */
             403: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */

@@ -85,6 +85,8 @@ export const decisions = pgTable(
      * task at that version, moved on by the approval's own changes only.
      */
     targetVersion: integer('target_version'),
+    /** Whether approving takes the approver's passkey: a WebAuthn assertion over the ruling's statement. */
+    requirePasskey: boolean('require_passkey').notNull().default(false),
     /** Whether the approver may change the action's arguments before approving. */
     editable: boolean('editable').notNull().default(false),
     /** How long the grant issued on approval stays usable (with an action only). */

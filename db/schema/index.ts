@@ -12,3 +12,4 @@ export * from './rate-limits';
 export * from './webhooks';
 export * from './job-leases';
 export * from './tree';
+export * from './passkeys';

@@ -19,15 +19,9 @@
  * (projections:rebuild), but signatures and witnesses' lines are history the ledger cannot replay.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, check, customType, index, pgTable, primaryKey, smallint, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { ts } from './columns';
+import { bigint, check, index, pgTable, primaryKey, smallint, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bytea, ts } from './columns';
 import { workspaces } from './workspaces';
-
-/** bytea as a Buffer (postgres.js gives a Buffer, PGlite a Uint8Array). */
-const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
-  dataType: () => 'bytea',
-  fromDriver: (value) => Buffer.from(value),
-});
 
 const workspaceId = () =>
   uuid('workspace_id')

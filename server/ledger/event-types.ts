@@ -123,6 +123,7 @@ const decisionCreated = z.object({
   editable: z.boolean().default(false),
   grant_ttl_seconds: z.number().nullable().default(null),
   target_version: z.number().nullable().default(null),
+  require_passkey: z.boolean().default(false),
   created_by: z.object({ type: z.enum(['api_key', 'human', 'system']), id: z.string() }),
   created_at: z.string(),
   updated_at: z.string(),
@@ -151,6 +152,24 @@ const decisionResolved = z.object({
   resolution: decisionResolution,
   approved_action: decisionAction.optional(),
   approved_action_digest: z.string().optional(),
+  /** A passkey-signed approval: the statement and the WebAuthn assertion over it (server/domain/passkeys/ruling.ts). */
+  passkey: z
+    .object({
+      credential_id: z.string(),
+      statement: z.object({
+        decision_id: z.string(),
+        outcome: z.literal('approved'),
+        option_id: z.string().nullable(),
+        action_digest: z.string().nullable(),
+        approver_id: z.string(),
+        nonce: z.string(),
+        issued_at: z.string(),
+      }),
+      authenticator_data: z.string(),
+      client_data_json: z.string(),
+      signature: z.string(),
+    })
+    .optional(),
 });
 
 /** The grant issued on an approval (server/domain/grants/issue.ts): what its token says, never the token. */
@@ -207,6 +226,21 @@ const EVENTS = {
     vkey: string;
     replaces: string | null;
   }>()('workspace'),
+
+  /** The decisions of these urgencies need the approver's passkey (a workspace setting, owners). */
+  'workspace.settings_changed': writeOnly<{ passkey_urgencies: string[]; previous_passkey_urgencies: string[] }>()('workspace'),
+  /**
+   * A person's passkey, in the ledger of each of their workspaces: its public key as DER
+   * SubjectPublicKeyInfo (base64), against which the assertions of their signed rulings verify.
+   */
+  'passkey.registered': writeOnly<{
+    passkey_id: string;
+    user_id: string;
+    credential_id: string;
+    public_key_spki: string;
+    algorithm: number;
+    name: string;
+  }>()('passkey'),
 
   'membership.created': writeOnly<{ user_id: string; email: string; display_name: string; role: MembershipRole; user_created: boolean }>()(
     'membership',

@@ -175,6 +175,8 @@ export type ProjectionRules = { [T in EventType]: (state: ProjectionState, event
 const RULES: ProjectionRules = {
   'workspace.created': unprojected,
   'ledger.key_added': unprojected,
+  'workspace.settings_changed': unprojected,
+  'passkey.registered': unprojected,
   'membership.created': unprojected,
   'membership.role_changed': unprojected,
   'membership.removed': unprojected,
@@ -286,6 +288,7 @@ const RULES: ProjectionRules = {
       editable: p.editable,
       grantTtlSeconds: p.grant_ttl_seconds,
       targetVersion: p.target_version,
+      requirePasskey: p.require_passkey,
       approvedAction: null,
       approvedActionDigest: null,
       createdByType: p.created_by.type,

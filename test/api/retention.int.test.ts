@@ -101,10 +101,24 @@ describe('what is past its time goes, and nothing else', () => {
       );
     }
 
+    // WebAuthn challenges: one nobody answered in time, one still open.
+    await app.runtime.db.execute(
+      sql`insert into webauthn_challenges (id, purpose, challenge, expires_at) values
+            (${randomUUID()}, 'sign_in', 'old', now() - interval '1 hour'), (${randomUUID()}, 'sign_in', 'open', now() + interval '1 hour')`,
+    );
+
     // Five minutes on: the expired claim ended four minutes before, past the minute of grace.
     const report = await runRetention(app.runtime.db, settings, { now: new Date(Date.now() + 5 * MINUTE), batchSize: 10 });
     // (Five minutes on, this test's own rate-limit windows have ended too.)
-    expect(report).toMatchObject({ idempotency_records: 25, dedup_claims: 2, attempt_counters: 1, webhook_deliveries: 1 });
+    expect(report).toMatchObject({
+      idempotency_records: 25,
+      dedup_claims: 2,
+      attempt_counters: 1,
+      webhook_deliveries: 1,
+      webauthn_challenges: 1,
+    });
+    const open = await query<{ challenge: string }>(app.runtime.db, sql`select challenge from webauthn_challenges`);
+    expect(open.map((c) => c.challenge)).toEqual(['open']);
     expect(report!.rate_limit_counters).toBeGreaterThanOrEqual(1);
     // Batches of 10, each table's last one short: 10 + 10 + 5 idempotency records, and so on.
     const { batches, ...tables } = report!;

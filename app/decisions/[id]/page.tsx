@@ -47,6 +47,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
         <span className={`badge status-${decision.status}`}>{decision.status}</span>
         <span className={`badge ${decision.urgency}`}>{decision.urgency}</span>
         {decision.blocks_task && <span className="badge blocking">blocking</span>}
+        {decision.require_passkey && <span className="badge">passkey to approve</span>}
         <span className="muted">
           <span title={`shape: ${decision.shape}`}>
             {/* With only the default options the question is yes or no, whatever its shape says. */}
@@ -204,6 +205,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
             options={isDefaultOptions(options) ? [] : options}
             recommended={recommended}
             editableArguments={decision.action && decision.editable ? decision.action.arguments : null}
+            requirePasskey={decision.require_passkey}
           />
         ) : (
           <p className="muted">

@@ -7,6 +7,7 @@
  * screens away; they stay in the document after the note, so the order of the keyboard is the
  * same on every screen.
  */
+import { startAuthentication } from '@simplewebauthn/browser';
 import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
 import { ConfirmPrompt } from '../../_components/confirm';
@@ -30,6 +31,8 @@ export function RulingForm(props: {
   recommended: string | null;
   /** An editable action's arguments: the approver may change them before approving. */
   editableArguments: Record<string, unknown> | null;
+  /** Approving takes the approver's passkey, over the statement of this very approval. */
+  requirePasskey: boolean;
 }) {
   const router = useRouter();
   const single = props.shape === 'option_select';
@@ -67,13 +70,15 @@ export function RulingForm(props: {
       const text = note.trim() ? note : undefined;
       try {
         if (ruling === 'approve') {
-          await trpc.decisions.approve.mutate({
+          const choice = {
             id: props.decisionId,
-            note: text,
             option_ids: props.options.length > 0 ? chosen : undefined,
             // Sent only when changed: an approval of the action as raised carries its digest.
             arguments: props.editableArguments && argumentsText !== raised && edited.value ? edited.value : undefined,
-          });
+          };
+          // The passkey signs the statement of exactly this approval, which the server wrote.
+          const passkey = props.requirePasskey ? await signWithPasskey(choice) : undefined;
+          await trpc.decisions.approve.mutate({ ...choice, note: text, passkey });
         } else {
           await trpc.decisions.decline.mutate({ id: props.decisionId, note: text });
         }
@@ -144,7 +149,12 @@ export function RulingForm(props: {
             label="Confirm ruling"
             question={
               <>
-                {pending === 'approve' ? 'Approve' : 'Decline'} <span className="quoted">“{props.title}”</span>
+                {pending === 'approve' && props.requirePasskey
+                  ? 'Sign with your passkey and approve'
+                  : pending === 'approve'
+                    ? 'Approve'
+                    : 'Decline'}{' '}
+                <span className="quoted">“{props.title}”</span>
                 {pending === 'approve' && labels ? ` with ${labels}` : ''}
                 {pending === 'approve' && props.editableArguments && argumentsText !== raised
                   ? ', with the arguments as you changed them'
@@ -181,6 +191,16 @@ export function RulingForm(props: {
       </div>
     </div>
   );
+}
+
+type AuthenticationOptions = Parameters<typeof startAuthentication>[0]['optionsJSON'];
+
+/** The approver's passkey over the approval `choice`: the challenge the server asks, answered by the authenticator. */
+async function signWithPasskey(choice: { id: string; option_ids?: string[]; arguments?: Record<string, unknown> }) {
+  const { challenge_id, options } = await trpc.decisions.passkeyChallenge.mutate(choice);
+  // tRPC's inferred JSON type of the options loses their exact shape; they are what the server library made.
+  const response = await startAuthentication({ optionsJSON: options as unknown as AuthenticationOptions });
+  return { challenge_id, response };
 }
 
 /** The arguments as typed: a JSON object, or what is wrong with the text. */

@@ -1,6 +1,9 @@
-/** The signed-in person's own account: their password, and the workspaces they can leave. */
+/** The signed-in person's own account: their password, their passkeys, and the workspaces they can leave. */
 import { caller, currentWorkspace, requireUser } from '../../_lib/session';
 import { AccountForms } from './account-forms';
+import { Passkeys } from './passkeys';
+import { isIP } from 'node:net';
+import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
 
@@ -23,6 +26,10 @@ export default async function AccountPage() {
         Signed in as <strong>{user.displayName}</strong> ({user.email}).
       </p>
       <AccountForms email={user.email} workspaces={workspaces.map((w, i) => ({ ...w, onlyOwner: onlyOwner[i]! }))} />
+      <Passkeys
+        passkeys={(await api.account.passkeys()).passkeys}
+        available={isIP(new URL((await getRuntime()).env.APP_URL).hostname) === 0}
+      />
       <p>
         <a href="/workspaces/new">Create a workspace</a>
       </p>

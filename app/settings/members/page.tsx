@@ -1,7 +1,11 @@
-/** The people of the current workspace, for its owners: members, pending invitations, inviting. */
+/**
+ * The people of the current workspace, for its owners: members, pending invitations, inviting, and
+ * which decisions need an approver's passkey.
+ */
 import { ownersOnly } from '../../_components/owners-only';
 import { caller } from '../../_lib/session';
 import { MembersManager } from './members-manager';
+import { PasskeyPolicy } from './passkey-policy';
 
 export const dynamic = 'force-dynamic';
 
@@ -9,7 +13,9 @@ export default async function MembersPage() {
   const gate = await ownersOnly('/settings/members', 'Members', 'its members');
   if (gate.refused) return gate.refused;
   const { user, workspace } = gate;
-  const { members, invitations } = await (await caller()).members.list({ workspace_id: workspace.id });
+  const api = await caller();
+  const { members, invitations } = await api.members.list({ workspace_id: workspace.id });
+  const settings = await api.workspaces.settings({ workspace_id: workspace.id });
   return (
     <main>
       <h1>Members</h1>
@@ -18,6 +24,7 @@ export default async function MembersPage() {
         keeps at least one owner. A change takes effect at the person’s next page or request.
       </p>
       <MembersManager workspaceId={workspace.id} me={user.userId} members={members} invitations={invitations} />
+      <PasskeyPolicy workspaceId={workspace.id} urgencies={settings.passkey_urgencies} />
     </main>
   );
 }

@@ -5,7 +5,16 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { query, type Tx } from '@/db';
-import { decisions, runs, tasks, type DecisionAction, type DecisionOption, type DecisionShape, type DecisionUrgency } from '@/db/schema';
+import {
+  decisions,
+  runs,
+  tasks,
+  workspaces,
+  type DecisionAction,
+  type DecisionOption,
+  type DecisionShape,
+  type DecisionUrgency,
+} from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
@@ -32,6 +41,8 @@ export interface CreateDecisionInput {
   editable?: boolean;
   /** How long the grant issued on approval lasts (with an action only; default 900). */
   grant_ttl_seconds?: number;
+  /** Approving it takes the approver's passkey (also when the workspace asks it of the decision's urgency). */
+  require_passkey?: boolean;
 }
 
 const DEFAULT_OPTIONS: DecisionOption[] = [
@@ -93,6 +104,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       editable: input.editable ?? false,
       grantTtlSeconds: action ? (input.grant_ttl_seconds ?? DEFAULT_GRANT_TTL_SECONDS) : null,
       targetVersion: action?.target?.version ?? null,
+      requirePasskey: input.require_passkey === true || (await passkeyUrgencies(tx, actor.workspaceId)).includes(input.urgency),
       createdByType: actor.type,
       createdById: actor.id,
       createdAt: now,
@@ -144,6 +156,12 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       },
     ],
   };
+}
+
+/** The urgencies whose decisions the workspace approves only with a passkey. */
+async function passkeyUrgencies(tx: Tx, workspaceId: string): Promise<string[]> {
+  const [ws] = await tx.select({ urgencies: workspaces.passkeyUrgencies }).from(workspaces).where(eq(workspaces.id, workspaceId));
+  return ws?.urgencies ?? [];
 }
 
 /** editable and grant_ttl_seconds say something of an action: without one they are a mistake. */

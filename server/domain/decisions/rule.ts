@@ -17,6 +17,8 @@ import { isDefaultOptions } from './create-decision';
 import { findDecision, type DecisionRow } from './view';
 import { actionDigest, taskVersion } from '../grants/action';
 import { issueGrant } from '../grants/issue';
+import { verifyRuling, type PasskeyAnswer, type Ruled } from '../passkeys/ruling';
+import { relyingParty, type RelyingParty } from '../passkeys/relying-party';
 
 export interface RulingInput {
   outcome: 'approved' | 'declined' | 'cancelled';
@@ -24,6 +26,8 @@ export interface RulingInput {
   note?: string;
   /** Approving an editable decision's action: the arguments as the approver changed them. */
   arguments?: Record<string, unknown>;
+  /** The approver's passkey assertion over the ruling's statement (server/domain/passkeys/ruling.ts). */
+  passkey?: PasskeyAnswer;
 }
 
 export const RULING_ROLES = ['owner', 'approver'] as const;
@@ -52,6 +56,7 @@ export async function ruleOnDecision(
   }
   const optionIds = chosenOptions(decision, input);
   const approved = approvedAction(decision, input);
+  const signed = await passkeyProof(tx, actor, decision, input, optionIds, approved, relyingParty(signing.appUrl));
   // Whether anything but this decision moved its target on since it was raised (read before the
   // approval's own changes, which may move it on again: a resumed run, which the task follows).
   const targetUntouched = approved?.target
@@ -89,6 +94,8 @@ export async function ruleOnDecision(
     tx,
     actor,
     [
+      // A passkey the workspace's ledger has not seen yet is announced before the ruling it signs.
+      ...(signed?.events ?? []),
       {
         aggregateType: 'decision',
         aggregateId: decisionId,
@@ -98,6 +105,7 @@ export async function ruleOnDecision(
           status: input.outcome,
           resolution,
           ...(approved ? { approved_action: approved, approved_action_digest: updated.approvedActionDigest! } : {}),
+          ...(signed ? { passkey: signed.proof } : {}),
         },
       },
     ],
@@ -114,9 +122,57 @@ export async function ruleOnDecision(
         ? await taskVersion(tx, actor.workspaceId, approved.target.id)
         : decision.targetVersion
       : null;
-    await appendEvents(tx, actor, [await issueGrant(tx, actor, updated, targetVersion, signing, now)], now);
+    await appendEvents(tx, actor, [await issueGrant(tx, actor, updated, targetVersion, signing, now, signed !== null)], now);
   }
   return updated;
+}
+
+/**
+ * What an approval of `decision` by `approverId` with these choices says, as a passkey signs it
+ * (the statement without its nonce and time). Throws what the approval itself would refuse.
+ */
+export function ruledBy(decision: DecisionRow, approverId: string, input: Pick<RulingInput, 'option_ids' | 'arguments'>): Ruled {
+  const ruling: RulingInput = { outcome: 'approved', ...input };
+  const optionIds = chosenOptions(decision, ruling);
+  const approved = approvedAction(decision, ruling);
+  return statementOf(decision, approverId, optionIds, approved);
+}
+
+function statementOf(decision: DecisionRow, approverId: string, optionIds: string[], approved: DecisionAction | null): Ruled {
+  return {
+    decision_id: decision.id,
+    outcome: 'approved',
+    option_id: optionIds.length > 0 ? optionIds.join(',') : null,
+    action_digest: approved ? actionDigest(approved) : null,
+    approver_id: approverId,
+  };
+}
+
+/**
+ * The approver's passkey over this approval, checked, when the decision needs one (or one was
+ * given); null for other rulings. A decision that needs one is not approved without it.
+ */
+async function passkeyProof(
+  tx: Tx,
+  actor: Actor,
+  decision: DecisionRow,
+  input: RulingInput,
+  optionIds: string[],
+  approved: DecisionAction | null,
+  rp: RelyingParty,
+) {
+  if (input.outcome !== 'approved') {
+    if (input.passkey) {
+      const message = 'Only an approval is signed with a passkey';
+      throw new AppError('validation_failed', message, { issues: [{ path: 'passkey', message }] });
+    }
+    return null;
+  }
+  if (!input.passkey) {
+    if (!decision.requirePasskey) return null;
+    throw new AppError('passkey_required', 'This decision is approved only with your passkey: approve it on its page.');
+  }
+  return verifyRuling(tx, actor, statementOf(decision, actor.id, optionIds, approved), input.passkey, rp);
 }
 
 /**

@@ -78,6 +78,7 @@ export interface DecisionView {
   action_digest: string | null;
   editable: boolean;
   grant_ttl_seconds: number | null;
+  require_passkey: boolean;
   approved_action: DecisionAction | null;
   approved_action_digest: string | null;
   grant: GrantView | null;
@@ -129,6 +130,7 @@ export function decisionView(
     action_digest: row.actionDigest,
     editable: row.editable,
     grant_ttl_seconds: row.grantTtlSeconds,
+    require_passkey: row.requirePasskey,
     approved_action: row.approvedAction ?? null,
     approved_action_digest: row.approvedActionDigest,
     grant,

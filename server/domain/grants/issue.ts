@@ -15,7 +15,7 @@ export const MAX_GRANT_TTL_SECONDS = 86_400;
 
 /**
  * The grant for `decision`, just approved with its `approvedAction` by `actor`, for its target at
- * `targetVersion` (null without a target). Signed, when shown, by the workspace's current key,
+ * `targetVersion` (null without a target), signed by their passkey or not. Signed, when shown, by the workspace's current key,
  * made now if the workspace has none yet.
  */
 export async function issueGrant(
@@ -25,6 +25,7 @@ export async function issueGrant(
   targetVersion: number | null,
   settings: SigningSettings,
   now: Date,
+  passkey: boolean,
 ): Promise<NewEvent> {
   const action = decision.approvedAction!;
   const { keyId } = await ensureSigningKey(tx, decision.workspaceId, settings);
@@ -41,7 +42,7 @@ export async function issueGrant(
       targetId: action.target?.id ?? null,
       targetVersion: action.target ? targetVersion : null,
       approverId: actor.id,
-      passkey: false,
+      passkey,
       keyId,
       issuedAt,
       expiresAt,

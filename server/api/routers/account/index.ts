@@ -1,6 +1,6 @@
 /**
  * A person's own account and the links that bring people in, for the web interface: changing
- * one's password, opening and accepting an invitation, and the one-time setup of an empty
+ * one's password, one's passkeys, opening and accepting an invitation, and the one-time setup of an empty
  * installation. One file per procedure; shared.ts holds their fields and how a link is spent.
  */
 import { router } from '../../trpc';
@@ -10,6 +10,7 @@ import { acceptInvitationProcedure } from './accept-invitation';
 import { joinWithInvitationProcedure } from './join-with-invitation';
 import { setupLinkProcedure } from './setup-link';
 import { completeSetupProcedure } from './complete-setup';
+import { addPasskeyProcedure, passkeyListProcedure, passkeyOptionsProcedure } from './passkeys';
 
 export const accountRouter = router({
   changePassword: changePasswordProcedure,
@@ -18,4 +19,7 @@ export const accountRouter = router({
   joinWithInvitation: joinWithInvitationProcedure,
   setupLink: setupLinkProcedure,
   completeSetup: completeSetupProcedure,
+  passkeys: passkeyListProcedure,
+  passkeyOptions: passkeyOptionsProcedure,
+  addPasskey: addPasskeyProcedure,
 });

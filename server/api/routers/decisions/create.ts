@@ -46,6 +46,13 @@ const createInput = z.strictObject({
   editable: jsonBoolean()
     .optional()
     .meta({ description: 'With an action: the approver may change its arguments before approving (default false).' }),
+  require_passkey: jsonBoolean()
+    .optional()
+    .meta({
+      description:
+        'Approving takes the approver’s passkey: a WebAuthn assertion over the ruling’s statement, kept in the ledger ' +
+        '(default false; the workspace may ask it of every decision of an urgency).',
+    }),
   grant_ttl_seconds: jsonNumber({ min: 1, max: 86_400, int: true })
     .optional()
     .meta({ description: 'With an action: how long the grant issued on approval lasts, in seconds (default 900, at most 86400).' }),

@@ -1,6 +1,7 @@
 /**
  * Decisions: raise (agents and humans), poll and list, ask for attention, and the human ruling;
- * for the web interface, the inbox of one workspace and what waits across all of a person's.
+ * for the web interface, the inbox of one workspace, what waits across all of a person's, and the
+ * passkey challenge of an approval.
  * One file per procedure; the decision as shown is in schemas.ts, the builder of those acting on one
  * decision and its timeout in shared.ts, and what the three rulings share in ruling.ts.
  */
@@ -14,6 +15,7 @@ import { declineProcedure } from './decline';
 import { cancelProcedure } from './cancel';
 import { inboxProcedure } from './inbox';
 import { acrossWorkspacesProcedure } from './across-workspaces';
+import { passkeyChallengeProcedure } from './passkey-challenge';
 
 export const decisionsRouter = router({
   create: createProcedure,
@@ -25,4 +27,5 @@ export const decisionsRouter = router({
   cancel: cancelProcedure,
   inbox: inboxProcedure,
   acrossWorkspaces: acrossWorkspacesProcedure,
+  passkeyChallenge: passkeyChallengeProcedure,
 });

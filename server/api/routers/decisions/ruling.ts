@@ -9,6 +9,7 @@ import { ruleOnDecision, type RulingInput } from '@/server/domain/decisions/rule
 import { loadDecisionView, type DecisionRow } from '@/server/domain/decisions/view';
 import type { Actor } from '@/server/domain/actor';
 import { signingOf } from '@/server/runtime';
+import type { PasskeyAnswer } from '@/server/domain/passkeys/ruling';
 import { acting, type Write } from '../../procedures';
 import { humanProcedure, type AuthedContext } from '../../trpc';
 import { id, text } from '../../schemas';
@@ -25,7 +26,7 @@ export const rulingFields = {
 
 interface Ruling {
   ctx: AuthedContext;
-  input: { id: string; note?: string; option_ids?: string[]; arguments?: Record<string, unknown> };
+  input: { id: string; note?: string; option_ids?: string[]; arguments?: Record<string, unknown>; passkey?: PasskeyAnswer };
   actor: Actor;
   row: DecisionRow;
   write: Write<z.input<typeof decisionBody>, z.output<typeof decisionBody>>;
@@ -39,7 +40,7 @@ export const rule =
     return write(async (tx) => {
       const signing = signingOf(ctx.runtime);
       const { option_ids, note } = input;
-      await ruleOnDecision(tx, actor, input.id, { outcome, option_ids, note, arguments: input.arguments }, signing);
+      await ruleOnDecision(tx, actor, input.id, { outcome, option_ids, note, arguments: input.arguments, passkey: input.passkey }, signing);
       return { decision: (await loadDecisionView(tx, row.workspaceId, row.id, signing))! };
     });
   };

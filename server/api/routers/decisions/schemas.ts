@@ -124,6 +124,7 @@ export const decisionSchema = z
     action: actionSchema.nullable().meta({ description: 'The exact action under decision, as raised; null for none.' }),
     action_digest: digest().nullable().meta({ description: '`sha256:` + hex(SHA-256(JCS(action))) (RFC 8785): the action as raised.' }),
     editable: z.boolean().meta({ description: 'Whether the approver may change the action’s arguments before approving.' }),
+    require_passkey: z.boolean().meta({ description: 'Whether approving takes the approver’s passkey.' }),
     grant_ttl_seconds: z.int().nullable().meta({ description: 'How long the grant issued on approval lasts; null without an action.' }),
     approved_action: actionSchema.nullable().meta({ description: 'The action as approved (with the approver’s arguments when edited).' }),
     approved_action_digest: digest().nullable(),
