@@ -1,5 +1,5 @@
 /**
- * A passkey signs a ruling, in Chromium with its virtual authenticator (CDP
+ * A passkey signs a ruling and signs its person in, in Chromium with its virtual authenticator (CDP
  * WebAuthn.addVirtualAuthenticator): the demo owner adds a passkey at /settings/account, then
  * approves a require_passkey decision; the approval event's assertion verifies offline with the
  * registered public_key_spki and the statement's digest (node:crypto, canonicalize), and a ruling
@@ -34,7 +34,7 @@ async function api(request: APIRequestContext, method: 'GET' | 'POST', url: stri
   return { status: res.status(), body: await res.json() };
 }
 
-test('a member adds a passkey, then approves a require_passkey decision with it; the assertion verifies offline', async ({
+test('a member adds a passkey, approves a require_passkey decision with it (the assertion verifies offline), and signs in with it', async ({
   browser,
   request,
 }) => {
@@ -80,6 +80,13 @@ test('a member adds a passkey, then approves a require_passkey decision with it;
   await expect(page.getByText('Sign with your passkey and approve')).toBeVisible();
   await page.getByRole('button', { name: 'Confirm approve' }).click();
   await expect(page.getByRole('status')).toContainText('Approved');
+
+  // Signed out, the same passkey signs the owner in again, with no email or password typed.
+  await context.clearCookies();
+  await page.goto('/signin');
+  await page.getByRole('button', { name: 'Use a passkey' }).click();
+  await expect(page).toHaveURL(`${s!.url}/decisions`);
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
   await context.close();
 
   // Offline, from the ledger alone.

@@ -1,4 +1,4 @@
-/** Sign in with email and password. */
+/** Sign in with email and password, or a passkey. */
 import { redirect } from 'next/navigation';
 import { safeReturnTo } from '../_lib/return-to';
 import { currentUser } from '../_lib/session';

@@ -14,7 +14,10 @@ export const workspaces = pgTable(
     /** Unique without regard to case: `Acme` and `acme` would be told apart by no one. */
     name: text('name').notNull(),
     /** Decisions of these urgencies are raised with require_passkey, whatever the agent asks. */
-    passkeyUrgencies: text('passkey_urgencies').array().notNull().default(sql`'{}'`),
+    passkeyUrgencies: text('passkey_urgencies')
+      .array()
+      .notNull()
+      .default(sql`'{}'`),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [

@@ -1,5 +1,5 @@
 /**
- * next-auth configuration: email + password (argon2id) sign-in, JWT sessions in a cookie. The
+ * next-auth configuration: email + password (argon2id) or passkey sign-in, JWT sessions in a cookie. The
  * session carries only the user id; roles are read from the database on every request.
  */
 import type { NextAuthOptions } from 'next-auth';
@@ -9,6 +9,10 @@ import { AppError } from '@/server/errors';
 import { describeError, log } from '@/server/log';
 import { endSessions, SESSION_MAX_AGE_SECONDS } from './session';
 import { checkSignIn } from './sign-in';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { checkPasskeySignIn } from '@/server/domain/passkeys/sign-in';
+import { relyingParty } from '@/server/domain/passkeys/relying-party';
+import { countRefusal } from '@/server/metrics';
 
 export function authOptions(runtime: Runtime): NextAuthOptions {
   return {
@@ -28,6 +32,31 @@ export function authOptions(runtime: Runtime): NextAuthOptions {
             // next-auth hands a thrown message to the sign-in page: only ours may reach it.
             if (err instanceof AppError) throw new Error(err.message);
             log('error', 'sign-in failed', { error: describeError(err) });
+            throw new Error('Signing in is not possible right now. Try again in a moment.');
+          }
+        },
+      }),
+      // A passkey: the answer to a sign-in challenge (server/domain/passkeys/sign-in.ts), as JSON.
+      CredentialsProvider({
+        id: 'passkey',
+        name: 'Passkey',
+        credentials: { response: { label: 'Passkey answer', type: 'text' } },
+        async authorize(credentials) {
+          const text = String(credentials?.response ?? '');
+          if (text.length === 0 || text.length > 64 * 1024) return null;
+          let response: AuthenticationResponseJSON;
+          try {
+            response = JSON.parse(text) as AuthenticationResponseJSON;
+          } catch {
+            return null;
+          }
+          if (typeof response?.response?.clientDataJSON !== 'string') return null;
+          try {
+            const user = await checkPasskeySignIn(runtime.db, runtime.secrets.auth, response, relyingParty(runtime.env.APP_URL));
+            if (!user) countRefusal('sign_in_failed');
+            return user;
+          } catch (err) {
+            log('error', 'passkey sign-in failed', { error: describeError(err) });
             throw new Error('Signing in is not possible right now. Try again in a moment.');
           }
         },

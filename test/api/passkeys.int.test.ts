@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInternalTrpcHandler } from '@/server/api/internal';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 import { SoftAuthenticator } from '../support/soft-authenticator';
+import { checkPasskeySignIn, signInOptions } from '@/server/domain/passkeys/sign-in';
+import { relyingParty } from '@/server/domain/passkeys/relying-party';
 
 let app: TestApp;
 let trpc: (req: Request) => Promise<Response>;
@@ -183,5 +185,24 @@ describe('passkeys', () => {
     const changed = await events('workspace.settings_changed');
     expect(changed.at(-1)?.payload).toEqual({ passkey_urgencies: ['critical'], previous_passkey_urgencies: [] });
     await mutate('workspaces.changeSettings', { workspace_id: app.ws.workspaceId, passkey_urgencies: [] }, owner);
+  });
+
+  it('signs its person in, once per challenge, and only with a challenge this instance made', async () => {
+    const rp = relyingParty(ORIGIN);
+    const secret = app.runtime.secrets.auth;
+    const options = await signInOptions(secret, rp);
+    const answer = device.assert(options);
+    expect(await checkPasskeySignIn(app.runtime.db, secret, answer, rp)).toMatchObject({ id: approver.userId, email: approver.email });
+    // The same answer again: its challenge was taken.
+    expect(await checkPasskeySignIn(app.runtime.db, secret, answer, rp)).toBeNull();
+    // A challenge made under another secret, or by no one.
+    const foreign = await signInOptions('another-secret', rp);
+    expect(await checkPasskeySignIn(app.runtime.db, secret, device.assert(foreign), rp)).toBeNull();
+    expect(
+      await checkPasskeySignIn(app.runtime.db, secret, device.assert({ challenge: Buffer.alloc(40).toString('base64url') }), rp),
+    ).toBeNull();
+    // An unknown passkey.
+    const stranger = new SoftAuthenticator('localhost', ORIGIN);
+    expect(await checkPasskeySignIn(app.runtime.db, secret, stranger.assert(await signInOptions(secret, rp)), rp)).toBeNull();
   });
 });

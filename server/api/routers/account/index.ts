@@ -10,7 +10,7 @@ import { acceptInvitationProcedure } from './accept-invitation';
 import { joinWithInvitationProcedure } from './join-with-invitation';
 import { setupLinkProcedure } from './setup-link';
 import { completeSetupProcedure } from './complete-setup';
-import { addPasskeyProcedure, passkeyListProcedure, passkeyOptionsProcedure } from './passkeys';
+import { addPasskeyProcedure, passkeyListProcedure, passkeyOptionsProcedure, passkeySignInOptionsProcedure } from './passkeys';
 
 export const accountRouter = router({
   changePassword: changePasswordProcedure,
@@ -22,4 +22,5 @@ export const accountRouter = router({
   passkeys: passkeyListProcedure,
   passkeyOptions: passkeyOptionsProcedure,
   addPasskey: addPasskeyProcedure,
+  passkeySignInOptions: passkeySignInOptionsProcedure,
 });

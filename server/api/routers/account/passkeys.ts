@@ -5,11 +5,16 @@
  */
 import { z } from 'zod';
 import { asc, eq } from 'drizzle-orm';
-import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { signInOptions } from '@/server/domain/passkeys/sign-in';
 import { passkeys } from '@/db/schema';
 import { addPasskey, registrationOptions } from '@/server/domain/passkeys/register';
 import { relyingParty } from '@/server/domain/passkeys/relying-party';
-import { humanProcedure } from '../../trpc';
+import { humanProcedure, publicProcedure } from '../../trpc';
 import { id, text, timestamp } from '../../schemas';
 
 /**
@@ -55,6 +60,12 @@ export const passkeyOptionsProcedure = humanProcedure
   .mutation(({ ctx }) =>
     ctx.runtime.db.transaction((tx) => registrationOptions(tx, ctx.principal.userId, relyingParty(ctx.runtime.env.APP_URL))),
   );
+
+/** Signing in with a passkey: a stateless challenge (nothing is written until it is answered). */
+export const passkeySignInOptionsProcedure = publicProcedure
+  .input(z.strictObject({}).optional())
+  .output(z.object({ options: webauthnOptions<PublicKeyCredentialRequestOptionsJSON>() }))
+  .mutation(async ({ ctx }) => ({ options: await signInOptions(ctx.runtime.secrets.auth, relyingParty(ctx.runtime.env.APP_URL)) }));
 
 export const addPasskeyProcedure = humanProcedure
   .input(
