@@ -70,6 +70,7 @@ test('a member adds a passkey, approves a require_passkey decision with it (the 
   expect((await unsigned.json()).error.code).toBe('passkey_required');
 
   await page.goto('/settings/account');
+  await page.getByLabel('Your password, to add a passkey').fill(s!.owner.password);
   await page.getByRole('button', { name: 'Add a passkey' }).click();
   await expect(page.getByText('Passkey added.')).toBeVisible();
   await expect(page.getByRole('table', { name: 'Your passkeys' })).toContainText('Passkey 1');

@@ -114,6 +114,7 @@ const PHRASES: EventPhrases = {
       ? `settings changed: a passkey approves ${p.passkey_urgencies.join(', ')} decisions`
       : 'settings changed: no decision needs a passkey',
   'passkey.registered': 'added',
+  'passkey.removed': 'removed',
   'grant.issued': 'issued for the approved action',
   'grant.consumed': 'used',
   'grant.refused': (p) =>

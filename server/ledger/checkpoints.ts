@@ -180,12 +180,9 @@ export async function signCheckpoint(
   root: Buffer,
   settings: SigningSettings,
 ): Promise<{ keyAdded: boolean }> {
-  let current = await currentKey(tx, workspaceId, settings);
-  const keyAdded = current === null;
-  if (!current) {
-    const key = await addSigningKey(tx, workspaceId, settings);
-    current = { key, keyId: vkeyOf(key).split('+')[1]! };
-  }
+  const keyAdded = (await currentKey(tx, workspaceId, settings)) === null;
+  // Made as an approval's grant makes it, so the two never collide on the workspace's first key.
+  const current = await ensureSigningKey(tx, workspaceId, settings);
   await tx
     .insert(ledgerCheckpoints)
     .values(checkpointRow(workspaceId, size, root, current, settings))

@@ -160,6 +160,7 @@ const decisionResolved = z.object({
         decision_id: z.string(),
         outcome: z.literal('approved'),
         option_id: z.string().nullable(),
+        option_ids: z.array(z.string()),
         action_digest: z.string().nullable(),
         approver_id: z.string(),
         nonce: z.string(),
@@ -241,6 +242,9 @@ const EVENTS = {
     algorithm: number;
     name: string;
   }>()('passkey'),
+
+  /** A person removed one of their passkeys: it signs nothing from then on. */
+  'passkey.removed': writeOnly<{ passkey_id: string; user_id: string; credential_id: string }>()('passkey'),
 
   'membership.created': writeOnly<{ user_id: string; email: string; display_name: string; role: MembershipRole; user_created: boolean }>()(
     'membership',

@@ -177,6 +177,7 @@ const RULES: ProjectionRules = {
   'ledger.key_added': unprojected,
   'workspace.settings_changed': unprojected,
   'passkey.registered': unprojected,
+  'passkey.removed': unprojected,
   'membership.created': unprojected,
   'membership.role_changed': unprojected,
   'membership.removed': unprojected,

@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInternalTrpcHandler } from '@/server/api/internal';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 import { SoftAuthenticator } from '../support/soft-authenticator';
+import { inArray } from 'drizzle-orm';
+import { users } from '@/db/schema';
+import { hashPassword } from '@/server/auth/passwords';
 import { checkPasskeySignIn, signInOptions } from '@/server/domain/passkeys/sign-in';
 import { relyingParty } from '@/server/domain/passkeys/relying-party';
 
@@ -20,12 +23,19 @@ let approver: TestMember;
 let owner: TestMember;
 let device: SoftAuthenticator;
 const ORIGIN = 'http://localhost:3000';
+const PASSWORD = 'correct horse battery staple';
 
 beforeAll(async () => {
   app = await startTestApp({ APP_URL: ORIGIN });
   trpc = createInternalTrpcHandler(async () => app.runtime);
   approver = await app.member('approver');
   owner = await app.member('owner');
+  // Adding a passkey asks for the password: these two have a real one.
+  const hash = await hashPassword(PASSWORD);
+  await app.runtime.db
+    .update(users)
+    .set({ passwordHash: hash })
+    .where(inArray(users.id, [approver.userId, owner.userId]));
   device = new SoftAuthenticator('localhost', ORIGIN);
 });
 afterAll(async () => {
@@ -51,7 +61,7 @@ async function addPasskey(who: TestMember, authenticator: SoftAuthenticator) {
   expect(options.status).toBe(200);
   const added = await mutate(
     'account.addPasskey',
-    { challenge_id: options.data.challenge_id, response: authenticator.register(options.data.options) },
+    { challenge_id: options.data.challenge_id, response: authenticator.register(options.data.options), current_password: PASSWORD },
     who,
   );
   expect(added.status).toBe(200);
@@ -78,9 +88,37 @@ describe('passkeys', () => {
     const options = await mutate('account.passkeyOptions', {}, approver);
     const other = new SoftAuthenticator('localhost', ORIGIN);
     const answer = other.register(options.data.options);
-    expect((await mutate('account.addPasskey', { challenge_id: options.data.challenge_id, response: answer }, approver)).status).toBe(200);
-    const again = await mutate('account.addPasskey', { challenge_id: options.data.challenge_id, response: answer }, approver);
+    // Not without the password: a stolen session must not add a passkey that outlives it.
+    const withoutIt = await mutate(
+      'account.addPasskey',
+      { challenge_id: options.data.challenge_id, response: answer, current_password: 'not the password at all' },
+      approver,
+    );
+    expect(withoutIt.code).toBe('validation_failed');
+    const second = await mutate(
+      'account.addPasskey',
+      { challenge_id: options.data.challenge_id, response: answer, current_password: PASSWORD },
+      approver,
+    );
+    expect(second.status).toBe(200);
+    const again = await mutate(
+      'account.addPasskey',
+      { challenge_id: options.data.challenge_id, response: answer, current_password: PASSWORD },
+      approver,
+    );
     expect(again.code).toBe('validation_failed');
+    // Removed, it signs nothing, and the ledger says so.
+    expect((await mutate('account.removePasskey', { id: second.data.id }, approver)).data).toEqual({ removed: true });
+    expect((await events('passkey.removed')).map((e) => e.payload.credential_id)).toContain(other.id);
+    const rp = relyingParty(ORIGIN);
+    expect(
+      await checkPasskeySignIn(
+        app.runtime.db,
+        app.runtime.secrets.auth,
+        other.assert(await signInOptions(app.runtime.secrets.auth, rp)),
+        rp,
+      ),
+    ).toBeNull();
   });
 
   it('a require_passkey decision is refused without the assertion (403 passkey_required), changing nothing', async () => {
@@ -102,6 +140,7 @@ describe('passkeys', () => {
       decision_id: d.id,
       outcome: 'approved',
       option_id: 'approve',
+      option_ids: ['approve'],
       action_digest: d.action_digest,
       approver_id: approver.userId,
     });

@@ -36,13 +36,21 @@ async function setPassword(db: Database, userId: string, password: string): Prom
 /** The signed-in user changes their password; the current one is required. */
 export async function changePassword(db: Database, userId: string, input: { current: string; next: string }): Promise<void> {
   checkNewPassword(input.next);
+  await checkCurrentPassword(db, userId, input.current, 'current');
+  await setPassword(db, userId, input.next);
+}
+
+/**
+ * The user's password, asked again before what a stolen session must not do (change the password,
+ * add a passkey that would outlive the session); 400 at `path` when it is not right.
+ */
+export async function checkCurrentPassword(db: Database, userId: string, password: string, path: string): Promise<void> {
   const [user] = await db.select({ hash: users.passwordHash }).from(users).where(eq(users.id, userId));
-  if (!user || !(await verifyPassword(user.hash, input.current))) {
+  if (!user || !(await verifyPassword(user.hash, password))) {
     throw new AppError('validation_failed', 'The current password is not right.', {
-      issues: [{ path: 'current', message: 'not the current password' }],
+      issues: [{ path, message: 'not the current password' }],
     });
   }
-  await setPassword(db, userId, input.next);
 }
 
 /** An operator resets a password (npm run user:reset-password): the user's sessions end. */

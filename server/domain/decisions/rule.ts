@@ -142,7 +142,8 @@ function statementOf(decision: DecisionRow, approverId: string, optionIds: strin
   return {
     decision_id: decision.id,
     outcome: 'approved',
-    option_id: optionIds.length > 0 ? optionIds.join(',') : null,
+    option_id: optionIds.length === 1 ? optionIds[0]! : null,
+    option_ids: optionIds,
     action_digest: approved ? actionDigest(approved) : null,
     approver_id: approverId,
   };

@@ -4,13 +4,13 @@
  * matches it; a presentation refused for its action, its expiry or its target is recorded too
  * (`grant.refused`), in the same transaction, and answered with its 409 once that has committed.
  *
- * The grant's row is locked first, before the ledger, as every change to a grant does: of twenty
- * presentations at once, one consumes and the others then find it used.
+ * The workspace's ledger is locked first, then the grant's row: of twenty presentations at once,
+ * one consumes and the others then find it used.
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisionGrants } from '@/db/schema';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import type { SigningSettings } from '@/server/ledger/checkpoints';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
@@ -36,6 +36,9 @@ export type Presented = { consumed: Consumed } | { refused: AppError };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function presentGrant(tx: Tx, actor: Actor, input: PresentInput, settings: SigningSettings): Promise<Presented> {
+  // The ledger first, as every change does (one lock order: a rebuild holds it while it rewrites
+  // the grants), and so that no change to the target commits between the check and the use.
+  await lockWorkspaceLedger(tx, actor.workspaceId);
   const row = await lockGrant(tx, actor, input.token, settings);
   if (row.consumedAt) {
     throw new AppError('grant_used', `The grant was consumed at ${row.consumedAt.toISOString()}.`, {

@@ -18,11 +18,12 @@ export function spkiOf(coseKey: Uint8Array): { spki: Buffer; algorithm: number }
   const key = decodeCredentialPublicKey(new Uint8Array(coseKey));
   const algorithm = key.get(cose.COSEKEYS.alg);
   let jwk: JsonWebKey;
-  if (cose.isCOSEPublicKeyEC2(key) && key.get(cose.COSEKEYS.crv) === cose.COSECRV.P256) {
+  // The key's type and curve must be the ones its algorithm names: the ledger says which it is.
+  if (algorithm === cose.COSEALG.ES256 && cose.isCOSEPublicKeyEC2(key) && key.get(cose.COSEKEYS.crv) === cose.COSECRV.P256) {
     jwk = { kty: 'EC', crv: 'P-256', x: b64url(key.get(cose.COSEKEYS.x)), y: b64url(key.get(cose.COSEKEYS.y)) };
-  } else if (cose.isCOSEPublicKeyOKP(key) && key.get(cose.COSEKEYS.crv) === cose.COSECRV.ED25519) {
+  } else if (algorithm === cose.COSEALG.EdDSA && cose.isCOSEPublicKeyOKP(key) && key.get(cose.COSEKEYS.crv) === cose.COSECRV.ED25519) {
     jwk = { kty: 'OKP', crv: 'Ed25519', x: b64url(key.get(cose.COSEKEYS.x)) };
-  } else if (cose.isCOSEPublicKeyRSA(key)) {
+  } else if (algorithm === cose.COSEALG.RS256 && cose.isCOSEPublicKeyRSA(key)) {
     jwk = { kty: 'RSA', n: b64url(key.get(cose.COSEKEYS.n)), e: b64url(key.get(cose.COSEKEYS.e)) };
   } else {
     throw new Error(`a COSE key of an algorithm not offered (${String(algorithm)})`);

@@ -69,7 +69,13 @@ export async function addPasskey(tx: Tx, userId: string, trace: Trace, input: Ad
   const { credential } = verified.registrationInfo;
   const [taken] = await tx.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.credentialId, credential.id));
   if (taken) throw new AppError('conflict', 'That passkey is already registered.');
-  const { spki, algorithm } = spkiOf(credential.publicKey);
+  let key: ReturnType<typeof spkiOf>;
+  try {
+    key = spkiOf(credential.publicKey);
+  } catch (err) {
+    throw refused(`The passkey’s public key is not one this service takes: ${(err as Error).message}`);
+  }
+  const { spki, algorithm } = key;
   const [row] = await tx
     .insert(passkeys)
     .values({
@@ -84,17 +90,38 @@ export async function addPasskey(tx: Tx, userId: string, trace: Trace, input: Ad
       name: input.name?.trim() || 'Passkey',
     })
     .returning();
-  // Workspaces in one order, so that two registrations never wait on each other's ledgers.
+  for (const actor of await actorsOf(tx, userId, trace)) await appendEvents(tx, actor, [registeredEvent(row!)]);
+  return row!;
+}
+
+/** Removes the user's passkey `id`, announced in each of their workspaces; false when they have none by that id. */
+export async function removePasskey(tx: Tx, userId: string, trace: Trace, id: string): Promise<boolean> {
+  const [gone] = await tx
+    .delete(passkeys)
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, userId)))
+    .returning();
+  if (!gone) return false;
+  for (const actor of await actorsOf(tx, userId, trace)) {
+    await appendEvents(tx, actor, [
+      {
+        aggregateType: 'passkey',
+        aggregateId: gone.id,
+        eventType: 'passkey.removed',
+        payload: { passkey_id: gone.id, user_id: userId, credential_id: gone.credentialId },
+      },
+    ]);
+  }
+  return true;
+}
+
+/** The user acting in each of their workspaces, in one order, so that two such changes never wait on each other's ledgers. */
+async function actorsOf(tx: Tx, userId: string, trace: Trace): Promise<Actor[]> {
   const mine = await tx
     .select({ workspaceId: memberships.workspaceId, role: memberships.role })
     .from(memberships)
     .where(eq(memberships.userId, userId))
     .orderBy(asc(memberships.workspaceId));
-  for (const m of mine) {
-    const actor: Actor = { type: 'human', id: userId, ownerId: userId, workspaceId: m.workspaceId, role: m.role, trace };
-    await appendEvents(tx, actor, [registeredEvent(row!)]);
-  }
-  return row!;
+  return mine.map((m) => ({ type: 'human', id: userId, ownerId: userId, workspaceId: m.workspaceId, role: m.role, trace }));
 }
 
 function registeredEvent(row: PasskeyRow): NewEvent {

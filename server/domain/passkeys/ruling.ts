@@ -24,8 +24,10 @@ import type { RelyingParty } from './relying-party';
 interface RulingStatement {
   decision_id: string;
   outcome: 'approved';
-  /** The option chosen; several (option_multiselect) joined by commas; null when none is. */
+  /** The option chosen, when exactly one is (`approve` for the default pair); null otherwise. */
   option_id: string | null;
+  /** Every option chosen, in the order given: what an option_multiselect approval chose, unambiguously. */
+  option_ids: string[];
   /** The digest of the action approved (with the approver's arguments when edited); null without an action. */
   action_digest: string | null;
   approver_id: string;
@@ -86,9 +88,12 @@ export async function verifyRuling(
   answer: PasskeyAnswer,
   rp: RelyingParty,
 ): Promise<{ proof: PasskeyProof; events: NewEvent[] }> {
+  if (typeof answer.response.id !== 'string' || typeof answer.response.response !== 'object' || answer.response.response === null) {
+    throw refused('The passkey answer is not a WebAuthn assertion.');
+  }
   const challenge = await takeChallenge(tx, answer.challenge_id, 'ruling', actor.id);
   const statement = challenge.statement as unknown as RulingStatement;
-  const same = (Object.keys(ruled) as (keyof Ruled)[]).every((k) => statement[k] === ruled[k]);
+  const same = (Object.keys(ruled) as (keyof Ruled)[]).every((k) => JSON.stringify(statement[k]) === JSON.stringify(ruled[k]));
   if (!same) throw refused('The passkey signed another ruling (another option, action or decision): sign this one.');
   const [passkey] = await tx
     .select()

@@ -10,7 +10,13 @@ import { acceptInvitationProcedure } from './accept-invitation';
 import { joinWithInvitationProcedure } from './join-with-invitation';
 import { setupLinkProcedure } from './setup-link';
 import { completeSetupProcedure } from './complete-setup';
-import { addPasskeyProcedure, passkeyListProcedure, passkeyOptionsProcedure, passkeySignInOptionsProcedure } from './passkeys';
+import {
+  addPasskeyProcedure,
+  passkeyListProcedure,
+  passkeyOptionsProcedure,
+  passkeySignInOptionsProcedure,
+  removePasskeyProcedure,
+} from './passkeys';
 
 export const accountRouter = router({
   changePassword: changePasswordProcedure,
@@ -22,5 +28,6 @@ export const accountRouter = router({
   passkeys: passkeyListProcedure,
   passkeyOptions: passkeyOptionsProcedure,
   addPasskey: addPasskeyProcedure,
+  removePasskey: removePasskeyProcedure,
   passkeySignInOptions: passkeySignInOptionsProcedure,
 });

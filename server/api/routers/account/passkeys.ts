@@ -12,7 +12,11 @@ import type {
 } from '@simplewebauthn/server';
 import { signInOptions } from '@/server/domain/passkeys/sign-in';
 import { passkeys } from '@/db/schema';
-import { addPasskey, registrationOptions } from '@/server/domain/passkeys/register';
+import { addPasskey, registrationOptions, removePasskey } from '@/server/domain/passkeys/register';
+import { accountBucket, countAttempt, settleSuccess, tooManyAttempts } from '@/server/auth/attempt-limits';
+import { attemptLimitsOf } from '@/server/auth/sign-in';
+import { checkCurrentPassword } from '@/server/domain/accounts/accounts';
+import { password } from './shared';
 import { relyingParty } from '@/server/domain/passkeys/relying-party';
 import { humanProcedure, publicProcedure } from '../../trpc';
 import { id, text, timestamp } from '../../schemas';
@@ -67,18 +71,35 @@ export const passkeySignInOptionsProcedure = publicProcedure
   .output(z.object({ options: webauthnOptions<PublicKeyCredentialRequestOptionsJSON>() }))
   .mutation(async ({ ctx }) => ({ options: await signInOptions(ctx.runtime.secrets.auth, relyingParty(ctx.runtime.env.APP_URL)) }));
 
+/**
+ * Adding a passkey asks for the current password (under the account's sign-in limit, as changing it
+ * does): a passkey outlives every session, so a stolen session must not be able to add one.
+ */
 export const addPasskeyProcedure = humanProcedure
   .input(
     z.strictObject({
       challenge_id: id(),
       response: webauthnAnswer<RegistrationResponseJSON>(),
       name: text(1, 100).optional(),
+      current_password: password,
     }),
   )
   .output(z.object({ id: z.uuid(), name: z.string() }))
   .mutation(async ({ ctx, input }) => {
-    const row = await ctx.runtime.db.transaction((tx) =>
-      addPasskey(tx, ctx.principal.userId, ctx.trace, input, relyingParty(ctx.runtime.env.APP_URL)),
-    );
+    const { db } = ctx.runtime;
+    const bucket = accountBucket(ctx.principal.email);
+    const verdict = await countAttempt(db, [bucket], attemptLimitsOf(ctx.runtime));
+    if (!verdict.allowed) throw tooManyAttempts(verdict, 'password attempts');
+    await checkCurrentPassword(db, ctx.principal.userId, input.current_password, 'current_password');
+    await settleSuccess(db, [bucket], []);
+    const row = await db.transaction((tx) => addPasskey(tx, ctx.principal.userId, ctx.trace, input, relyingParty(ctx.runtime.env.APP_URL)));
     return { id: row.id, name: row.name };
   });
+
+/** Removing one of one's passkeys (one added by someone who held the session, say): a `passkey.removed` event. */
+export const removePasskeyProcedure = humanProcedure
+  .input(z.strictObject({ id: id() }))
+  .output(z.object({ removed: z.boolean() }))
+  .mutation(async ({ ctx, input }) => ({
+    removed: await ctx.runtime.db.transaction((tx) => removePasskey(tx, ctx.principal.userId, ctx.trace, input.id)),
+  }));
