@@ -57,9 +57,10 @@ import { digestOf } from '@/server/ledger/canonical';
 import { presentCreatedWork } from '@/server/api/routers/work/create';
 import { percentile, WORK_BODY, type BenchDb, type BenchWorkspace, type LoadResult } from './lib';
 
-const PGBENCH = process.env.BENCH_PGBENCH ?? 'pgbench';
+export const PGBENCH = process.env.BENCH_PGBENCH ?? 'pgbench';
 /** db/postgres.ts's startup settings, for pgbench's connections. */
-const PGOPTIONS = '-c lock_timeout=5000 -c statement_timeout=30000 -c TimeZone=UTC -c default_transaction_isolation=read\\ committed';
+export const PGOPTIONS =
+  '-c lock_timeout=5000 -c statement_timeout=30000 -c TimeZone=UTC -c default_transaction_isolation=read\\ committed';
 /** pgbench accepts at most 128 scripts (one per workspace here). */
 const MAX_SCRIPTS = 128;
 
@@ -233,7 +234,11 @@ function buildScripts(sample: Sample, targets: WorkspaceValues[]): { scripts: st
   return { scripts, defines: [...names].map(([value, name]) => `${name}=${value}`) };
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

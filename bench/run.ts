@@ -52,12 +52,15 @@ import { measureRetention, retentionCheck, retentionLines, type RetentionResult 
 import { measureScaleOut, scaleReport, type ScaleResult } from './scale';
 import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
+import { claimLatency, fillReady, oursDrain, pgbenchDrain } from './claims';
 import { measureCheckpointLag, measureProofs, waitForTree, type LagFigures } from './tree';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
 const quick = process.argv.includes('--quick');
 /**
  * `--only queue`: just the work-queue measurement (GET /tasks?ready=true, 1,000 then 100,000 tasks), twice.
+ * `--only claims`: 32 agents draining 10,000 tasks through POST /tasks/claim against pgbench's bare SKIP LOCKED
+ *   loop, and one agent's claim latency at 1,000 and 100,000 ready tasks, twice (bench/claims.ts).
  * `--only writes`: just POST /work, peer and ours, at 32 clients over 64 workspaces and one (the transport's targets).
  * `--only drivers`: the peer on postgres.js against the peer on node-postgres, pipelined and not (the same SQL).
  * `--only scale`: 1, 2 and 3 instances of ours on one database (bench/scale.ts), and SSE across instances.
@@ -74,6 +77,8 @@ const CONCURRENCY = quick ? [1, 32] : [1, 8, 32];
 const LEDGER_EVENTS = quick ? 100_000 : 1_000_000;
 const LEASES = quick ? 200 : 1000;
 const QUEUE_TASKS = quick ? 20_000 : 100_000;
+const CLAIM_TASKS = quick ? 2_000 : 10_000;
+const CLAIM_AGENTS = 32;
 const WARMUP_SECONDS = quick ? 3 : 8;
 
 type Target = 'limit' | 'peer' | 'ours';
@@ -208,13 +213,14 @@ async function pgliteWrites(): Promise<{ rps: Stat; p50: Stat; p99: Stat; failur
 
 async function main(): Promise<void> {
   if (only === 'queue') return queueOnly();
+  if (only === 'claims') return claimsOnly();
   if (only === 'writes') return writesOnly();
   if (only === 'drivers') return driversOnly();
   if (only === 'scale') return scaleOnly();
   if (only === 'verify') return verifyOnly();
   if (only === 'retention') return retentionOnly();
   if (only === 'proofs') return proofsOnly();
-  if (only !== undefined) throw new Error(`--only takes: queue, writes, drivers, scale, verify, retention, proofs (not ${only})`);
+  if (only !== undefined) throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs (not ${only})`);
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 2} workspaces…`);
@@ -394,6 +400,53 @@ async function retentionOnly(): Promise<void> {
       await ours.stop();
       await db.drop();
     }
+  }
+}
+
+/** Claims (issue 39), measured in one run: ours draining through POST /tasks/claim against pgbench's bare loop, and claim latency at 1,000 and QUEUE_TASKS ready tasks. */
+async function measureClaims(ours: Server, db: BenchDb, workspaces: BenchWorkspace[]): Promise<ClaimFigures> {
+  const [warm, oursWs, pgbenchWs, latencyWs] = workspaces as [BenchWorkspace, BenchWorkspace, BenchWorkspace, BenchWorkspace];
+  // Warm-up: the claim path's code is optimised before anything is measured.
+  await fillReady(db, warm, 0, 2_000);
+  await oursDrain(ours.url, warm, CLAIM_AGENTS);
+  await fillReady(db, pgbenchWs, 0, CLAIM_TASKS);
+  const pgbench = await pgbenchDrain(db, pgbenchWs, CLAIM_TASKS, CLAIM_AGENTS);
+  await fillReady(db, oursWs, 0, CLAIM_TASKS);
+  const drained = await oursDrain(ours.url, oursWs, CLAIM_AGENTS);
+  await fillReady(db, latencyWs, 0, 1_000);
+  const small = await claimLatency(ours.url, latencyWs, 300);
+  await fillReady(db, latencyWs, 1_000, QUEUE_TASKS - 1_000);
+  const big = await claimLatency(ours.url, latencyWs, 300);
+  return { pgbench, ours: drained, small, big };
+}
+
+interface ClaimFigures {
+  pgbench: Awaited<ReturnType<typeof pgbenchDrain>>;
+  ours: Awaited<ReturnType<typeof oursDrain>>;
+  small: { p50: number; p99: number };
+  big: { p50: number; p99: number };
+}
+
+function claimLine(run: number, c: ClaimFigures): string {
+  return (
+    `run ${run}: ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS.toLocaleString('en')} tasks: ours ${fmt(c.ours.perSecond)} claims/s ` +
+    `(${c.ours.claims} claims, ${c.ours.distinct} distinct, others ${JSON.stringify(c.ours.others)}), pgbench SKIP LOCKED loop ` +
+    `${fmt(c.pgbench.perSecond)}/s: ${fmt(c.ours.perSecond / c.pgbench.perSecond, 2)} ×; one agent's claim p50 ${fmt(c.small.p50, 2)} ms ` +
+    `on 1,000 ready tasks, ${fmt(c.big.p50, 2)} ms on ${QUEUE_TASKS.toLocaleString('en')} (${fmt(c.big.p50 / c.small.p50, 2)} ×)\n`
+  );
+}
+
+/** The claim figures alone, two runs on fresh workspaces of one database and server. */
+async function claimsOnly(): Promise<void> {
+  buildIfStale();
+  const db = await createBenchDb(8);
+  const ours = await startOurs({ DATABASE_URL: db.url });
+  try {
+    for (const run of [1, 2])
+      process.stdout.write(claimLine(run, await measureClaims(ours, db, db.workspaces.slice((run - 1) * 4, run * 4))));
+  } finally {
+    await ours.stop();
+    await db.drop();
   }
 }
 

@@ -6,7 +6,7 @@
  *
  * Tasks are written straight into the Inbox with SQL (as the ledger fill does for events: the
  * service's write path is measured elsewhere): 70 % todo, 20 % done, 10 % in progress, priorities
- * spread evenly, created a second apart.
+ * spread evenly, created a second apart, and never ANALYZEd.
  */
 import http from 'node:http';
 import postgres from 'postgres';
@@ -20,18 +20,22 @@ export interface QueueFigures {
   p99: number;
 }
 
-async function grow(db: BenchDb, ws: BenchWorkspace, from: number, to: number): Promise<void> {
+/**
+ * Adds tasks `from` + 1 … `to` to the workspace's Inbox: 70 % todo, 20 % done, 10 % in progress, or
+ * all todo (`allTodo`: a queue to claim from). No ANALYZE: what reads them must not depend on fresh
+ * planner statistics (issue 39).
+ */
+export async function grow(db: BenchDb, ws: BenchWorkspace, from: number, to: number, allTodo = false): Promise<void> {
   const sql = postgres(db.url, { max: 1, onnotice: () => undefined });
   try {
     const inbox = inboxIds(ws.workspaceId);
+    const status = allTodo ? sql`'todo'` : sql`case when g % 10 < 7 then 'todo' when g % 10 < 9 then 'done' else 'in_progress' end`;
     await sql`
       insert into tasks (id, workspace_id, initiative_id, workstream_id, milestone_id, title, priority, status, created_at, updated_at)
       select gen_random_uuid(), ${ws.workspaceId}, ${inbox.initiativeId}, ${inbox.workstreamId}, ${inbox.milestoneId},
-             'queued work ' || g, (array['low','medium','high','urgent'])[1 + g % 4],
-             case when g % 10 < 7 then 'todo' when g % 10 < 9 then 'done' else 'in_progress' end,
+             'queued work ' || g, (array['low','medium','high','urgent'])[1 + g % 4], ${status},
              timestamptz '2026-01-01' + g * interval '1 second', timestamptz '2026-01-01' + g * interval '1 second'
       from generate_series(${from + 1}::int, ${to}::int) g`;
-    await sql`analyze tasks`;
   } finally {
     await sql.end();
   }

@@ -3,30 +3,19 @@
  * workspace's API key), while a human approves its decision in Chromium: it plans, works, asks,
  * waits for the ruling on the event stream, finishes, and verifies the ledger itself.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { freePort } from './npm-start';
-import { APP_ORIGIN, fixture, signIn } from './support';
-
-const root = path.resolve(import.meta.dirname, '..');
+import { APP_ORIGIN, fixture, runAgent, signIn } from './support';
 
 test('the example agent works, asks, gets its ruling from a human in the browser, finishes and verifies the ledger', async ({ page }) => {
   test.setTimeout(90_000);
-  const agent = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['examples/agent.ts'], {
-    cwd: root,
-    env: { ...process.env, AWS_API_KEY: fixture().apiKey, AWS_BASE_URL: `${APP_ORIGIN}/api/v1` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  agent.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  agent.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<number | null>((resolve) => agent.on('exit', resolve));
+  const { child: agent, output, exited } = runAgent('examples/agent.ts', {});
   try {
     // It says where a human rules once its decision is raised.
-    await expect.poll(() => /Waiting for a ruling: (\S+)/.exec(out)?.[1], { timeout: 30_000, message: `${out}\n${err}` }).toBeTruthy();
-    const url = /Waiting for a ruling: (\S+)/.exec(out)![1]!;
+    await expect
+      .poll(() => /Waiting for a ruling: (\S+)/.exec(output.out)?.[1], { timeout: 30_000, message: `${output.out}\n${output.err}` })
+      .toBeTruthy();
+    const url = /Waiting for a ruling: (\S+)/.exec(output.out)![1]!;
     expect(url).toMatch(new RegExp(`^${APP_ORIGIN}/decisions/`));
 
     await signIn(page, fixture().users.approver);
@@ -36,10 +25,10 @@ test('the example agent works, asks, gets its ruling from a human in the browser
     await page.getByRole('button', { name: 'Confirm approve' }).click();
     await expect(page.getByRole('status')).toContainText('Approved');
 
-    expect(await exited, `${out}\n${err}`).toBe(0);
-    expect(out).toContain('Ruling: approved');
-    expect(out).toContain('Run finished: completed');
-    expect(out).toMatch(/^Ledger verified: \d+ events, head sha256:[0-9a-f]{64}$/m);
+    expect(await exited, `${output.out}\n${output.err}`).toBe(0);
+    expect(output.out).toContain('Ruling: approved');
+    expect(output.out).toContain('Run finished: completed');
+    expect(output.out).toMatch(/^Ledger verified: \d+ events, head sha256:[0-9a-f]{64}$/m);
   } finally {
     if (agent.exitCode === null) agent.kill('SIGKILL');
   }
@@ -47,15 +36,10 @@ test('the example agent works, asks, gets its ruling from a human in the browser
 
 test('with no service at its address, the agent says which address it tried and how to set it', async () => {
   const closed = `http://127.0.0.1:${await freePort()}/api/v1`;
-  const agent = spawn(path.join(root, 'node_modules', '.bin', 'tsx'), ['examples/agent.ts'], {
-    cwd: root,
-    env: { ...process.env, AWS_API_KEY: fixture().apiKey, AWS_BASE_URL: closed },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  agent.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const code = await new Promise<number | null>((resolve) => agent.on('exit', resolve));
+  // The client tries a refused connection again a few times (a server restarting) before it gives up.
+  const { output, exited } = runAgent('examples/agent.ts', { AWS_BASE_URL: closed });
+  const code = await exited;
   expect(code).toBe(1);
-  expect(err).toContain(`no service answers at ${closed} (ECONNREFUSED)`);
-  expect(err).toContain('AWS_BASE_URL');
+  expect(output.err).toContain(`no service answers at ${closed} (ECONNREFUSED)`);
+  expect(output.err).toContain('AWS_BASE_URL');
 });

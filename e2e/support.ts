@@ -1,4 +1,5 @@
 /** What the end-to-end tests share: the fixture e2e/setup.ts wrote, signing in, and agent calls. */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, type APIRequestContext, type Page } from '@playwright/test';
@@ -60,4 +61,18 @@ export async function raiseBlocking(request: APIRequestContext, taskTitle: strin
   });
   expect(raised.status).toBe(201);
   return raised.body.decision.id as string;
+}
+
+/** A script run as an agent process (Node with tsx's loader, so a signal reaches the script itself), its output collected. */
+export function runAgent(script: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: path.join(import.meta.dirname, '..'),
+    env: { ...process.env, AWS_API_KEY: fixture().apiKey, AWS_BASE_URL: `${APP_ORIGIN}/api/v1`, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { out: '', err: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output.err += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, output, exited };
 }

@@ -100,7 +100,7 @@ test('counts read in the singular for one: a run with one checkpoint, a decision
 
   await signIn(page, fixture().users.owner);
   await page.goto(`/tasks/${taskId}`);
-  await expect(page.getByRole('region', { name: 'Runs' })).toContainText('by words-agent, 1 checkpoint, started');
+  await expect(page.getByRole('region', { name: 'Runs' })).toContainText('by words-agent, fence 1, 1 checkpoint, started');
   await page.goto(`/decisions/${decision.id}`);
   await expect(page.getByRole('region', { name: 'Attention' })).toContainText(/Asked\s*1 time, first/);
 });

@@ -14,11 +14,14 @@
  * The steps:
  * 1. Create an initiative with a small tree (a workstream, a milestone, two tasks, the second
  *    depending on the first).
- * 2. Find ready work: GET /tasks?ready=true, the first task of that initiative.
- * 3. Start a run of it, and record a checkpoint.
- * 4. Raise a decision that blocks the task (the server pauses the run) and ask for attention.
+ * 2. Claim the next ready task of that initiative (POST /tasks/claim): its run starts with a
+ *    lease, which the client keeps with heartbeats while the work runs (withLease).
+ * 3. Work, and record a checkpoint (which renews the lease too).
+ * 4. Raise a decision that blocks the task (the server pauses the run, which then holds no lease)
+ *    and ask for attention.
  * 5. Wait for the ruling on the event stream (an SSE lease, resumed if cut; every link checked).
- * 6. Approved: resume the run and finish it. Declined: finish it as failed.
+ * 6. Approved: resume the run (a new lease) and finish it under its lease. Declined: finish it as
+ *    failed.
  * 7. Export the whole ledger (JSON pages), recompute every digest and hash (RFC 8785 + SHA-256,
  *    with none of the service's code), and compare with GET /ledger/verify.
  */
@@ -74,22 +77,25 @@ async function main(): Promise<void> {
   const initiativeId = created.data.initiative.id;
   console.log(`Initiative created: ${initiativeId}`);
 
-  // 2. Ready work: the first task is ready, the second waits for it.
-  const ready = ok('GET /tasks', await api.GET('/tasks', { params: { query: { ready: 'true', initiative_id: initiativeId, limit: 50 } } }));
-  const task = ready.data[0];
-  if (!task) throw new Error('no ready task in the new initiative');
-  console.log(`Ready task: ${task.title} (${task.id})`);
+  // 2. The next ready task of the plan (the first is ready, the second waits for it), and its run.
+  //    No other agent can get it: a claim takes a task no other claim holds.
+  const claimed = await aws.claim({ agentId: 'example-agent', filters: { initiative_id: initiativeId }, leaseSeconds: 60 });
+  if (!claimed) throw new Error('no ready task in the new initiative');
+  const { task, run } = claimed;
+  console.log(`Claimed: ${task.title} (${task.id}), run ${run.runId}, fence ${run.fence}, lease until ${run.lease_expires_at}`);
 
-  // 3. A run, and a checkpoint of it.
-  const run = ok('POST /runs', await api.POST('/runs', { body: { task_id: task.id, agent_id: 'example-agent' } })).data;
-  console.log(`Run started: ${run.runId}`);
-  ok(
-    'POST /runs/{runId}/checkpoints',
-    await api.POST('/runs/{runId}/checkpoints', {
-      params: { path: { runId: run.runId } },
-      body: { label: 'numbers collected', state: { rows: 42 } },
-    }),
-  );
+  // 3. The work, under the run's lease: heartbeats keep it while this runs, and `signal` aborts if
+  //    it is lost (the task may then be another agent's: nothing more is written).
+  await aws.withLease(run, async (signal) => {
+    ok(
+      'POST /runs/{runId}/checkpoints',
+      await api.POST('/runs/{runId}/checkpoints', {
+        params: { path: { runId: run.runId } },
+        body: { label: 'numbers collected', state: { rows: 42 } },
+        signal,
+      }),
+    );
+  });
   console.log('Checkpoint recorded: numbers collected');
 
   // Where the stream stands now: the ruling will come after it.
@@ -145,13 +151,16 @@ async function main(): Promise<void> {
       'POST /runs/{runId}/actions/resume',
       await api.POST('/runs/{runId}/actions/{action}', { params: { path: { runId: run.runId, action: 'resume' } } }),
     );
-    ok(
-      'POST /runs/{runId}/finish',
-      await api.POST('/runs/{runId}/finish', {
-        params: { path: { runId: run.runId } },
-        body: { outcome: 'completed', summary: 'Draft sent to the board.' },
-      }),
-    );
+    await aws.withLease(run, async (signal) => {
+      ok(
+        'POST /runs/{runId}/finish',
+        await api.POST('/runs/{runId}/finish', {
+          params: { path: { runId: run.runId } },
+          body: { outcome: 'completed', summary: 'Draft sent to the board.' },
+          signal,
+        }),
+      );
+    });
     console.log('Run finished: completed');
   } else {
     ok(

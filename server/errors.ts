@@ -125,6 +125,12 @@ export const errorTable = {
     meaning: 'The task the action targets is no longer at the version the decision was raised for: the approval is void.',
     action: 'Read the task again (details.current_version) and raise a new decision for it as it is.',
   },
+  lease_expired: {
+    status: 409,
+    meaning:
+      'The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more.',
+    action: 'Stop working on the task. Claim work again (POST /tasks/claim), and heartbeat at a third of lease_seconds while you work.',
+  },
   payload_too_large: {
     status: 413,
     meaning: 'The body is larger than the route accepts (1 MiB for the API).',

@@ -1,5 +1,6 @@
 /**
- * Work the service does on its own: timing out overdue decisions every few seconds, deleting what
+ * Work the service does on its own: timing out overdue decisions every few seconds, failing runs
+ * whose lease lapsed every second (server/domain/runs/lease-expiry.ts), deleting what
  * is kept only for a while once a minute (server/retention.ts: expired idempotency records, ended
  * dedup claims, rate-limit windows and attempt counters, old webhook delivery attempts), and
  * delivering the ledger to webhook endpoints (server/webhooks/dispatcher.ts), and adding new events
@@ -8,6 +9,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Database } from '@/db';
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
+import { expireLapsedLeases } from './domain/runs/lease-expiry';
 import { attemptLimitsOf } from './auth/sign-in';
 import { describeError, log } from './log';
 import { jobSucceeded, measureDeliveryLagWith, measureTreeAlarmsWith, type DeliveryLag } from './metrics';
@@ -20,6 +22,8 @@ import { WebhookDispatcher } from './webhooks/dispatcher';
 const TIMEOUT_SWEEP_MS = 5_000;
 /** How often the retention job runs (on one instance at a time). */
 const RETENTION_MS = 60_000;
+/** How often lapsed run leases are looked for: a run is failed within its lease_seconds + this (+ the pass). */
+const LEASE_EXPIRY_MS = 1_000;
 
 /** Runs `job` every `everyMs`, never overlapping a slow run with the next; returns the stopper. */
 function every(name: string, everyMs: number, job: () => Promise<unknown>): () => void {
@@ -42,7 +46,10 @@ function every(name: string, everyMs: number, job: () => Promise<unknown>): () =
  * Starts the background jobs; returns a function that stops them (settling once webhook
  * deliveries in flight are aborted and their leases given back).
  */
-export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; retentionMs?: number } = {}): () => Promise<void> {
+export function startBackgroundJobs(
+  runtime: Runtime,
+  opts: { sweepMs?: number; retentionMs?: number; leaseExpiryMs?: number } = {},
+): () => Promise<void> {
   measureDeliveryLagWith(() => deliveryLag(runtime.db));
   measureTreeAlarmsWith(() => countTreeAlarms(runtime.db));
   let stopping = false;
@@ -50,6 +57,7 @@ export function startBackgroundJobs(runtime: Runtime, opts: { sweepMs?: number; 
   webhooks.start();
   const stops = [
     every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () => sweepDecisionTimeouts(runtime.db)),
+    every('run lease expiry', opts.leaseExpiryMs ?? LEASE_EXPIRY_MS, () => expireLapsedLeases(runtime.db)),
     every('ledger integrator', runtime.env.CHECKPOINT_INTERVAL_MS, () =>
       runIntegrator(runtime.db, signingOf(runtime), runtime.env.CHECKPOINT_INTERVAL_MS),
     ),

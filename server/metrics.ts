@@ -79,6 +79,11 @@ function build() {
       labelNames: ['table'] as const,
       registers,
     }),
+    runLeasesLapsed: new Counter({
+      name: 'aws_run_leases_lapsed_total',
+      help: 'Runs the service failed because their lease lapsed (their agent stopped heartbeating); each task was made ready again.',
+      registers,
+    }),
     lag,
     alarms,
     deliveries: new Counter({
@@ -225,6 +230,11 @@ export function jobSucceeded(job: string): void {
 /** The retention job deleted `rows` rows of `table`. */
 export function countRetained(table: string, rows: number): void {
   if (rows > 0) metrics().retentionDeleted.inc({ table }, rows);
+}
+
+/** The lease-expiry job failed a run whose lease lapsed. */
+export function countLapsedLease(): void {
+  metrics().runLeasesLapsed.inc();
 }
 
 /** Where the open leases are counted (server/api/event-stream.ts): read at each scrape. */

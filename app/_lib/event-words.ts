@@ -98,6 +98,8 @@ const PHRASES: EventPhrases = {
   'run.released': 'released by its decision, still paused',
   'run.completed': 'completed',
   'run.failed': 'failed',
+  'run.lease_renewed': 'kept its lease (heartbeat)',
+  'run.lease_expired': 'lost its lease: its agent stopped heartbeating, and the task is ready again',
   'receipt.imported': 'imported',
   'dedup.claimed': 'taken',
   'dedup.extended': 'extended',

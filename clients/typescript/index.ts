@@ -7,17 +7,22 @@
  * - an `Idempotency-Key` on every write (a UUID unless the caller gives one), the same key on each
  *   of the client's own retries, so a write retried after a lost answer happens once;
  * - retries of 503 (the database unavailable or busy) and 429 (rate limited), and of 409
- *   `idempotency_in_progress`, after the `Retry-After` the server sends;
+ *   `idempotency_in_progress`, after the `Retry-After` the server sends; and of a request that got
+ *   no answer at all (a refused or closed connection), with the same key;
  * - `events()`: an async iterator over the workspace's event stream (server-sent event leases, one
  *   after another), which resumes from the last event it yielded when a lease ends or is cut, and
  *   checks each event's `previousHash` against the `eventHash` before it.
  *
- * And for a tool server, `grants.consume()`: use an approval's grant once, for the action it is
- * about to run, or learn why not (GrantRefusedError).
+ * For an agent's loop, `claim()` (the next ready task, its run started: POST /tasks/claim) and
+ * `withLease()` (heartbeats at a third of the lease while the work runs; the work's signal aborts
+ * when the lease is lost). And for a tool server, `grants.consume()`: use an approval's grant once,
+ * for the action it is about to run, or learn why not (GrantRefusedError).
  *
  * Usage:
  *   const aws = createAwsClient({ baseUrl: 'http://127.0.0.1:3000/api/v1', apiKey });
  *   const { data, error } = await aws.api.POST('/work', { body: { title: 'Write the report' } });
+ *   const claimed = await aws.claim({ agentId: 'agent-1' });
+ *   if (claimed) await aws.withLease(claimed.run, (signal) => doTheWork(claimed.task, signal));
  *   for await (const event of aws.events({ signal })) …
  *   await aws.grants.consume(token, actionDigest);
  */
@@ -65,10 +70,41 @@ export class GrantRefusedError extends Error {
   }
 }
 
+/** A claimed task and its run (POST /tasks/claim). */
+export type Claimed = NonNullable<components['schemas']['ClaimResponse']['data']>;
+
+/** A run as withLease needs it: its id and the length of its lease. */
+export interface LeasedRun {
+  runId: string;
+  lease_seconds: number;
+}
+
+/**
+ * The run no longer holds its lease: `code` is lease_expired (it lapsed; the task may be another
+ * agent's) or invalid_state_transition (the run stopped running: paused, cancelled, finished).
+ * Stop working on the task.
+ */
+export class LeaseLostError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** What POST /grants/consume answers: the grant used, and when. */
 export type GrantConsumed = components['schemas']['GrantConsumed']['data'];
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Operations not sent again after a request got no answer: using a grant is not replayed by its
+ * Idempotency-Key, so a second attempt would find the grant used by the first (grants.consume);
+ * the event stream reconnects on its own, from the last event it yielded (events()).
+ */
+const NOT_RESENT = ['/grants/consume', '/events/stream'];
 
 const sleep = (ms: number, signal?: AbortSignal | null) =>
   new Promise<void>((resolve, reject) => {
@@ -102,7 +138,17 @@ function retryingFetch(opts: AwsClientOptions): (input: Request) => Promise<Resp
     if (WRITES.has(request.method) && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', crypto.randomUUID());
     for (let attempt = 0; ; attempt++) {
       // A clone per attempt: a body can be sent once.
-      const response = await base(request.clone());
+      let response: Response;
+      try {
+        response = await base(request.clone());
+      } catch (err) {
+        // No answer (a refused connection, or a kept-alive one the server had closed, as after the
+        // agent was suspended): sent again with the same Idempotency-Key, so a write whose answer
+        // was lost happens once. Except where a second attempt is not a replay (NOT_RESENT).
+        if (attempt >= retries || request.signal.aborted || NOT_RESENT.some((p) => new URL(request.url).pathname.endsWith(p))) throw err;
+        await sleep(Math.min(2 ** attempt * 250, maxDelay), request.signal);
+        continue;
+      }
       if (attempt >= retries || !(await retryable(response))) return response;
       const seconds = Number(response.headers.get('retry-after'));
       const wait = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 2 ** attempt * 250;
@@ -127,6 +173,15 @@ export interface EventsOptions {
   reconnectDelayMs?: number;
 }
 
+export interface ClaimOptions {
+  /** Who takes the task (the run's agent_id). */
+  agentId: string;
+  /** As GET /tasks takes them; the task is always a ready one. */
+  filters?: NonNullable<paths['/tasks/claim']['post']['requestBody']>['content']['application/json']['filters'];
+  /** The run's lease, 5–3600 seconds (default 300). */
+  leaseSeconds?: number;
+}
+
 export interface AwsClient {
   /** Every operation of the API, typed from the OpenAPI document (openapi-fetch). */
   api: Client<paths, 'application/json'>;
@@ -138,6 +193,19 @@ export interface AwsClient {
    * them cannot be checked and are not.
    */
   events(options?: EventsOptions): AsyncGenerator<LedgerEvent>;
+  /**
+   * Claims the next ready task (POST /tasks/claim: urgent first, then oldest, with `filters`) and
+   * starts its run, holding a lease of `leaseSeconds` (default 300). null when nothing is ready.
+   * Retried on a lost answer with the same Idempotency-Key, so a retry gets the same claim.
+   */
+  claim(options: ClaimOptions): Promise<Claimed | null>;
+  /**
+   * Runs `work` while keeping the run's lease: a heartbeat at a third of lease_seconds. When the
+   * lease is lost (LeaseLostError: it lapsed, or the run stopped running), `work`'s signal aborts
+   * with that error and withLease rejects with it, whether or not `work` heeds the signal; `work`
+   * should stop and write nothing more. Heartbeats stop when `work` settles.
+   */
+  withLease<T>(run: LeasedRun, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
   grants: {
     /**
      * Uses the grant `token` for the action whose digest is `actionDigest` (`sha256:` + hex of
@@ -223,5 +291,46 @@ export function createAwsClient(opts: AwsClientOptions): AwsClient {
     throw new GrantRefusedError(response.status, e?.code ?? 'unknown', e?.message ?? `answered ${response.status}`, e?.details ?? {});
   }
 
-  return { api, events, grants: { consume } };
+  async function claim(options: ClaimOptions): Promise<Claimed | null> {
+    const { data, error, response } = await api.POST('/tasks/claim', {
+      body: { agent_id: options.agentId, filters: options.filters, lease_seconds: options.leaseSeconds },
+    });
+    if (response.status === 204) return null;
+    if (data?.data) return data.data;
+    throw new Error(`POST /tasks/claim answered ${response.status}: ${JSON.stringify(error)}`);
+  }
+
+  async function withLease<T>(run: LeasedRun, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    let lost: LeaseLostError | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopped = false;
+    const every = (run.lease_seconds * 1000) / 3;
+    const beat = async () => {
+      const { error, response } = await api.POST('/runs/{runId}/heartbeat', { params: { path: { runId: run.runId } } }).catch(() => ({
+        // Not reachable: try again at the next beat (two more before the lease lapses).
+        error: undefined,
+        response: undefined,
+      }));
+      if (stopped) return;
+      const code = (error as { error?: { code?: string; message?: string } } | undefined)?.error;
+      if (response && response.status === 409 && code?.code) {
+        lost = new LeaseLostError(run.runId, code.code, code.message ?? 'the run lost its lease');
+        controller.abort(lost);
+        return;
+      }
+      timer = setTimeout(() => void beat(), every);
+    };
+    timer = setTimeout(() => void beat(), every);
+    const gone = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(lost), { once: true }));
+    gone.catch(() => undefined);
+    try {
+      return await Promise.race([work(controller.signal), gone]);
+    } finally {
+      stopped = true;
+      clearTimeout(timer);
+    }
+  }
+
+  return { api, events, claim, withLease, grants: { consume } };
 }

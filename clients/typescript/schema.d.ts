@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * One task, with what surrounds it
-         * @description The task (with `aggregateVersion`, also sent as the ETag), its placement (initiative, workstream, milestone: ids, titles, statuses), its receipt, its runs (newest first, checkpoints counted), the decisions that name it (newest first) and its dependencies with their statuses.
+         * @description The task (with `aggregateVersion`, also sent as the ETag), its placement (initiative, workstream, milestone: ids, titles, statuses), its receipt, who holds it now (`holder`: the running run’s agent and lease), its runs (newest first, by fence; checkpoints counted), the decisions that name it (newest first) and its dependencies with their statuses.
          */
         get: operations["tasks-get"];
         put?: never;
@@ -66,6 +66,26 @@ export interface paths {
          * @description JSON merge patch (RFC 7396) of `title`, `description`, `priority`, `estimate_hours` and `agent_id`: a field sent is set, `null` clears an optional one (description, estimate_hours, agent_id), a field left out is kept. Status is not patchable: it follows runs and lifecycle actions. With `If-Match: "<aggregateVersion>"`, a task that has moved past that version is 412 precondition_failed and nothing changes. One `task.updated` event carries each changed field, before and after; a patch that changes nothing is 200 and writes nothing. The response’s ETag is the new version. Idempotency-Key works as on POST /work (a replay is the original response).
          */
         patch: operations["tasks-update"];
+        trace?: never;
+    };
+    "/tasks/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim the next ready task and start its run
+         * @description In one transaction: takes the first task of the work queue (GET /tasks?ready=true&sort=priority: urgent first, then oldest), with `filters`, that no other claim holds at that moment, and starts its run (`running`, the task `in_progress`). 201 `{task, run}`; 204 with no body when nothing is ready. Concurrent claims never get the same task and never wait on each other’s (FOR UPDATE SKIP LOCKED). The run holds a lease of `lease_seconds` (default 300): heartbeat it (POST /runs/{runId}/heartbeat) at a third of that, or the service fails the run and the task is ready again. `run.fence` is the run’s fencing token. With an Idempotency-Key the same key and body replay the original answer (200, or 204 when nothing was claimed).
+         */
+        post: operations["tasks-claim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/decisions": {
@@ -291,7 +311,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run of a task
-         * @description The run starts `running` and its task becomes `in_progress` (a task’s status follows its runs). A task has at most one open run (queued, running or paused); a second, or a run of a task that is done, cancelled or paused, or under a node that is not active, is 409 invalid_state_transition. `agent_id` defaults to the task’s agent. With an Idempotency-Key the same key and body replay the original response (200).
+         * @description The run starts `running` and its task becomes `in_progress` (a task’s status follows its runs). A task has at most one open run (queued, running or paused); a second, or a run of a task that is done, cancelled or paused, or under a node that is not active, is 409 invalid_state_transition. `agent_id` defaults to the task’s agent. The run holds a lease of `lease_seconds` (default 300): heartbeat it (POST /runs/{runId}/heartbeat) or record checkpoints at least that often, or the service fails the run (`failure_reason` lease_expired) and its task is ready again. To take the next ready task without racing other agents, use POST /tasks/claim. With an Idempotency-Key the same key and body replay the original response (200).
          */
         post: operations["runs-create"];
         delete?: never;
@@ -374,6 +394,26 @@ export interface paths {
          * @description The run state machine: `pause` queued|running → paused; `resume` paused → running; `cancel` queued|running|paused → cancelled (pending decisions raised on the run are cancelled with it); `rollback` (body `checkpointId`, a checkpoint of this run) running|paused|failed → paused at that checkpoint. Each applied action is one `run.*` ledger event (plus `task.status_changed` when the task’s status follows). The same action on a run already in its target state is 200 with no new event; any other move is 409 invalid_state_transition with `details.status`. Idempotency-Key is accepted for forward compatibility only.
          */
         post: operations["runs-action"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/{runId}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew a run’s lease
+         * @description Keeps a running run’s lease for `lease_seconds` from now (the run’s own, or the one sent, which the run keeps from then on), and answers the new `lease_expires_at`. Each heartbeat is one `run.lease_renewed` ledger event, so the ledger shows who held the task until when. Checkpoints renew the lease too. A run that is not running holds no lease: 409 invalid_state_transition. Once the lease has lapsed the run is the service’s: 409 lease_expired, and nothing is written; stop working on the task and claim again.
+         */
+        post: operations["runs-heartbeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1112,11 +1152,27 @@ export interface components {
                      */
                     created_at: string;
                 } | null;
+                /** @description The running run that holds the task’s lease, its agent and until when; null when none does. */
+                holder: {
+                    /** Format: uuid */
+                    runId: string;
+                    agent_id: string | null;
+                    fence: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-20T10:00:00.000Z
+                     */
+                    lease_expires_at: string;
+                } | null;
                 runs: {
                     /** Format: uuid */
                     runId: string;
                     status: string;
                     agent_id: string | null;
+                    fence: number;
+                    lease_expires_at: string | null;
+                    /** @description `lease_expired`: the run’s agent stopped heartbeating and lost the task. */
+                    failure_reason: "lease_expired" | null;
                     checkpoints: number;
                     /**
                      * Format: date-time
@@ -1170,6 +1226,70 @@ export interface components {
                 /** Format: uuid */
                 workspaceId: string;
             };
+        };
+        ClaimResponse: {
+            /** @constant */
+            ok: true;
+            /** @description null (204, no body over REST) when nothing is ready. */
+            data: {
+                task: components["schemas"]["VersionedTask"];
+                run: components["schemas"]["Run"];
+            } | null;
+        };
+        Run: {
+            /** Format: uuid */
+            runId: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            /** Format: uuid */
+            workspace_id: string;
+            /** Format: uuid */
+            task_id: string;
+            agent_id: string | null;
+            /** @description The blocking decision the run is paused for, if any. */
+            paused_for_decision_id: string | null;
+            /** @description The checkpoint the run was last rolled back to. */
+            checkpoint_id: string | null;
+            summary: string | null;
+            /** @description The run’s aggregateVersion in the ledger (+1 per event of the run). */
+            aggregateVersion: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            updated_at: string;
+            finished_at: string | null;
+            /** @description The run’s place among its task’s runs (1, 2, …): a fencing token that only grows. Pass it to systems your agent writes to, and let them refuse a smaller one than they have seen. */
+            fence: number;
+            /** @description How long a heartbeat or a checkpoint keeps the lease. */
+            lease_seconds: number;
+            /** @description When the lease lapses unless renewed; null unless the run is running (a paused run holds no lease). */
+            lease_expires_at: string | null;
+            /** @description `lease_expired` when the service failed the run because its lease lapsed; otherwise null. */
+            failure_reason: "lease_expired" | null;
+            checkpoints: components["schemas"]["RunCheckpoint"][];
+        };
+        RunCheckpoint: {
+            /** Format: uuid */
+            checkpointId: string;
+            /** Format: uuid */
+            runId: string;
+            /** @description 1 for the run’s first checkpoint, then +1. */
+            position: number;
+            label: string;
+            state: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            created_at: string;
         };
         DecisionResponse: {
             decision: components["schemas"]["Decision"];
@@ -1707,6 +1827,14 @@ export interface components {
              */
             updated_at: string;
             finished_at: string | null;
+            /** @description The run’s place among its task’s runs (1, 2, …): a fencing token that only grows. Pass it to systems your agent writes to, and let them refuse a smaller one than they have seen. */
+            fence: number;
+            /** @description How long a heartbeat or a checkpoint keeps the lease. */
+            lease_seconds: number;
+            /** @description When the lease lapses unless renewed; null unless the run is running (a paused run holds no lease). */
+            lease_expires_at: string | null;
+            /** @description `lease_expired` when the service failed the run because its lease lapsed; otherwise null. */
+            failure_reason: "lease_expired" | null;
             /** @description Checkpoints recorded (GET /runs/{runId} lists them). */
             checkpoint_count: number;
         };
@@ -1714,53 +1842,6 @@ export interface components {
             /** @constant */
             ok: true;
             data: components["schemas"]["Run"];
-        };
-        Run: {
-            /** Format: uuid */
-            runId: string;
-            /** @enum {string} */
-            status: "queued" | "running" | "paused" | "completed" | "failed" | "cancelled";
-            /** Format: uuid */
-            workspace_id: string;
-            /** Format: uuid */
-            task_id: string;
-            agent_id: string | null;
-            /** @description The blocking decision the run is paused for, if any. */
-            paused_for_decision_id: string | null;
-            /** @description The checkpoint the run was last rolled back to. */
-            checkpoint_id: string | null;
-            summary: string | null;
-            /** @description The run’s aggregateVersion in the ledger (+1 per event of the run). */
-            aggregateVersion: number;
-            /**
-             * Format: date-time
-             * @example 2026-11-20T10:00:00.000Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-20T10:00:00.000Z
-             */
-            updated_at: string;
-            finished_at: string | null;
-            checkpoints: components["schemas"]["RunCheckpoint"][];
-        };
-        RunCheckpoint: {
-            /** Format: uuid */
-            checkpointId: string;
-            /** Format: uuid */
-            runId: string;
-            /** @description 1 for the run’s first checkpoint, then +1. */
-            position: number;
-            label: string;
-            state: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-20T10:00:00.000Z
-             */
-            created_at: string;
         };
         RunCheckpointResponse: {
             /** @constant */
@@ -1781,6 +1862,26 @@ export interface components {
                  */
                 status: "queued" | "running" | "paused" | "completed" | "failed" | "cancelled";
             };
+        };
+        RunLeaseResponse: {
+            /** @constant */
+            ok: true;
+            data: components["schemas"]["RunLease"];
+        };
+        RunLease: {
+            /** Format: uuid */
+            runId: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "paused" | "completed" | "failed" | "cancelled";
+            fence: number;
+            lease_seconds: number;
+            /**
+             * Format: date-time
+             * @description The new end of the lease: heartbeat again before it (at a third of lease_seconds).
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            lease_expires_at: string;
+            aggregateVersion: number;
         };
         LifecycleResponse: {
             /** @constant */
@@ -3130,6 +3231,231 @@ export interface operations {
             };
         };
     };
+    "tasks-claim": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Optional for an API key (its workspace).
+                     */
+                    workspace_id?: string;
+                    /** @description Who takes the task: the run’s agent_id. */
+                    agent_id: string;
+                    /** @description As GET /tasks takes them; the status is always ready (`?ready=true`). */
+                    filters?: {
+                        type?: ("research" | "build" | "review" | "ops" | "decision")[];
+                        priority?: ("low" | "medium" | "high" | "urgent")[];
+                        /** Format: uuid */
+                        initiative_id?: string;
+                        /** Format: uuid */
+                        workstream_id?: string;
+                        /** Format: uuid */
+                        milestone_id?: string;
+                    };
+                    /** @description How long the run's lease lasts without a heartbeat or a checkpoint: 5 to 3600 seconds, default 300. */
+                    lease_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Idempotent replay: the original response. */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimResponse"];
+                };
+            };
+            /** @description Successful response */
+            201: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimResponse"];
+                };
+            };
+            /** @description Nothing is ready: no task was claimed. */
+            204: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_conflict`: The Idempotency-Key was already used with a different request (method, path or body). */
+            422: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "decisions-list": {
         parameters: {
             query?: {
@@ -3393,7 +3719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `approval_stale`: The task the action targets is no longer at the version the decision was raised for: the approval is void. `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
+            /** @description `approval_stale`: The task the action targets is no longer at the version the decision was raised for: the approval is void. `lease_expired`: The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more. `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -5107,6 +5433,8 @@ export interface operations {
                     /** Format: uuid */
                     task_id: string;
                     agent_id?: string;
+                    /** @description How long the run's lease lasts without a heartbeat or a checkpoint: 5 to 3600 seconds, default 300. */
+                    lease_seconds?: number;
                 };
             };
         };
@@ -5491,7 +5819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `invalid_state_transition`: The action is not valid in the resource’s current state (details.status says which). `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
+            /** @description `invalid_state_transition`: The action is not valid in the resource’s current state (details.status says which). `lease_expired`: The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more. `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -5669,7 +5997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `invalid_state_transition`: The action is not valid in the resource’s current state (details.status says which). */
+            /** @description `invalid_state_transition`: The action is not valid in the resource’s current state (details.status says which). `lease_expired`: The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -5839,7 +6167,171 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `invalid_state_transition`: The action is not valid in the resource’s current state (details.status says which). */
+            /** @description `invalid_state_transition`: The action is not valid in the resource’s current state (details.status says which). `lease_expired`: The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "runs-heartbeat": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+            };
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description How long the run's lease lasts without a heartbeat or a checkpoint: 5 to 3600 seconds, default 300. */
+                    lease_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunLeaseResponse"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_state_transition`: The action is not valid in the resource’s current state (details.status says which). `lease_expired`: The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -6182,6 +6674,17 @@ export interface operations {
             };
             /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
             404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `lease_expired`: The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more. */
+            409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;

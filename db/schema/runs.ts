@@ -35,12 +35,30 @@ export const runs = pgTable(
     /** What the agent reported when it finished. */
     summary: text('summary'),
     finishedAt: ts('finished_at'),
+    /**
+     * The run's place among its task's runs (1, 2, …): a fencing token that only grows, so a
+     * write carrying an older run's fence can be told from the current holder's.
+     */
+    fence: integer('fence').notNull(),
+    /** How long a heartbeat (or a checkpoint) keeps the run's lease (server/domain/runs/lease.ts). */
+    leaseSeconds: integer('lease_seconds').notNull().default(300),
+    /** When the lease lapses unless renewed; set only while the run is `running` (a paused run holds no lease). */
+    leaseExpiresAt: ts('lease_expires_at'),
+    /** Why the service failed the run: `lease_expired` (null when its agent reported the failure, or it did not fail). */
+    failureReason: text('failure_reason', { enum: ['lease_expired'] }),
   },
   (t) => [
-    index('runs_task_idx').on(t.taskId),
+    // A task's runs by fence; two runs of one task never share a fence.
+    uniqueIndex('runs_task_fence_idx').on(t.taskId, t.fence),
+    // The lease-expiry job reads the leases that lapsed, soonest first, off this (running runs only).
+    index('runs_lease_idx')
+      .on(t.leaseExpiresAt)
+      .where(sql`${t.leaseExpiresAt} is not null`),
     // GET /runs pages newest first.
     index('runs_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
     check('runs_status_check', sql`${t.status} in ('queued', 'running', 'paused', 'completed', 'failed', 'cancelled')`),
+    check('runs_lease_seconds_check', sql`${t.leaseSeconds} between 5 and 3600`),
+    check('runs_failure_reason_check', sql`${t.failureReason} is null or ${t.failureReason} = 'lease_expired'`),
   ],
 );
 

@@ -171,8 +171,11 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
   if (codes.includes('rate_limited')) Object.assign(successHeaders, rateLimitHeaders);
   responses[String(successStatus)] = { ...success, headers: successHeaders };
   for (const [status, description] of Object.entries(meta.otherSuccess ?? {})) {
-    // A 304 has no body.
-    responses[status] = status === '304' ? { description, headers: successHeaders } : { ...success, description, headers: successHeaders };
+    // A 304 or a 204 has no body.
+    responses[status] =
+      status === '304' || status === '204'
+        ? { description, headers: successHeaders }
+        : { ...success, description, headers: successHeaders };
   }
 
   const byStatus = new Map<number, ErrorCode[]>();

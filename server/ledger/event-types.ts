@@ -326,6 +326,10 @@ const EVENTS = {
   'run.released': readBack('run', runStatusChanged),
   'run.completed': readBack('run', runStatusChanged),
   'run.failed': readBack('run', runStatusChanged),
+  /** A heartbeat renewed the run's lease (POST /runs/{runId}/heartbeat): the run with its new lease_expires_at. */
+  'run.lease_renewed': readBack('run', runCreated),
+  /** The run's lease lapsed: the service failed it (failure_reason lease_expired) and its task is ready again. */
+  'run.lease_expired': readBack('run', runStatusChanged),
   'run.checkpointed': readBack('run', runCheckpointed),
 
   /** A receipt document imported whole (POST /agent-work-receipts/import). */

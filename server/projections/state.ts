@@ -123,10 +123,24 @@ const workstreamStatus = nodeStatus((s) => s.workstreams);
 const milestoneStatus = nodeStatus((s) => s.milestones);
 const taskStatus = nodeStatus((s) => s.tasks);
 
-/** Every run event carries the whole run after it. */
-const runChanged = (state: ProjectionState, event: TypedEvent<Extract<StatusEventType, `run.${string}`> | 'run.checkpointed'>) => {
-  must(state.runs.get(event.aggregateId), event);
-  state.runs.set(event.aggregateId, runRow(event.payload, metaOf(event)));
+/** Every run event carries the whole run after it (events from before fences keep the run's). */
+const runChanged = (
+  state: ProjectionState,
+  event: TypedEvent<Extract<StatusEventType, `run.${string}`> | 'run.checkpointed' | 'run.lease_renewed'>,
+) => {
+  const before = must(state.runs.get(event.aggregateId), event);
+  const row = runRow(event.payload, metaOf(event));
+  if (event.payload.fence === undefined) row.fence = before.fence;
+  state.runs.set(event.aggregateId, row);
+};
+
+/** A new run; one created before fences gets its place among its task's runs, as the migration gave it. */
+const runCreated = (state: ProjectionState, event: TypedEvent<'run.created'>) => {
+  const row = runRow(event.payload, metaOf(event));
+  if (event.payload.fence === undefined) {
+    row.fence = 1 + [...state.runs.values()].filter((r) => r.taskId === row.taskId).length;
+  }
+  state.runs.set(event.aggregateId, row);
 };
 
 const claimChanged = (state: ProjectionState, event: TypedEvent<'dedup.claimed' | 'dedup.extended' | 'dedup.released'>) => {
@@ -234,7 +248,7 @@ const RULES: ProjectionRules = {
   'task.status_changed': taskStatus,
   'task.redispatched': taskStatus,
 
-  'run.created': (state, event) => state.runs.set(event.aggregateId, runRow(event.payload, metaOf(event))),
+  'run.created': runCreated,
   'run.started': runChanged,
   'run.paused': runChanged,
   'run.resumed': runChanged,
@@ -243,6 +257,8 @@ const RULES: ProjectionRules = {
   'run.released': runChanged,
   'run.completed': runChanged,
   'run.failed': runChanged,
+  'run.lease_renewed': runChanged,
+  'run.lease_expired': runChanged,
   'run.checkpointed': (state, event) => {
     runChanged(state, event);
     const { checkpoint } = event.payload;

@@ -137,6 +137,8 @@ describe('GET /receipts/{receiptId}', () => {
       task: { id: taskId, title: 'Publish the report', status: 'done' },
       status: 'completed',
       actor: { type: 'api_key', id: app.ws.apiKeyId },
+      // The run that produced it, with its fence.
+      run: { run_id: run.body.data.runId, fence: 1, status: 'completed' },
     });
     expect(doc.rulings).toEqual([
       expect.objectContaining({

@@ -1,11 +1,13 @@
 /**
  * The typed client (clients/typescript) against the real transport over sockets: its event stream
  * resumes after a lease is cut mid-stream, from the last event it yielded, with no gap and no
- * repeat; it refuses a stream whose links do not hold; and it sends one Idempotency-Key per write.
+ * repeat; it refuses a stream whose links do not hold; it sends one Idempotency-Key per write; it
+ * claims work and keeps (or loses) a run's lease.
  * (The retry of a 503 from a stopped database: typescript-client.postgres.int.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainBreakError, createAwsClient, GrantRefusedError, type LedgerEvent } from '@/clients/typescript';
+import { ChainBreakError, createAwsClient, GrantRefusedError, LeaseLostError, type LedgerEvent } from '@/clients/typescript';
+import { expireLapsedLeases } from '@/server/domain/runs/lease-expiry';
 import { startTestApp, type TestApp } from '../support/app';
 import { startDbProxy, type DbProxy } from '../support/db-proxy';
 
@@ -116,5 +118,73 @@ describe('the typed client', () => {
     const again = await aws.grants.consume(grant.token, digest).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(GrantRefusedError);
     expect(again).toMatchObject({ status: 409, code: 'grant_used', details: { grant_id: grant.id } });
+  });
+
+  it('sends a write that got no answer again, with the same Idempotency-Key, and it happens once', async () => {
+    const aws = createAwsClient({ baseUrl: `${cut.via(app.url)}api/v1`, apiKey: app.ws.apiKey });
+    const title = `sent while the connection was down ${Date.now()}`;
+    await cut.down();
+    const writing = aws.api.POST('/work', { body: { title } });
+    await sleep(400);
+    await cut.up();
+    const { response } = await writing;
+    expect(response.status).toBe(201);
+    const listed = await app.request('GET', `/tasks?limit=100&sort=updated`);
+    expect(listed.body.data.filter((t: { title: string }) => t.title === title)).toHaveLength(1);
+  });
+
+  it('claims the next ready task with claim(), and answers null when nothing is ready', async () => {
+    const ws = await app.createWorkspace('client-claims');
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: ws.apiKey });
+    expect(await aws.claim({ agentId: 'agent-a' })).toBeNull();
+    await aws.api.POST('/work', { body: { title: 'one thing to do', priority: 'high' } });
+    const claimed = await aws.claim({ agentId: 'agent-a', filters: { priority: ['high'] }, leaseSeconds: 30 });
+    expect(claimed).toMatchObject({
+      task: { title: 'one thing to do', status: 'in_progress' },
+      run: { agent_id: 'agent-a', fence: 1, lease_seconds: 30 },
+    });
+    expect(await aws.claim({ agentId: 'agent-b' })).toBeNull();
+  });
+
+  it('withLease heartbeats at a third of the lease while the work runs longer than the lease, then stops', async () => {
+    const ws = await app.createWorkspace('client-lease-kept');
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: ws.apiKey });
+    await aws.api.POST('/work', { body: { title: 'long work' } });
+    const { run } = (await aws.claim({ agentId: 'agent-a', leaseSeconds: 5 }))!;
+    const result = await aws.withLease(run, async (signal) => {
+      await sleep(6_500);
+      return signal.aborted ? 'aborted' : 'done';
+    });
+    expect(result).toBe('done');
+    const renewed = async () => {
+      const page = await aws.api.GET('/events/stream', { params: { query: { type: ['run.lease_renewed'], limit: 50 } } });
+      return page.data!.data.filter((e) => e.aggregateId === run.runId).length;
+    };
+    // 6.5 s at one beat every 5/3 s: three beats (a fourth would come at 6.67 s).
+    expect(await renewed()).toBe(3);
+    const after = await aws.api.GET('/runs/{runId}', { params: { path: { runId: run.runId } } });
+    expect(after.data!.data.status).toBe('running');
+    // No beat once the work is done.
+    await sleep(2_000);
+    expect(await renewed()).toBe(3);
+  });
+
+  it('withLease aborts the work’s signal and rejects with LeaseLostError once the lease is lost', async () => {
+    const ws = await app.createWorkspace('client-lease-lost');
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: ws.apiKey });
+    await aws.api.POST('/work', { body: { title: 'work that will be lost' } });
+    const { run } = (await aws.claim({ agentId: 'agent-a', leaseSeconds: 6 }))!;
+    let aborted: unknown;
+    const outcome = aws
+      .withLease(run, (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject((aborted = signal.reason)))))
+      .catch((e: unknown) => e);
+    // The service takes the lease away (as its job does once a lease lapses).
+    expect(
+      await expireLapsedLeases(app.runtime.db, { now: new Date(Date.now() + 3_600_000), holder: 'client-test' }),
+    ).toBeGreaterThanOrEqual(1);
+    const lost = await outcome;
+    expect(lost).toBeInstanceOf(LeaseLostError);
+    expect(lost).toMatchObject({ runId: run.runId, code: 'lease_expired' });
+    expect(aborted).toBe(lost);
   });
 });

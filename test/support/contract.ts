@@ -28,11 +28,13 @@ function load(): { ajv: InstanceType<typeof Ajv2020>; doc: Doc } {
   return { ajv, doc };
 }
 
-function templateFor(paths: string[], path: string): string | undefined {
-  return paths.find((template) => {
+/** The documented path for `path`: of those it matches, the one with an operation for `method` (POST /tasks/claim, not /tasks/{id}). */
+function templateFor(doc: Doc, method: string, path: string): string | undefined {
+  const matching = Object.keys(doc.paths).filter((template) => {
     const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
     return re.test(path);
   });
+  return matching.find((template) => doc.paths[template]?.[method.toLowerCase()]) ?? matching[0];
 }
 
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -49,7 +51,7 @@ export function checkAgainstDocument(
   // HEAD is documented as its GET: same statuses, no body.
   const head = method.toUpperCase() === 'HEAD';
   if (head) method = 'GET';
-  const template = templateFor(Object.keys(document.paths), apiPath);
+  const template = templateFor(document, method, apiPath);
   if (!template) return status === 404 ? [] : [`${method} ${apiPath}: no such path in the document`];
   const operation = document.paths[template]?.[method.toLowerCase()];
   if (!operation) return status === 404 ? [] : [`${method} ${template}: no such operation in the document`];

@@ -1,5 +1,6 @@
 /**
- * One task: what it is, where it sits, its receipt, runs and decisions, and its history, each
+ * One task: what it is, where it sits, who holds it (and who held it until their lease lapsed), its
+ * receipt, runs and decisions, and its history, each
  * entry linked to its event on /ledger. Agent-written text is rendered as text, never as markup.
  */
 import { eq } from 'drizzle-orm';
@@ -31,6 +32,7 @@ export default async function TaskPage({ params }: { params: Promise<{ id: strin
     api.ledger.browse({ workspace_id: row.workspaceId, aggregate_id: id, limit: 100 }),
   ]);
   const { task, placement } = data;
+  const lapsed = data.runs.filter((r) => r.failure_reason === 'lease_expired');
   const by = await actorLabels(row.workspaceId, history.events);
 
   return (
@@ -51,6 +53,17 @@ export default async function TaskPage({ params }: { params: Promise<{ id: strin
         </dd>
         <dt>Agent</dt>
         <dd>{task.agent_id ?? '—'}</dd>
+        <dt>Held by</dt>
+        <dd data-testid="holder">
+          {data.holder ? (
+            <>
+              {data.holder.agent_id ?? 'an agent'} (run <code>{data.holder.runId.slice(0, 8)}</code>, fence {data.holder.fence}), lease
+              until {when(data.holder.lease_expires_at)}
+            </>
+          ) : (
+            'nobody'
+          )}
+        </dd>
         <dt>Estimate</dt>
         <dd>{task.estimate_hours === null ? '—' : `${task.estimate_hours} h`}</dd>
         <dt>Receipt</dt>
@@ -70,14 +83,31 @@ export default async function TaskPage({ params }: { params: Promise<{ id: strin
           </ul>
         </section>
       )}
+      {lapsed.length > 0 && (
+        <section className="panel" aria-labelledby="lapsed-h">
+          <h2 id="lapsed-h">Past holders whose lease lapsed</h2>
+          <p className="muted">
+            Their agents stopped heartbeating; the task was made ready again, and nothing they sent after was written.
+          </p>
+          <ul data-testid="lapsed-holders">
+            {lapsed.map((r) => (
+              <li key={r.runId}>
+                {r.agent_id ?? 'an agent'} (run <code>{r.runId.slice(0, 8)}</code>, fence {r.fence}), lost it{' '}
+                {r.finished_at ? when(r.finished_at) : ''}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       {data.runs.length > 0 && (
         <section className="panel" aria-labelledby="runs-h">
           <h2 id="runs-h">Runs</h2>
           <ul>
             {data.runs.map((r) => (
               <li key={r.runId}>
-                <code>{r.runId.slice(0, 8)}</code> {r.status} by {r.agent_id ?? 'an agent'}, {plural(r.checkpoints, 'checkpoint')}, started{' '}
-                {when(r.created_at)}
+                <code>{r.runId.slice(0, 8)}</code> {r.status}
+                {r.failure_reason === 'lease_expired' ? ' (lease lapsed)' : ''} by {r.agent_id ?? 'an agent'}, fence {r.fence},{' '}
+                {plural(r.checkpoints, 'checkpoint')}, started {when(r.created_at)}
               </li>
             ))}
           </ul>

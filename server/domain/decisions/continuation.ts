@@ -12,7 +12,8 @@ import { appendEvents, type NewEvent } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
 import { writeStatusChanges, type StatusChange, type StatusEventType } from '../status-changes';
-import { followTask, workIsOpen, workOf } from '../runs/hierarchy';
+import { followTask, taskMove, workIsOpen, workOf } from '../runs/hierarchy';
+import { nextFences } from '../runs/lease';
 import { newRun } from '../runs/runs';
 import { cancelDecisionsOfRuns } from './cancel-with-run';
 import type { DecisionRow } from './view';
@@ -64,20 +65,21 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
     return { action: 'resumed', runId: run.id };
   }
 
-  const next = newRun({ workspaceId: actor.workspaceId, taskId: run.taskId, agentId: run.agentId, status: 'queued', at: now });
+  const fence = (await nextFences(tx, [run.taskId])).get(run.taskId)!;
+  const next = newRun({
+    workspaceId: actor.workspaceId,
+    taskId: run.taskId,
+    agentId: run.agentId,
+    status: 'queued',
+    at: now,
+    fence,
+    leaseSeconds: run.leaseSeconds,
+  });
   await tx.insert(runs).values(next);
   const changes: StatusChange[] = [runChange('cancelled', 'run.cancelled')];
   const events: NewEvent[] = await writeStatusChanges(tx, actor.workspaceId, changes, now, cause);
   events.push({ aggregateType: 'run', aggregateId: next.id, eventType: 'run.created', payload: { ...runRecord(next), ...cause } });
-  const redispatch: StatusChange = {
-    level: 'task',
-    id: task.id,
-    from: task.status,
-    to: 'todo',
-    pauseId: null,
-    resumeStatus: null,
-    eventType: 'task.redispatched',
-  };
+  const redispatch = taskMove(task, 'todo', 'task.redispatched');
   events.push(
     ...(await writeStatusChanges(tx, actor.workspaceId, [redispatch], now, { ...cause, previous_run_id: run.id, run_id: next.id })),
   );

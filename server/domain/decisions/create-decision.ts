@@ -18,6 +18,7 @@ import {
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
+import { assertLeaseHeld } from '../runs/lease';
 import { actorNameSql, decisionView, type DecisionView } from './view';
 import { writeStatusChanges, type StatusChange } from '../status-changes';
 import { followTask } from '../runs/hierarchy';
@@ -217,10 +218,12 @@ async function resolvePlacement(tx: Tx, workspaceId: string, input: CreateDecisi
   let runId: string | null = null;
   if (input.run_id) {
     const [run] = await tx
-      .select({ id: runs.id, taskId: runs.taskId })
+      .select()
       .from(runs)
       .where(and(eq(runs.id, input.run_id), eq(runs.workspaceId, workspaceId)));
     if (!run) throw new AppError('not_found', 'No run with that id in this workspace.', { fields: ['run_id'] });
+    // A run whose lease lapsed raises no more decisions: its task may be another agent's.
+    assertLeaseHeld(run, new Date());
     if (taskId && taskId !== run.taskId) {
       throw new AppError('validation_failed', 'The run is not a run of that task.', {
         issues: [{ path: 'run_id', message: 'must be a run of task_id' }],

@@ -17,6 +17,7 @@ import { canonicalJson, sha256Hex } from '@/server/ledger/canonical';
 import type { Actor } from '../actor';
 import { systemActor } from '../decisions/timeouts';
 import { claimRecord, type ClaimRow } from '../hierarchy/records';
+import { leaseExpiredError, leaseLapsedSql } from '../runs/lease';
 
 export const DEFAULT_TTL_SECONDS = 6 * 60 * 60;
 
@@ -62,17 +63,18 @@ const held = (row: ClaimRow, now: Date) => row.releasedAt === null && row.expire
  * by a fresh id, which the caller then re-claims and releases with). Otherwise 404, the same for
  * another workspace's id as for one that does not exist. One statement, only when ids are given.
  */
-async function assertOwnIds(tx: Tx, workspaceId: string, input: { initiative_id?: string; run_id?: string }): Promise<void> {
+async function assertOwnIds(tx: Tx, workspaceId: string, input: { initiative_id?: string; run_id?: string }, now: Date): Promise<void> {
   if (input.initiative_id === undefined && input.run_id === undefined) return;
   const initiative = input.initiative_id ?? null;
   const run = input.run_id ?? null;
-  const [found] = await query<{ initiative: boolean; run: boolean }>(
+  const [found] = await query<{ initiative: boolean; run: boolean; lapsed_fence: number | null }>(
     tx,
     sql`select
           (${initiative}::uuid is null or exists (select 1 from initiatives where workspace_id = ${workspaceId} and id = ${initiative}::uuid)) as initiative,
           (${run}::uuid is null
             or exists (select 1 from runs where workspace_id = ${workspaceId} and id = ${run}::uuid)
-            or exists (select 1 from dedup_claims where workspace_id = ${workspaceId} and active_run_id = ${run}::uuid)) as run`,
+            or exists (select 1 from dedup_claims where workspace_id = ${workspaceId} and active_run_id = ${run}::uuid)) as run,
+          (select fence from runs where workspace_id = ${workspaceId} and id = ${run}::uuid and ${leaseLapsedSql(now)}) as lapsed_fence`,
   );
   if (!found?.initiative) throw new AppError('not_found', 'No such initiative in your workspace.');
   if (!found.run) {
@@ -81,11 +83,13 @@ async function assertOwnIds(tx: Tx, workspaceId: string, input: { initiative_id?
       'No such run in your workspace: give one of its runs, the run id a claim of it generated, or none (a claim then generates one).',
     );
   }
+  // A run whose lease lapsed claims nothing more (server/domain/runs/lease.ts).
+  if (found.lapsed_fence !== null) throw leaseExpiredError({ runId: run!, fence: Number(found.lapsed_fence) });
 }
 
 export async function claimFingerprint(tx: Tx, actor: Actor, input: ClaimInput): Promise<ClaimOutcome> {
-  await assertOwnIds(tx, actor.workspaceId, input);
   const now = new Date();
+  await assertOwnIds(tx, actor.workspaceId, input, now);
   const fingerprint = fingerprintHash(input);
   const runId = input.run_id ?? randomUUID();
   const expiresAt = new Date(now.getTime() + (input.ttl_seconds ?? DEFAULT_TTL_SECONDS) * 1000);
@@ -196,8 +200,8 @@ export interface ReleaseInput {
 
 /** Frees a fingerprint early; only its current holder can. */
 export async function releaseFingerprint(tx: Tx, actor: Actor, input: ReleaseInput): Promise<ReleaseOutcome> {
-  await assertOwnIds(tx, actor.workspaceId, input);
   const now = new Date();
+  await assertOwnIds(tx, actor.workspaceId, input, now);
   const fingerprint = fingerprintHash(input);
   const t = dedupClaims;
   const [row] = await tx

@@ -220,6 +220,12 @@ export const runRecordSchema = z.object({
   summary: z.string().nullable(),
   created_at: z.string(),
   finished_at: z.string().nullable(),
+  // Runs from before leases (issue 39): their fence is their place among the task's runs, which the
+  // replay counts (server/projections/state.ts); they held no lease.
+  fence: z.int().optional(),
+  lease_seconds: z.int().default(300),
+  lease_expires_at: z.string().nullable().default(null),
+  failure_reason: z.enum(['lease_expired']).nullable().default(null),
 });
 export type RunRecord = z.output<typeof runRecordSchema>;
 
@@ -236,6 +242,10 @@ export const runRecord = (r: RunRow): RunRecord => ({
   summary: r.summary,
   created_at: r.createdAt.toISOString(),
   finished_at: r.finishedAt?.toISOString() ?? null,
+  fence: r.fence,
+  lease_seconds: r.leaseSeconds,
+  lease_expires_at: r.leaseExpiresAt?.toISOString() ?? null,
+  failure_reason: r.failureReason,
 });
 
 export const runRow = (p: RunRecord, m: RowMeta): RunRow => ({
@@ -250,6 +260,11 @@ export const runRow = (p: RunRecord, m: RowMeta): RunRow => ({
   checkpointId: p.checkpoint_id,
   summary: p.summary,
   finishedAt: p.finished_at ? new Date(p.finished_at) : null,
+  // 0 only until the replay sets it (a run.created from before fences: server/projections/state.ts).
+  fence: p.fence ?? 0,
+  leaseSeconds: p.lease_seconds,
+  leaseExpiresAt: p.lease_expires_at ? new Date(p.lease_expires_at) : null,
+  failureReason: p.failure_reason,
   version: m.version,
   createdAt: new Date(p.created_at),
   updatedAt: m.at,

@@ -13,6 +13,7 @@ import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
 import { cancelDecisionsOfRuns } from '../decisions/cancel-with-run';
+import { nextFences } from '../runs/lease';
 import { newRun } from '../runs/runs';
 import { planNodeAction, type NodeAction, type Plan, type PlanNode, type Subject } from './plan';
 import { writeStatusChanges, type Level } from '../status-changes';
@@ -222,8 +223,19 @@ export async function applyNodeAction(tx: Tx, actor: Actor, input: NodeActionInp
   const now = new Date();
   const cause = { lifecycle_id: lifecycleId, action: input.action, level: input.level, target_id: input.id, reason: input.reason ?? null };
   const events: NewEvent[] = await writeStatusChanges(tx, actor.workspaceId, plan.changes, now, cause);
+  const fences = await nextFences(
+    tx,
+    plan.redispatch.map((r) => r.taskId),
+  );
   const started: RunRow[] = plan.redispatch.map((r) =>
-    newRun({ workspaceId: actor.workspaceId, taskId: r.taskId, agentId: r.agentId, status: 'queued', at: now }),
+    newRun({
+      workspaceId: actor.workspaceId,
+      taskId: r.taskId,
+      agentId: r.agentId,
+      status: 'queued',
+      at: now,
+      fence: fences.get(r.taskId)!,
+    }),
   );
   if (started.length > 0) await tx.insert(runs).values(started);
   for (const run of started) {

@@ -2,11 +2,12 @@
  * A receipt as a portable agent-work-receipt/v0.1 document: the receipt and its task, who acted,
  * the task's ledger events with their hashes (so anyone holding the workspace chain can check
  * them), the event that recorded the receipt as evidence, the human rulings on the task's
- * decisions (with the grant of each approved action, and when it was used), and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
+ * decisions (with the grant of each approved action, and when it was used), the run that produced
+ * its outcome with that run's fence, and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
  */
-import { and, asc, eq, isNotNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull } from 'drizzle-orm';
 import type { Executor } from '@/db';
-import { decisionGrants, decisions, ledgerEvents, receipts, tasks } from '@/db/schema';
+import { decisionGrants, decisions, ledgerEvents, receipts, runs, tasks } from '@/db/schema';
 import { ledgerProofOf } from '@/server/ledger/proofs';
 import { RECEIPT_SCHEMA_VERSION } from './validate';
 
@@ -43,6 +44,13 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
     .where(and(eq(decisions.workspaceId, workspaceId), eq(decisions.taskId, task.id), isNotNull(decisions.resolution)))
     .orderBy(asc(decisions.createdAt), asc(decisions.id));
   const proof = recorded ? await ledgerProofOf(db, workspaceId, recorded.sequence) : null;
+  // The run that produced the task's outcome: its latest, by fence.
+  const [run] = await db
+    .select({ id: runs.id, fence: runs.fence, agentId: runs.agentId, status: runs.status })
+    .from(runs)
+    .where(eq(runs.taskId, task.id))
+    .orderBy(desc(runs.fence))
+    .limit(1);
   return {
     schema_version: RECEIPT_SCHEMA_VERSION,
     receipt_id: receipt.id,
@@ -93,6 +101,7 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
         ? { grant: { grant_id: d.grantId, action_digest: d.grantDigest!, consumed_at: d.grantConsumedAt?.toISOString() ?? null } }
         : {}),
     })),
+    ...(run ? { run: { run_id: run.id, fence: run.fence, agent_id: run.agentId, status: run.status } } : {}),
     // Absent until a checkpoint covers the recording event (the schema has no null for it).
     ...(proof ? { ledger_proof: proof } : {}),
   };

@@ -14,6 +14,7 @@ import type { CheckpointRow, RunRow } from '../hierarchy/records';
 import { writeStatusChanges, type StatusEventType } from '../status-changes';
 import { cancelDecisionsOfRuns } from '../decisions/cancel-with-run';
 import { assertWorkOpen, moveRun, taskOf, workOf } from './hierarchy';
+import { assertLeaseHeld } from './lease';
 import { RUN_ACTIONS, verdict, type RunAction } from './machine';
 import { locked, refuse } from './runs';
 
@@ -49,6 +50,8 @@ export async function applyRunAction(
   input: RunActionInput,
 ): Promise<RunActionResult> {
   const run = await locked(tx, actor, runId);
+  // A run whose lease lapsed is the service's to end, and its task may be another agent's.
+  assertLeaseHeld(run, new Date());
   const move = RUN_ACTIONS[action];
   // The state first: a move the run's status does not allow is refused whatever the body says.
   if (verdict(move, run.status) === 'refuse') throw refuse(run, action);

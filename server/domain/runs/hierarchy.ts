@@ -28,14 +28,20 @@ export function moveRun(
   return changes;
 }
 
+/** A task's status change from `task.status` to `to`, outside any lifecycle pause. */
+export const taskMove = (
+  task: Pick<TaskRow, 'id' | 'status'>,
+  to: TaskRow['status'],
+  eventType: Extract<StatusEventType, `task.${string}`> = 'task.status_changed',
+): StatusChange => ({ level: 'task', id: task.id, from: task.status, to, pauseId: null, resumeStatus: null, eventType });
+
 /** The task's change when its current run moves to `run.status` (none when it already shows it). */
 export function followTask(
   task: Pick<TaskRow, 'id' | 'status'>,
   run: { status: RunRow['status']; pausedForDecisionId: string | null },
 ): StatusChange | null {
   const to = taskStatusForRun(run);
-  if (to === task.status) return null;
-  return { level: 'task', id: task.id, from: task.status, to, pauseId: null, resumeStatus: null, eventType: 'task.status_changed' };
+  return to === task.status ? null : taskMove(task, to);
 }
 
 /** The run's task, read in the transaction (a run is never without one). */

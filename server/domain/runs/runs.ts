@@ -15,6 +15,7 @@ import type { Actor } from '../actor';
 import { checkpointRecord, runRecord, type CheckpointRow, type RunRow } from '../hierarchy/records';
 import { runAfter, writeStatusChanges } from '../status-changes';
 import { assertWorkOpen, followTask, moveRun, taskOf, workOf } from './hierarchy';
+import { DEFAULT_LEASE_SECONDS, assertLeaseHeld, leaseUntil, nextFences } from './lease';
 import { RUN_REPORTS, verdict } from './machine';
 import { checkpointView, findRun, loadRunView, runView, type CheckpointView, type RunView } from './view';
 
@@ -33,14 +34,21 @@ export async function locked(tx: Tx, actor: Actor, runId: string): Promise<RunRo
 
 // ---- start -----------------------------------------------------------------------------------
 
-/** A new run's row (`running` when an agent starts it, `queued` when the service re-dispatches its task). */
+/**
+ * A new run's row (`running` when an agent starts it, `queued` when the service re-dispatches its
+ * task). `fence` is its place among its task's runs (lease.ts nextFences); a running run holds its
+ * lease from `at`, a queued one from when it starts.
+ */
 export function newRun(opts: {
   workspaceId: string;
   taskId: string;
   agentId: string | null;
   status: 'running' | 'queued';
   at: Date;
+  fence: number;
+  leaseSeconds?: number;
 }): RunRow {
+  const leaseSeconds = opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
   return {
     id: randomUUID(),
     workspaceId: opts.workspaceId,
@@ -53,6 +61,10 @@ export function newRun(opts: {
     checkpointId: null,
     summary: null,
     finishedAt: null,
+    fence: opts.fence,
+    leaseSeconds,
+    leaseExpiresAt: opts.status === 'running' ? leaseUntil(opts.at, leaseSeconds) : null,
+    failureReason: null,
     version: 1,
     createdAt: opts.at,
     updatedAt: opts.at,
@@ -62,6 +74,7 @@ export function newRun(opts: {
 export interface CreateRunInput {
   task_id: string;
   agent_id?: string;
+  lease_seconds?: number;
 }
 
 /**
@@ -81,6 +94,8 @@ export async function createRun(tx: Tx, actor: Actor, input: CreateRunInput): Pr
     agentId: input.agent_id ?? task.agentId,
     status: 'running',
     at: now,
+    fence: (await nextFences(tx, [task.id])).get(task.id)!,
+    leaseSeconds: input.lease_seconds,
   });
   await tx.insert(runs).values(run);
   const follows = followTask(task, run);
@@ -97,10 +112,14 @@ export interface CheckpointInput {
   state?: Record<string, unknown>;
 }
 
-/** Records a checkpoint of a running run (the first checkpoint of a queued run starts it). */
+/**
+ * Records a checkpoint of a running run (the first checkpoint of a queued run starts it). It renews
+ * the run's lease, as a heartbeat does.
+ */
 export async function addCheckpoint(tx: Tx, actor: Actor, runId: string, input: CheckpointInput): Promise<CheckpointView> {
   const run = await locked(tx, actor, runId);
   const now = new Date();
+  assertLeaseHeld(run, now);
   const events: NewEvent[] = [];
   let current = run;
   if (run.status === 'queued') {
@@ -110,6 +129,7 @@ export async function addCheckpoint(tx: Tx, actor: Actor, runId: string, input: 
   } else if (run.status !== 'running') {
     throw refuse(run, 'record a checkpoint of');
   }
+  current = { ...current, leaseExpiresAt: leaseUntil(now, current.leaseSeconds) };
   const [last] = await tx
     .select({ position: max(runCheckpoints.position) })
     .from(runCheckpoints)
@@ -133,7 +153,7 @@ export async function addCheckpoint(tx: Tx, actor: Actor, runId: string, input: 
   // The checkpoint is an event of the run's aggregate, so the run's version moves with it.
   await tx
     .update(runs)
-    .set({ version: current.version + 1, updatedAt: now })
+    .set({ version: current.version + 1, updatedAt: now, leaseExpiresAt: current.leaseExpiresAt })
     .where(eq(runs.id, run.id));
   await appendEvents(tx, actor, events, now);
   return checkpointView(checkpoint);
@@ -149,15 +169,64 @@ export interface FinishInput {
 /** The agent's report that the run ended; the task becomes `done` or `failed`. Repeating it is a no-op. */
 export async function finishRun(tx: Tx, actor: Actor, runId: string, input: FinishInput): Promise<RunView> {
   const run = await locked(tx, actor, runId);
+  assertLeaseHeld(run, new Date());
   const move = input.outcome === 'completed' ? RUN_REPORTS.complete : RUN_REPORTS.fail;
   const v = verdict(move, run.status);
   if (v === 'refuse') throw refuse(run, input.outcome === 'completed' ? 'complete' : 'fail');
   if (v === 'apply') {
     const now = new Date();
     const ended: RunRow = { ...run, summary: input.summary ?? null, finishedAt: now };
-    await tx.update(runs).set({ summary: ended.summary, finishedAt: now }).where(eq(runs.id, run.id));
+    await tx.update(runs).set({ summary: ended.summary }).where(eq(runs.id, run.id));
     const changes = moveRun(ended, await taskOf(tx, run), move.to, `run.${input.outcome}`);
     await appendEvents(tx, actor, await writeStatusChanges(tx, actor.workspaceId, changes, now, {}), now);
   }
   return (await loadRunView(tx, actor.workspaceId, runId))!;
+}
+
+// ---- heartbeat -------------------------------------------------------------------------------
+
+export interface HeartbeatInput {
+  /** A new length for the lease, from now on (5–3600); the run's own when absent. */
+  lease_seconds?: number;
+}
+
+export interface RunLease {
+  runId: string;
+  status: RunRow['status'];
+  fence: number;
+  lease_seconds: number;
+  lease_expires_at: string;
+  aggregateVersion: number;
+}
+
+/**
+ * Renews a running run's lease for lease_seconds from now: one `run.lease_renewed` event, so the
+ * ledger shows who held the task until when. A run that is not running holds no lease to renew
+ * (409 invalid_state_transition); one whose lease lapsed is the service's (409 lease_expired).
+ */
+export async function heartbeat(tx: Tx, actor: Actor, runId: string, input: HeartbeatInput): Promise<RunLease> {
+  const run = await locked(tx, actor, runId);
+  const now = new Date();
+  assertLeaseHeld(run, now);
+  if (run.status !== 'running') throw refuse(run, 'renew the lease of');
+  const leaseSeconds = input.lease_seconds ?? run.leaseSeconds;
+  const renewed: RunRow = { ...run, leaseSeconds, leaseExpiresAt: leaseUntil(now, leaseSeconds), version: run.version + 1, updatedAt: now };
+  await tx
+    .update(runs)
+    .set({ leaseSeconds, leaseExpiresAt: renewed.leaseExpiresAt, version: renewed.version, updatedAt: now })
+    .where(eq(runs.id, run.id));
+  await appendEvents(
+    tx,
+    actor,
+    [{ aggregateType: 'run', aggregateId: run.id, eventType: 'run.lease_renewed', payload: runRecord(renewed) }],
+    now,
+  );
+  return {
+    runId: run.id,
+    status: renewed.status,
+    fence: renewed.fence,
+    lease_seconds: leaseSeconds,
+    lease_expires_at: renewed.leaseExpiresAt!.toISOString(),
+    aggregateVersion: renewed.version,
+  };
 }

@@ -19,6 +19,10 @@ export interface RunView {
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+  fence: number;
+  lease_seconds: number;
+  lease_expires_at: string | null;
+  failure_reason: RunRow['failureReason'];
   checkpoints: CheckpointView[];
 }
 
@@ -54,6 +58,10 @@ export function runView(run: RunRow, checkpoints: CheckpointRow[]): RunView {
     created_at: run.createdAt.toISOString(),
     updated_at: run.updatedAt.toISOString(),
     finished_at: run.finishedAt?.toISOString() ?? null,
+    fence: run.fence,
+    lease_seconds: run.leaseSeconds,
+    lease_expires_at: run.leaseExpiresAt?.toISOString() ?? null,
+    failure_reason: run.failureReason,
     checkpoints: checkpoints.map(checkpointView),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * GET /tasks/{id}: one task with what an agent needs to act on it: where it sits (initiative,
- * workstream, milestone, with their titles and statuses), its receipt, its runs (newest first,
- * checkpoints counted), the decisions that name it, and its dependencies with their statuses.
+ * workstream, milestone, with their titles and statuses), its receipt, who holds it (the running
+ * run's agent and lease), its runs (newest first, checkpoints counted), the decisions that name it, and its dependencies with their statuses.
  * Six indexed reads, none of them a scan of the workspace.
  */
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
@@ -17,10 +17,15 @@ export interface TaskDetail {
     milestone: { id: string; title: string; status: string };
   };
   receipt: { id: string; status: string; summary: string; created_at: string } | null;
+  /** Who holds the task now: its running run's agent, until when (null when no run holds a lease). */
+  holder: { runId: string; agent_id: string | null; fence: number; lease_expires_at: string } | null;
   runs: {
     runId: string;
     status: string;
     agent_id: string | null;
+    fence: number;
+    lease_expires_at: string | null;
+    failure_reason: 'lease_expired' | null;
     checkpoints: number;
     created_at: string;
     updated_at: string;
@@ -41,7 +46,8 @@ export async function taskDetail(db: Executor, workspaceId: string, taskId: stri
   if (!row) return null;
   const { task } = row;
   const [receipt] = await db.select().from(receipts).where(eq(receipts.taskId, task.id)).orderBy(asc(receipts.createdAt)).limit(1);
-  const runRows = await db.select().from(runs).where(eq(runs.taskId, task.id)).orderBy(desc(runs.createdAt), desc(runs.id));
+  // Newest first: by fence, the order the task's runs were made in (runs_task_fence_idx).
+  const runRows = await db.select().from(runs).where(eq(runs.taskId, task.id)).orderBy(desc(runs.fence));
   const counted = runRows.length
     ? await db
         .select({ runId: runCheckpoints.runId, n: sql<number>`count(*)::int` })
@@ -67,6 +73,7 @@ export async function taskDetail(db: Executor, workspaceId: string, taskId: stri
         .where(and(inArray(tasks.id, task.dependsOn), eq(tasks.workspaceId, workspaceId)))
     : [];
   const depOrder = new Map(task.dependsOn.map((id, i) => [id, i]));
+  const holding = runRows.find((r) => r.status === 'running' && r.leaseExpiresAt !== null);
   return {
     task: { ...taskRecord(task), aggregateVersion: task.version },
     placement: {
@@ -77,10 +84,16 @@ export async function taskDetail(db: Executor, workspaceId: string, taskId: stri
     receipt: receipt
       ? { id: receipt.id, status: receipt.status, summary: receipt.summary, created_at: receipt.createdAt.toISOString() }
       : null,
+    holder: holding
+      ? { runId: holding.id, agent_id: holding.agentId, fence: holding.fence, lease_expires_at: holding.leaseExpiresAt!.toISOString() }
+      : null,
     runs: runRows.map((run) => ({
       runId: run.id,
       status: run.status,
       agent_id: run.agentId,
+      fence: run.fence,
+      lease_expires_at: run.leaseExpiresAt?.toISOString() ?? null,
+      failure_reason: run.failureReason,
       checkpoints: checkpointsOf.get(run.id) ?? 0,
       created_at: run.createdAt.toISOString(),
       updated_at: run.updatedAt.toISOString(),

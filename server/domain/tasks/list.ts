@@ -120,6 +120,15 @@ function parts(workspaceId: string, req: Pick<TaskPageRequest, 'sort' | 'filters
   };
 }
 
+/**
+ * The queue's condition and its priority order over `t` (tasks): what GET /tasks?ready=true reads
+ * pages of, and what POST /tasks/claim takes the first unlocked task of (server/domain/runs/claim.ts).
+ */
+export function queueSql(workspaceId: string, filters: TaskFilters): { where: SQL; order: SQL } {
+  const { filters: conditions, ws, order } = parts(workspaceId, { sort: 'priority', filters });
+  return { where: and([ws, ...conditions]), order };
+}
+
 /** A first page and the ledger head it is pinned to, in one statement (one snapshot). */
 export function firstPageSql(workspaceId: string, req: Omit<TaskPageRequest, 'after'>): SQL {
   const { filters, ws, order, columns } = parts(workspaceId, req);

@@ -74,7 +74,15 @@ export const createProcedure = approverProcedure
     auth: ['ApiKey', 'Session'],
     successStatus: 201,
     otherSuccess: { 200: 'Idempotent replay: the original decision.' },
-    errorCodes: ['forbidden', 'not_found', 'approval_stale', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
+    errorCodes: [
+      'forbidden',
+      'not_found',
+      'approval_stale',
+      'lease_expired',
+      'invalid_idempotency_key',
+      'idempotency_conflict',
+      'idempotency_in_progress',
+    ],
   })
   .input(createInput)
   .output(decisionBody)

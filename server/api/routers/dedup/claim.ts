@@ -36,7 +36,7 @@ export const claimProcedure = callerOwnerProcedure
       requestHeaders: mutationHeaders,
     },
     auth: ['ApiKey', 'Session'],
-    errorCodes: ['forbidden', 'not_found', 'invalid_idempotency_key'],
+    errorCodes: ['forbidden', 'not_found', 'lease_expired', 'invalid_idempotency_key'],
   })
   .input(
     z.strictObject({

@@ -35,7 +35,7 @@ export const actionProcedure = runProcedure(OWNERS)
       requestHeaders: mutationHeaders,
     },
     auth: ['ApiKey', 'Session'],
-    errorCodes: ['not_found', 'forbidden', 'invalid_state_transition', 'invalid_idempotency_key'],
+    errorCodes: ['not_found', 'forbidden', 'invalid_state_transition', 'lease_expired', 'invalid_idempotency_key'],
   })
   .input(
     runPath.extend({

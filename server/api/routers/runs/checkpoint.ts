@@ -28,6 +28,7 @@ export const checkpointProcedure = runProcedure(OWNERS)
       'not_found',
       'forbidden',
       'invalid_state_transition',
+      'lease_expired',
       'invalid_idempotency_key',
       'idempotency_conflict',
       'idempotency_in_progress',

@@ -18,7 +18,7 @@ export const finishProcedure = runProcedure(OWNERS)
       requestHeaders: mutationHeaders,
     },
     auth: ['ApiKey', 'Session'],
-    errorCodes: ['not_found', 'forbidden', 'invalid_state_transition', 'invalid_idempotency_key'],
+    errorCodes: ['not_found', 'forbidden', 'invalid_state_transition', 'lease_expired', 'invalid_idempotency_key'],
   })
   .input(runPath.extend({ outcome: z.enum(['completed', 'failed']), summary: text(0, 4000).optional() }))
   .output(runResponse)

@@ -1,5 +1,5 @@
 /**
- * Runs of tasks: start, read, checkpoint, finish, and the control actions of the run state machine.
+ * Runs of tasks: start, read, checkpoint, heartbeat, finish, and the control actions of the run state machine.
  * One file per procedure; the schemas they share are in shared.ts.
  */
 import { router } from '../../trpc';
@@ -9,6 +9,7 @@ import { getProcedure } from './get';
 import { checkpointProcedure } from './checkpoint';
 import { finishProcedure } from './finish';
 import { actionProcedure } from './action';
+import { heartbeatProcedure } from './heartbeat';
 
 export const runsRouter = router({
   list: listProcedure,
@@ -17,4 +18,5 @@ export const runsRouter = router({
   checkpoint: checkpointProcedure,
   finish: finishProcedure,
   action: actionProcedure,
+  heartbeat: heartbeatProcedure,
 });

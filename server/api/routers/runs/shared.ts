@@ -4,7 +4,8 @@ import { runs, runStatuses } from '@/db/schema';
 import type { MembershipRole } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { resourceProcedure } from '../../procedures';
-import { id, jsonObject, timestamp } from '../../schemas';
+import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS } from '@/server/domain/runs/lease';
+import { id, jsonNumber, jsonObject, timestamp } from '../../schemas';
 
 export const checkpointSchema = z
   .object({
@@ -31,9 +32,27 @@ export const runSchema = z
     created_at: timestamp(),
     updated_at: timestamp(),
     finished_at: timestamp().nullable(),
+    fence: z.int().min(1).meta({
+      description:
+        'The run’s place among its task’s runs (1, 2, …): a fencing token that only grows. Pass it to systems your agent writes to, and let them refuse a smaller one than they have seen.',
+    }),
+    lease_seconds: z.int().meta({ description: 'How long a heartbeat or a checkpoint keeps the lease.' }),
+    lease_expires_at: timestamp()
+      .nullable()
+      .meta({ description: 'When the lease lapses unless renewed; null unless the run is running (a paused run holds no lease).' }),
+    failure_reason: z
+      .enum(['lease_expired'])
+      .nullable()
+      .meta({ description: '`lease_expired` when the service failed the run because its lease lapsed; otherwise null.' }),
     checkpoints: z.array(checkpointSchema),
   })
   .meta({ id: 'Run' });
+
+/** lease_seconds as a body takes it (POST /runs, POST /tasks/claim, heartbeats). */
+export const leaseSecondsInput = () =>
+  jsonNumber({ min: MIN_LEASE_SECONDS, max: MAX_LEASE_SECONDS, int: true }).meta({
+    description: `How long the run's lease lasts without a heartbeat or a checkpoint: ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS} seconds, default ${DEFAULT_LEASE_SECONDS}.`,
+  });
 
 export const runResponse = z.object({ ok: z.literal(true), data: runSchema }).meta({ id: 'RunResponse' });
 

@@ -16,11 +16,21 @@ const taskDetailOutput = z
         milestone: z.object({ id: z.uuid(), title: z.string(), status: z.string() }),
       }),
       receipt: z.object({ id: z.uuid(), status: z.string(), summary: z.string(), created_at: timestamp() }).nullable(),
+      holder: z
+        .object({ runId: z.uuid(), agent_id: z.string().nullable(), fence: z.int(), lease_expires_at: timestamp() })
+        .nullable()
+        .meta({ description: 'The running run that holds the task’s lease, its agent and until when; null when none does.' }),
       runs: z.array(
         z.object({
           runId: z.uuid(),
           status: z.string(),
           agent_id: z.string().nullable(),
+          fence: z.int(),
+          lease_expires_at: timestamp().nullable(),
+          failure_reason: z
+            .enum(['lease_expired'])
+            .nullable()
+            .meta({ description: '`lease_expired`: the run’s agent stopped heartbeating and lost the task.' }),
           checkpoints: z.int(),
           created_at: timestamp(),
           updated_at: timestamp(),
@@ -52,7 +62,7 @@ export const getProcedure = taskProcedure()
       summary: 'One task, with what surrounds it',
       description:
         'The task (with `aggregateVersion`, also sent as the ETag), its placement (initiative, workstream, milestone: ids, ' +
-        'titles, statuses), its receipt, its runs (newest first, checkpoints counted), the decisions that name it (newest ' +
+        'titles, statuses), its receipt, who holds it now (`holder`: the running run’s agent and lease), its runs (newest first, by fence; checkpoints counted), the decisions that name it (newest ' +
         'first) and its dependencies with their statuses.',
     },
     auth: ['ApiKey', 'Session'],

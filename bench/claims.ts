@@ -1,0 +1,148 @@
+/**
+ * The claim queue (issue 39): 32 agents draining 10,000 ready tasks through POST /tasks/claim, against
+ * a bare `FOR UPDATE SKIP LOCKED` claim loop run by pgbench on the same tables (pick the first todo
+ * task in queue order, mark it in progress, insert its run: one statement, no ledger); and one agent's
+ * claim latency on a workspace of 1,000 ready tasks, then grown to 100,000 (no ANALYZE: the plan must
+ * not depend on fresh statistics).
+ *
+ * Tasks are written straight into a workspace's Inbox with SQL (bench/tasks.ts grow), all `todo`,
+ * priorities spread evenly, created a second apart. Each measure drains a workspace of its own.
+ */
+import http from 'node:http';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PGBENCH, PGOPTIONS, run } from './limit';
+import { percentile, type BenchDb, type BenchWorkspace } from './lib';
+import { grow } from './tasks';
+
+/** Adds `count` todo tasks to the workspace's Inbox, numbered from `from` + 1. No ANALYZE. */
+export const fillReady = (db: BenchDb, ws: BenchWorkspace, from: number, count: number) => grow(db, ws, from, from + count, true);
+
+export interface DrainFigures {
+  claims: number;
+  seconds: number;
+  perSecond: number;
+}
+
+/** The bare claim loop: pgbench, `clients` connections, until `tasks` claims are made. */
+export async function pgbenchDrain(db: BenchDb, ws: BenchWorkspace, tasks: number, clients: number): Promise<DrainFigures> {
+  const script = `
+with pick as (
+  select id from tasks where workspace_id = :ws::uuid and status = 'todo'
+   order by (case priority when 'urgent' then 0 when 'high' then 1 when 'medium' then 2 else 3 end), created_at, id
+   limit 1 for update skip locked
+), claimed as (
+  update tasks t set status = 'in_progress', version = t.version + 1, updated_at = now()
+    from pick where t.id = pick.id returning t.id, t.workspace_id
+)
+insert into runs (id, workspace_id, task_id, agent_id, status, fence, lease_seconds, lease_expires_at, version, created_at, updated_at)
+select gen_random_uuid(), c.workspace_id, c.id, 'pgbench', 'running', 1, 300, now() + interval '300 seconds', 1, now(), now() from claimed c;
+`;
+  const dir = await mkdtemp(path.join(tmpdir(), 'aws-bench-claims-'));
+  try {
+    const file = path.join(dir, 'claim.sql');
+    await writeFile(file, script);
+    const perClient = Math.floor(tasks / clients);
+    const args = [
+      '-n',
+      '-M',
+      'prepared',
+      '-c',
+      String(clients),
+      '-j',
+      '2',
+      '-t',
+      String(perClient),
+      '-f',
+      file,
+      '-D',
+      `ws=${ws.workspaceId}`,
+      db.url,
+    ];
+    const { code, stdout, stderr } = await run(PGBENCH, args, { ...process.env, PGOPTIONS });
+    const tps = /^tps = ([\d.]+) \(without initial connection time\)/m.exec(stdout);
+    if (!tps) throw new Error(`bench/claims: pgbench exited with ${code}:\n${stderr || stdout}`);
+    const claims = perClient * clients;
+    // pgbench's rate without its connection time: what the loop itself sustains.
+    return { claims, seconds: claims / Number(tps[1]), perSecond: Number(tps[1]) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+function post(agent: http.Agent, url: string, headers: Record<string, string>, body: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+export interface OursDrain extends DrainFigures {
+  /** Distinct tasks among the claims (equal to claims when no task was claimed twice). */
+  distinct: number;
+  /** Answers other than 201 and the final 204s, by status. */
+  others: Record<number, number>;
+}
+
+/** `agents` agents, each claiming until it is told nothing is ready (204). */
+export async function oursDrain(baseUrl: string, ws: BenchWorkspace, agents: number): Promise<OursDrain> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: agents });
+  const headers = { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' };
+  const url = `${baseUrl}/api/v1/tasks/claim`;
+  const claimed: string[] = [];
+  const others: Record<number, number> = {};
+  try {
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: agents }, async (_, i) => {
+        const body = JSON.stringify({ agent_id: `bench-agent-${i}` });
+        for (;;) {
+          const answer = await post(agent, url, headers, body);
+          if (answer.status === 204) return;
+          if (answer.status !== 201) {
+            others[answer.status] = (others[answer.status] ?? 0) + 1;
+            if (answer.status >= 500 || answer.status === 409) continue;
+            throw new Error(`POST /tasks/claim answered ${answer.status}: ${answer.body.slice(0, 300)}`);
+          }
+          claimed.push((JSON.parse(answer.body) as { data: { task: { id: string } } }).data.task.id);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    return { claims: claimed.length, seconds, perSecond: claimed.length / seconds, distinct: new Set(claimed).size, others };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** One agent's claims, one after another: p50 and p99 of `samples` claims (the workspace must hold that many ready tasks). */
+export async function claimLatency(baseUrl: string, ws: BenchWorkspace, samples: number): Promise<{ p50: number; p99: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const headers = { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' };
+  const url = `${baseUrl}/api/v1/tasks/claim`;
+  const body = JSON.stringify({ agent_id: 'bench-latency' });
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const t0 = performance.now();
+      const answer = await post(agent, url, headers, body);
+      times.push(performance.now() - t0);
+      if (answer.status !== 201) throw new Error(`POST /tasks/claim answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+    }
+    return { p50: percentile(times, 50), p99: percentile(times, 99) };
+  } finally {
+    agent.destroy();
+  }
+}
