@@ -223,8 +223,8 @@ async function main(): Promise<void> {
   if (only !== undefined) throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs (not ${only})`);
   const started = Date.now();
   buildIfStale();
-  log(`creating the benchmark database with ${WORKSPACES + 2} workspaces…`);
-  const db = await createBenchDb(WORKSPACES + 2);
+  log(`creating the benchmark database with ${WORKSPACES + 6} workspaces…`);
+  const db = await createBenchDb(WORKSPACES + 6);
   const servers: Server[] = [];
   try {
     const { ours, peer } = await startBoth(db, servers);
@@ -259,6 +259,10 @@ async function main(): Promise<void> {
     // The work queue: a workspace of its own (no writer touches it), 1,000 tasks then QUEUE_TASKS.
     log(`GET /tasks?ready=true on 1,000 then ${QUEUE_TASKS} tasks…`);
     const queue = await measureTaskQueue(ours.url, db, db.workspaces[WORKSPACES + 1]!, QUEUE_TASKS);
+    log(
+      `claims: ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS} tasks, pgbench's loop, one agent on 1,000 then ${QUEUE_TASKS} ready tasks…`,
+    );
+    const claims = await measureClaims(ours, db, db.workspaces.slice(WORKSPACES + 2, WORKSPACES + 6));
 
     log(`SSE with ${LEASES} leases…`);
     const sse = await measureSse(
@@ -294,6 +298,7 @@ async function main(): Promise<void> {
       exported,
       verifyBundleAll,
       queue,
+      claims,
       sse,
       pglite,
       retention,
@@ -611,6 +616,7 @@ interface Report {
   exported: Awaited<ReturnType<typeof measureExportCli>>;
   verifyBundleAll: Awaited<ReturnType<typeof measureBundleVerifyCli>>;
   queue: Awaited<ReturnType<typeof measureTaskQueue>>;
+  claims: ClaimFigures;
   sse: Awaited<ReturnType<typeof measureSse>>;
   pglite: { rps: Stat; p50: Stat; p99: Stat; failures: Stat };
   retention: RetentionResult;
@@ -654,6 +660,8 @@ function report(r: Report): void {
   lines.push(
     `| GET /tasks?ready=true&limit=50, p50 / p99, 1,000 tasks | ${fmt(r.queue.small.p50, 2)} / ${fmt(r.queue.small.p99, 2)} ms |`,
     `| GET /tasks?ready=true&limit=50, p50 / p99, ${r.queue.big.tasks.toLocaleString('en')} tasks | ${fmt(r.queue.big.p50, 2)} / ${fmt(r.queue.big.p99, 2)} ms |`,
+    `| POST /tasks/claim, ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS.toLocaleString('en')} tasks / pgbench SKIP LOCKED loop | ${fmt(r.claims.ours.perSecond)} / ${fmt(r.claims.pgbench.perSecond)} claims/s |`,
+    `| POST /tasks/claim, one agent, p50 on 1,000 / ${QUEUE_TASKS.toLocaleString('en')} ready tasks | ${fmt(r.claims.small.p50, 2)} / ${fmt(r.claims.big.p50, 2)} ms |`,
   );
   lines.push(`| chain verification, one core | ${fmt(r.verify.eventsPerSecond)} events/s over ${r.verify.events.toLocaleString('en')} |`);
   for (const cli of [r.verifyCli, r.verifyCliAll]) {
@@ -733,6 +741,21 @@ function report(r: Report): void {
     `ready tasks page flat as the workspace grows (${r.queue.big.tasks.toLocaleString('en')} tasks ≤ 1.5 × 1,000)`,
     r.queue.big.p50 <= 1.5 * r.queue.small.p50,
     `${fmt(r.queue.big.p50 / r.queue.small.p50, 2)} ×`,
+  ]);
+  checks.push([
+    `claims: every task claimed once (${CLAIM_TASKS.toLocaleString('en')}), no 409 or 5xx`,
+    r.claims.ours.claims === CLAIM_TASKS && r.claims.ours.distinct === CLAIM_TASKS && Object.keys(r.claims.ours.others).length === 0,
+    `${r.claims.ours.distinct} distinct of ${r.claims.ours.claims}, others ${JSON.stringify(r.claims.ours.others)}`,
+  ]);
+  checks.push([
+    `claims ≥ 0.8 × pgbench's bare SKIP LOCKED loop (${CLAIM_AGENTS} agents)`,
+    r.claims.ours.perSecond >= 0.8 * r.claims.pgbench.perSecond,
+    `${fmt(r.claims.ours.perSecond / r.claims.pgbench.perSecond, 2)} ×`,
+  ]);
+  checks.push([
+    `a claim flat as the queue grows (${QUEUE_TASKS.toLocaleString('en')} ready tasks ≤ 1.5 × 1,000)`,
+    r.claims.big.p50 <= 1.5 * r.claims.small.p50,
+    `${fmt(r.claims.big.p50 / r.claims.small.p50, 2)} ×`,
   ]);
   // Verification on every core, its memory flat; one busy workspace keeps up with many.
   checks.push([

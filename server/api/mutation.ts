@@ -42,7 +42,17 @@ export interface MutationOptions<T> {
    * workspaces (db/group.ts, shared groups). POST /work, the agents' hot path, says so.
    */
   acrossWorkspaces?: boolean;
+  /**
+   * Concurrent writes of this lane to a workspace share transactions with each other only, not
+   * with the workspace's other writes (db/group.ts keys the group `<workspace>#<lane>`). POST
+   * /tasks/claim, whose appends are all left for COMMIT: in a transaction of claims alone, no other
+   * write's events can be appended before those of a claim that ran ahead of it.
+   */
+  lane?: 'claims';
 }
+
+/** The key of the write's group of transactions (db/group.ts): its workspace, and its lane if it has one. */
+const groupOf = (workspaceId: string, lane: MutationOptions<unknown>['lane']) => (lane ? `${workspaceId}#${lane}` : workspaceId);
 
 /** Bodies runMutation has checked against their operation's output schema, inside the transaction. */
 const checkedBodies = new WeakSet<object>();
@@ -123,7 +133,7 @@ export async function runMutation<T>(
       },
       // Writes to one workspace that arrive together share a transaction (db/group.ts); with
       // acrossWorkspaces, writes to other workspaces may join them.
-      { group: actor.workspaceId, acrossWorkspaces: opts.acrossWorkspaces },
+      { group: groupOf(actor.workspaceId, opts.lane), acrossWorkspaces: opts.acrossWorkspaces },
     );
     if (sealing) fillValue(body, sealedValues(sealing.standIns, await sealing.values));
     ctx.res.status = opts.status;
@@ -158,7 +168,7 @@ export async function runMutation<T>(
         else atCommit(tx, () => storeIdempotentResponse(tx, workspaceId, key, opts.status, text));
         return done.value;
       },
-      { group: workspaceId, acrossWorkspaces: opts.acrossWorkspaces },
+      { group: groupOf(workspaceId, opts.lane), acrossWorkspaces: opts.acrossWorkspaces },
     );
   } catch (err) {
     if (!(err instanceof IdempotencyKeyTaken)) throw err;

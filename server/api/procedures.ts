@@ -37,6 +37,8 @@ interface WriteOptions<Out> {
   replay?: (stored: Out) => Out;
   /** See MutationOptions.acrossWorkspaces (mutation.ts). */
   acrossWorkspaces?: boolean;
+  /** See MutationOptions.lane (mutation.ts). */
+  lane?: 'claims';
 }
 
 /**

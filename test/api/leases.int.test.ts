@@ -124,6 +124,27 @@ describe('POST /tasks/claim', () => {
     expect((await empty.post('/tasks/claim', { agent_id: 'a' }, { 'Idempotency-Key': emptyKey })).status).toBe(204);
   });
 
+  it('shares transactions only with other claims: a write racing a claim of its task is recorded at the version it answered', async () => {
+    const ws = await workspace();
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await newTask(ws, { priority: 'urgent' }));
+    const [claims, patches] = await Promise.all([
+      Promise.all(ids.map((_, i) => ws.post('/tasks/claim', { agent_id: `agent-${i}` }))),
+      Promise.all(ids.map((id, i) => app.request('PATCH', `/tasks/${id}`, { key: ws.apiKey, body: { title: `renamed ${i}` } }))),
+    ]);
+    expect(claims.map((c) => c.status)).toEqual(Array(20).fill(201));
+    for (const patched of patches) {
+      expect(patched.status).toBe(200);
+      const [event] = await app.runtime.db
+        .select()
+        .from(ledgerEvents)
+        .where(eq(ledgerEvents.causationId, patched.headers.get('x-request-id')!));
+      expect(event!.aggregateVersion).toBe(patched.body.data.task.aggregateVersion);
+    }
+    const replayed = await replayWorkspace(app.runtime.db, ws.workspaceId);
+    expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, ws.workspaceId));
+  });
+
   it('refuses bad input with the contract’s error and writes nothing', async () => {
     const ws = await workspace();
     await newTask(ws);

@@ -11,7 +11,9 @@ import { alias } from 'drizzle-orm/pg-core';
 import { query, type Tx } from '@/db';
 import { initiatives, milestones, runs, tasks, workstreams, type TaskPriority, type taskTypes } from '@/db/schema';
 import { AppError } from '@/server/errors';
-import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
+import { atCommit } from '@/db/connection';
+import { compiled, rowPlaceholders } from '@/db/compiled';
+import { appendEventsAtCommit, lockWorkspaceLedger } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow, type TaskRow } from '../hierarchy/records';
 import { statusEvent } from '../status-changes';
@@ -66,7 +68,12 @@ async function assertOwnNodes(tx: Tx, workspaceId: string, f: ClaimFilters): Pro
   if (missing.length > 0) throw new AppError('not_found', `No such ${missing.join(', ')} in your workspace.`, { fields: missing });
 }
 
-/** Claims the first ready task that matches; null when there is none (or every one is being claimed). */
+/**
+ * Claims the first ready task that matches; null when there is none (or every one is being claimed).
+ * Its run and events are left for COMMIT (atCommit, appendEventsAtCommit), so a claim sends one
+ * flight before COMMIT: POST /tasks/claim runs in the claims lane (server/api/mutation.ts), in
+ * transactions no write that appends at once shares, whose events would otherwise come first.
+ */
 export async function claimTask(tx: Tx, actor: Actor, input: ClaimInput): Promise<Claimed | null> {
   const now = new Date();
   const f = input.filters ?? {};
@@ -106,11 +113,24 @@ export async function claimTask(tx: Tx, actor: Actor, input: ClaimInput): Promis
     fence: nextFence,
     leaseSeconds: input.lease_seconds,
   });
-  const events: NewEvent[] = [
-    { aggregateType: 'run', aggregateId: run.id, eventType: 'run.created', payload: { ...runRecord(run), claimed: true } },
-    statusEvent(taskMove({ id: task.id, status: 'todo' }, 'in_progress'), now, { run_id: run.id }),
-  ];
-  // One flight: the run and the events that record it.
-  await Promise.all([tx.insert(runs).values(run), appendEvents(tx, actor, events, now)]);
+  // The run and its events go with COMMIT: a claim is one flight to the database, then COMMIT.
+  atCommit(tx, () => insertRun(tx, { run }));
+  appendEventsAtCommit(
+    tx,
+    actor,
+    [
+      { aggregateType: 'run', aggregateId: run.id, eventType: 'run.created', payload: { ...runRecord(run), claimed: true } },
+      statusEvent(taskMove({ id: task.id, status: 'todo' }, 'in_progress'), now, { run_id: run.id }),
+    ],
+    now,
+  );
   return { task, run: runView(run, []) };
 }
+
+// A claim's run has not finished: finished_at keeps its default (null), which the timestamp encoder would refuse.
+const RUN_KEYS = (
+  Object.keys(newRun({ workspaceId: '', taskId: '', agentId: null, status: 'running', at: new Date(0), fence: 1 })) as (keyof RunRow)[]
+).filter((k) => k !== 'finishedAt');
+
+/** A claim's run, built once (db/compiled.ts) and sent with COMMIT. */
+const insertRun = compiled<{ run: RunRow }>((tx, p) => tx.insert(runs).values(rowPlaceholders(RUN_KEYS, 'run', p)));

@@ -68,7 +68,8 @@ export const claimProcedure = ownerProcedure
           data: claimed && { task: { ...taskRecord(claimed.task), aggregateVersion: claimed.task.version }, run: claimed.run },
         };
       },
-      { replay: (b) => b },
+      // In transactions of claims only (server/api/mutation.ts lane): a claim appends at COMMIT.
+      { replay: (b) => b, lane: 'claims' },
     );
     // Nothing claimed: no content (a replay of such a claim too).
     if (answer.data === null) ctx.res.status = 204;
