@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List tasks: the work queue
-         * @description The workspace’s tasks, filtered, in `priority` or `updated` order, paged by cursor. `?ready=true&sort=priority` is what an agent should pick up next; picking it up is POST /runs (one agent wins a race, the others get 409). A listing is pinned to its first page (`meta.asOf`, a ledger sequence): each task that existed then is served exactly once across the pages, at the place it had then, even while tasks change; tasks created later are not in it (list them with `updated_after`). Filters apply to tasks as they are now, and each task is shown as it is now.
+         * @description The workspace’s tasks, filtered, in `priority` or `updated` order, paged by cursor. `?ready=true&sort=priority` is what an agent should pick up next; to take it, POST /tasks/claim takes the first of it that no other agent is taking. A listing is pinned to its first page (`meta.asOf`, a ledger sequence): each task that existed then is served exactly once across the pages, at the place it had then, even while tasks change; tasks created later are not in it (list them with `updated_after`). Filters apply to tasks as they are now, and each task is shown as it is now.
          */
         get: operations["tasks-list"];
         put?: never;
@@ -351,7 +351,7 @@ export interface paths {
         put?: never;
         /**
          * Record a checkpoint of a run
-         * @description A point the run can be rolled back to (`rollback` with its `checkpointId`). Only a running run records checkpoints; the first checkpoint of a queued (re-dispatched) run starts it (`run.started`). `state` is yours (at most 64 KiB as JSON), kept with the checkpoint and in its ledger event. With an Idempotency-Key the same key and body replay the original response (200).
+         * @description A point the run can be rolled back to (`rollback` with its `checkpointId`). Only a running run records checkpoints; the first checkpoint of a queued (re-dispatched) run starts it (`run.started`). `state` is yours (at most 64 KiB as JSON), kept with the checkpoint and in its ledger event. A checkpoint renews the run’s lease as a heartbeat does; from a run whose lease lapsed it is 409 lease_expired and writes nothing. With an Idempotency-Key the same key and body replay the original response (200).
          */
         post: operations["runs-checkpoint"];
         delete?: never;
@@ -371,7 +371,7 @@ export interface paths {
         put?: never;
         /**
          * Report that a run ended
-         * @description `completed` or `failed`, from `running`; the task becomes `done` or `failed`. Repeating the same outcome on a run that already has it is 200 with no new event; anything else is 409 invalid_state_transition.
+         * @description `completed` or `failed`, from `running`; the task becomes `done` or `failed`. Repeating the same outcome on a run that already has it is 200 with no new event; anything else is 409 invalid_state_transition. A run whose lease lapsed (it is `failed`, reason `lease_expired`, or past `lease_expires_at`) is 409 lease_expired: another agent may hold its task now, and nothing is written.
          */
         post: operations["runs-finish"];
         delete?: never;

@@ -42,20 +42,15 @@ export interface MutationOptions<T> {
    * workspaces (db/group.ts, shared groups). POST /work, the agents' hot path, says so.
    */
   acrossWorkspaces?: boolean;
-  /**
-   * Concurrent writes of this lane to a workspace share transactions with each other only, not
-   * with the workspace's other writes (db/group.ts keys the group `<workspace>#<lane>`). POST
-   * /tasks/claim, whose appends are all left for COMMIT: in a transaction of claims alone, no other
-   * write's events can be appended before those of a claim that ran ahead of it.
-   */
-  lane?: 'claims';
 }
 
-/** The key of the write's group of transactions (db/group.ts): its workspace, and its lane if it has one. */
-const groupOf = (workspaceId: string, lane: MutationOptions<unknown>['lane']) => (lane ? `${workspaceId}#${lane}` : workspaceId);
-
-/** Bodies runMutation has checked against their operation's output schema, inside the transaction. */
+/** Bodies runMutation (or a batch: batch.ts) has checked against their operation's output schema, inside the transaction. */
 const checkedBodies = new WeakSet<object>();
+
+/** Marks `body` as checked against its operation's output schema (checkOutputOnce passes it as it is). */
+export function markChecked(body: unknown): void {
+  if (typeof body === 'object' && body !== null) checkedBodies.add(body);
+}
 /**
  * The JSON text of a procedure's result: the text runMutation stored for its Idempotency-Key when
  * there is one (kept on the request's context, not in a WeakMap keyed by the body: V8's scavenger
@@ -118,7 +113,7 @@ export async function runMutation<T>(
   const replay = opts.replay;
   const checked = async (tx: Tx) => {
     const body = opts.output.parse(await work(tx));
-    if (typeof body === 'object' && body !== null) checkedBodies.add(body);
+    markChecked(body);
     return body;
   };
   // The append a service left for COMMIT (appendEventsAtCommit): its stand-ins in the body are
@@ -133,7 +128,7 @@ export async function runMutation<T>(
       },
       // Writes to one workspace that arrive together share a transaction (db/group.ts); with
       // acrossWorkspaces, writes to other workspaces may join them.
-      { group: groupOf(actor.workspaceId, opts.lane), acrossWorkspaces: opts.acrossWorkspaces },
+      { group: actor.workspaceId, acrossWorkspaces: opts.acrossWorkspaces },
     );
     if (sealing) fillValue(body, sealedValues(sealing.standIns, await sealing.values));
     ctx.res.status = opts.status;
@@ -168,7 +163,7 @@ export async function runMutation<T>(
         else atCommit(tx, () => storeIdempotentResponse(tx, workspaceId, key, opts.status, text));
         return done.value;
       },
-      { group: groupOf(workspaceId, opts.lane), acrossWorkspaces: opts.acrossWorkspaces },
+      { group: workspaceId, acrossWorkspaces: opts.acrossWorkspaces },
     );
   } catch (err) {
     if (!(err instanceof IdempotencyKeyTaken)) throw err;

@@ -20,6 +20,7 @@ import type { Tx } from '@/db';
 import type { Actor } from '@/server/domain/actor';
 import type { AppError } from '@/server/errors';
 import { callerWorkspace, namedWorkspace, ofResource } from './locate';
+import { runBatchedMutation, type BatchOperation } from './batch';
 import { checkOutputOnce, runMutation, type OutputCheck } from './mutation';
 import { apiKeyProcedure, authenticatedProcedure, humanProcedure, OWNERS, type ApiContext, type Meta } from './trpc';
 
@@ -37,8 +38,6 @@ interface WriteOptions<Out> {
   replay?: (stored: Out) => Out;
   /** See MutationOptions.acrossWorkspaces (mutation.ts). */
   acrossWorkspaces?: boolean;
-  /** See MutationOptions.lane (mutation.ts). */
-  lane?: 'claims';
 }
 
 /**
@@ -52,6 +51,12 @@ export type Write<In, Out> = <K extends keyof In & keyof Out & string = never>(
   work: (tx: Tx) => Promise<Omit<In, K>>,
   opts?: WriteOptions<Out> & { later?: Record<K, true> },
 ) => Promise<Omit<Out, K>>;
+
+/**
+ * Runs one request of `op` in a batch with the operation's concurrent requests to the workspace
+ * (batch.ts): the answer as `write` gives it, its body checked against the procedure's output schema.
+ */
+export type WriteInBatch<Out> = <I>(op: BatchOperation<I>, input: I, opts: { replay: (stored: Out) => Out }) => Promise<Out>;
 
 type Resolved<Ctx, In, Found> = Found & { ctx: Ctx; input: In };
 type Answer<OutIn> = OutIn extends Unset ? unknown : OutIn;
@@ -91,7 +96,7 @@ export class ActingBuilder<Ctx, Need, Found extends { actor: Actor }, InIn = Uns
   }
 
   mutation<R extends Answer<OutIn>>(
-    resolve: (opts: Resolved<Ctx, InOut, Found> & { write: Write<OutIn, OutOut> }) => MaybePromise<R>,
+    resolve: (opts: Resolved<Ctx, InOut, Found> & { write: Write<OutIn, OutOut>; writeInBatch: WriteInBatch<OutOut> }) => MaybePromise<R>,
   ): TRPCMutationProcedure<Built<InIn, Output<OutOut, R>>> {
     const rule = this.rule;
     const def = this.base._def as { output?: z.ZodType; meta?: Meta };
@@ -107,7 +112,11 @@ export class ActingBuilder<Ctx, Need, Found extends { actor: Actor }, InIn = Uns
         const output: OutputCheck<unknown> = later ? (schema as unknown as z.ZodObject).omit(later) : schema;
         return runMutation(ctx, found.actor, { status, output, ...rest }, work);
       };
-      return resolve({ ...found, ctx, input, write: write as Write<OutIn, OutOut> });
+      const writeInBatch = <I>(op: BatchOperation<I>, item: I, opts: { replay: (stored: unknown) => unknown }) => {
+        if (!schema) throw new Error('writeInBatch: the procedure has no .output() to check its body against.');
+        return runBatchedMutation(ctx, found.actor, { status, output: schema, replay: opts.replay }, op, item);
+      };
+      return resolve({ ...found, ctx, input, write: write as Write<OutIn, OutOut>, writeInBatch: writeInBatch as WriteInBatch<OutOut> });
     });
     if (schema) checkOutputOnce(procedure, schema);
     return procedure;

@@ -179,3 +179,60 @@ export async function pruneExpiredIdempotencyRecords(db: Executor, now = new Dat
   );
   return Number(row?.deleted ?? 0);
 }
+
+/**
+ * Claims the keys of a batch of requests (server/api/batch.ts) in one statement, and answers the
+ * keys a committed request already holds. Unlike claimIdempotencyKey it does not fail on a taken key
+ * (which would abort the batch's transaction for every request in it): a taken key is simply not
+ * claimed, and its request replays. A key another transaction holds in progress is waited for, as
+ * one claim does. The batch holds each key once (the runner keeps a repeated key for the next batch).
+ */
+export async function claimIdempotencyKeys(
+  tx: Tx,
+  workspaceId: string,
+  keys: readonly { key: string; fingerprint: string }[],
+  ttlHours: number,
+): Promise<Set<string>> {
+  try {
+    const claimed = await claimManyStatement(tx, { workspaceId, keys: JSON.stringify(keys), ttlHours });
+    const mine = new Set(claimed.map((r) => r.key));
+    return new Set(keys.map((k) => k.key).filter((k) => !mine.has(k)));
+  } catch (err) {
+    if (isLockTimeout(err)) throw new AppError('idempotency_in_progress');
+    throw err;
+  }
+}
+
+/**
+ * Stores the responses of a batch's requests (`responses`: key, status, body as JSON text), and
+ * gives back the keys of its requests that failed on their own (`released`): a failed request
+ * leaves no record. Left for COMMIT, with the batch's other statements.
+ */
+export function storeBatchResponsesAtCommit(
+  tx: Tx,
+  workspaceId: string,
+  responses: readonly { key: string; status: number; body: string }[],
+  released: readonly string[],
+): void {
+  if (responses.length > 0) atCommit(tx, () => storeManyStatement(tx, { workspaceId, responses: JSON.stringify(responses) }));
+  if (released.length > 0) atCommit(tx, () => releaseManyStatement(tx, { workspaceId, keys: JSON.stringify(released) }));
+}
+
+const claimManyStatement = compiledSql<{ workspaceId: string; keys: string; ttlHours: number }, { key: string }>(
+  (p) => sql`insert into idempotency_records (workspace_id, key, fingerprint, expires_at)
+    select ${p('workspaceId')}::uuid, k.key, k.fingerprint, now() + make_interval(hours => ${p('ttlHours')}::int)
+      from jsonb_to_recordset(${p('keys')}::jsonb) as k(key text, fingerprint text)
+    on conflict (workspace_id, key) do update
+      set fingerprint = excluded.fingerprint, response_status = null, response_body = null, created_at = now(), expires_at = excluded.expires_at
+      where idempotency_records.expires_at < now()
+    returning key`,
+);
+const storeManyStatement = compiledSql<{ workspaceId: string; responses: string }>(
+  (p) => sql`update idempotency_records r set response_status = v.status, response_body = v.body::jsonb
+    from jsonb_to_recordset(${p('responses')}::jsonb) as v(key text, status int, body text)
+    where r.workspace_id = ${p('workspaceId')}::uuid and r.key = v.key`,
+);
+const releaseManyStatement = compiledSql<{ workspaceId: string; keys: string }>(
+  (p) => sql`delete from idempotency_records
+    where workspace_id = ${p('workspaceId')}::uuid and key in (select jsonb_array_elements_text(${p('keys')}::jsonb))`,
+);

@@ -74,6 +74,8 @@ const nodeStatusChanged = z.looseObject({
  * then, and such a ledger never replayed: its first run event changes a run no event created.)
  */
 const runCreated = runRecordSchema.loose();
+/** The run as it stands after a heartbeat: its new lease_expires_at (and lease_seconds, if it changed). */
+const runLeaseRenewed = runRecordSchema.loose();
 const runStatusChanged = runRecordSchema.extend({ previous_status: z.string() }).loose();
 const runCheckpointed = runRecordSchema.extend({ checkpoint: checkpointRecordSchema });
 
@@ -327,7 +329,7 @@ const EVENTS = {
   'run.completed': readBack('run', runStatusChanged),
   'run.failed': readBack('run', runStatusChanged),
   /** A heartbeat renewed the run's lease (POST /runs/{runId}/heartbeat): the run with its new lease_expires_at. */
-  'run.lease_renewed': readBack('run', runCreated),
+  'run.lease_renewed': readBack('run', runLeaseRenewed),
   /** The run's lease lapsed: the service failed it (failure_reason lease_expired) and its task is ready again. */
   'run.lease_expired': readBack('run', runStatusChanged),
   'run.checkpointed': readBack('run', runCheckpointed),

@@ -5,13 +5,16 @@
  * server runs it, with the clock it is given.
  */
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerEvents, runs, tasks } from '@/db/schema';
+import { query } from '@/db';
+import { idempotencyRecords, ledgerEvents, runs, tasks } from '@/db/schema';
 import { expireLapsedLeases } from '@/server/domain/runs/lease-expiry';
 import { metricsText } from '@/server/metrics';
 import { loadFromTables } from '@/server/projections/state';
 import { replayWorkspace } from '@/server/projections/rebuild';
+import { verifyWorkspace } from '@/server/ledger/verify';
+import { testEngine } from '../support/engine';
 import { startTestApp, type ApiResponse, type TestApp, type TestWorkspace } from '../support/app';
 
 let app: TestApp;
@@ -41,7 +44,9 @@ async function newTask(ws: Ws, body: Record<string, unknown> = {}): Promise<stri
 const runRow = async (runId: string) => (await app.runtime.db.select().from(runs).where(eq(runs.id, runId)))[0]!;
 const taskRow = async (taskId: string) => (await app.runtime.db.select().from(tasks).where(eq(tasks.id, taskId)))[0]!;
 const eventsOf = async (aggregateId: string) =>
-  (await app.runtime.db.select().from(ledgerEvents).where(eq(ledgerEvents.aggregateId, aggregateId))).map((e) => e.eventType);
+  (
+    await app.runtime.db.select().from(ledgerEvents).where(eq(ledgerEvents.aggregateId, aggregateId)).orderBy(asc(ledgerEvents.sequence))
+  ).map((e) => e.eventType);
 /** The job's pass as if the clock read `now`. */
 const expireAt = (now: Date) => expireLapsedLeases(app.runtime.db, { now, holder: `test-${randomUUID()}` });
 const later = (seconds: number) => new Date(Date.now() + seconds * 1000);
@@ -102,6 +107,71 @@ describe('POST /tasks/claim', () => {
     const claimed = answers.filter((a) => a.status === 201).map((a) => a.body.data.task.id as string);
     expect(new Set(claimed)).toEqual(ids);
     for (const id of ids) expect((await taskRow(id)).status).toBe('in_progress');
+  });
+
+  it('claims that arrive together are answered in batches: queue order, each filter, each key, each failure on its own', async () => {
+    const ws = await workspace();
+    const queue: { id: string; priority: string }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const priority = i % 2 ? 'high' : 'low';
+      queue.push({ id: await newTask(ws, { priority }), priority });
+    }
+    // Last in the queue (low, newest), and the only research task.
+    const research = await newTask(ws, { priority: 'low' });
+    await app.runtime.db.update(tasks).set({ type: 'research' }).where(eq(tasks.id, research));
+    const key = (name: string) => ({ 'Idempotency-Key': `${name}-${randomUUID()}` });
+    const repeated = key('repeated');
+    const lost = key('lost');
+    const [plain, twice, foreign, researcher] = await Promise.all([
+      Promise.all(Array.from({ length: 10 }, (_, i) => ws.post('/tasks/claim', { agent_id: `agent-${i}` }, i < 4 ? key(`k${i}`) : {}))),
+      Promise.all([0, 1].map(() => ws.post('/tasks/claim', { agent_id: 'repeated' }, repeated))),
+      ws.post('/tasks/claim', { agent_id: 'lost', filters: { initiative_id: randomUUID() } }, lost),
+      ws.post('/tasks/claim', { agent_id: 'researcher', filters: { type: ['research'] } }),
+    ]);
+    // One of the repeated key's two claims ran; the other replays its answer.
+    expect(twice.map((a) => a.status).sort()).toEqual([200, 201]);
+    expect(twice[0]!.body).toEqual(twice[1]!.body);
+    const granted = [...plain, twice.find((a) => a.status === 201)!];
+    expect(granted.map((a) => a.status)).toEqual(Array(11).fill(201));
+    // Eleven claims took the first eleven tasks of the queue (highs first, then the oldest lows), each once.
+    const expected = [...queue.filter((t) => t.priority === 'high'), ...queue.filter((t) => t.priority === 'low')].slice(0, 11);
+    expect(new Set(granted.map((a) => a.body.data.task.id))).toEqual(new Set(expected.map((t) => t.id)));
+    expect(researcher.status).toBe(201);
+    expect(researcher.body.data.task.id).toBe(research);
+    // A claim whose filters name no node of the workspace fails alone, leaving no idempotency record.
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error).toMatchObject({ code: 'not_found', details: { fields: ['filters.initiative_id'] } });
+    const records = await app.runtime.db
+      .select()
+      .from(idempotencyRecords)
+      .where(and(eq(idempotencyRecords.workspaceId, ws.workspaceId), eq(idempotencyRecords.key, lost['Idempotency-Key'])));
+    expect(records).toEqual([]);
+    // Each claim is recorded as its own (its run, its events in order, under its request), in fewer transactions than claims.
+    for (const answer of [...granted, researcher]) {
+      const { run, task } = answer.body.data;
+      expect(await eventsOf(run.runId)).toEqual(['run.created']);
+      const [created] = await app.runtime.db.select().from(ledgerEvents).where(eq(ledgerEvents.aggregateId, run.runId));
+      const [moved] = await app.runtime.db
+        .select()
+        .from(ledgerEvents)
+        .where(and(eq(ledgerEvents.aggregateId, task.id), eq(ledgerEvents.eventType, 'task.status_changed')));
+      expect(moved!.sequence).toBe(created!.sequence + 1);
+      expect(created!.causationId).toBe(answer.headers.get('x-request-id'));
+      expect(await runRow(run.runId)).toMatchObject({ agentId: run.agent_id, fence: 1, status: 'running' });
+    }
+    const [{ transactions }] = (await query<{ transactions: number }>(
+      app.runtime.db,
+      sql`select count(distinct xmin::text)::int as transactions from runs where workspace_id = ${ws.workspaceId}::uuid`,
+    )) as [{ transactions: number }];
+    // On PostgreSQL; PGlite has one connection, which a claim's transaction holds until its COMMIT,
+    // so the next claim reaches the batch only once the last is done.
+    if (testEngine() === 'postgres') expect(transactions).toBeLessThan(12);
+    else expect(transactions).toBeLessThanOrEqual(12);
+    expect((await verifyWorkspace(app.runtime.db, ws.workspaceId)).verified).toBe(true);
+    const replayed = await replayWorkspace(app.runtime.db, ws.workspaceId);
+    // As the ledger tells it, once the type set behind its back above is put back.
+    await app.runtime.db.update(tasks).set({ type: 'build' }).where(eq(tasks.id, research));
+    expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, ws.workspaceId));
   });
 
   it('replays the same claim for the same Idempotency-Key, and claims nothing more', async () => {

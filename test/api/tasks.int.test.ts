@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
-import { firstPageSql, type TaskFilters, type TaskSort } from '@/server/domain/tasks/list';
+import { firstPageQuery, type TaskFilters, type TaskSort } from '@/server/domain/tasks/list';
 import { inboxIds } from '@/server/domain/workspaces/ids';
 import { replayWorkspace } from '@/server/projections/rebuild';
 import { loadFromTables } from '@/server/projections/state';
@@ -217,7 +217,7 @@ describe('GET /tasks', () => {
     for (const [sort, filters] of cases) {
       const plan = await query<{ 'QUERY PLAN': unknown }>(
         app.runtime.db,
-        sql`explain (format json) ${firstPageSql(ws.workspaceId, { sort, filters, limit: 50 })}`,
+        sql`explain (format json) ${firstPageQuery(app.runtime.db, ws.workspaceId, { sort, filters, limit: 50 }).getSQL()}`,
       );
       const text = JSON.stringify(plan);
       expect(text, `${sort} ${JSON.stringify(filters)}`).toMatch(/"Index Name":"tasks_(queue|priority|updated)_idx"/);

@@ -14,8 +14,10 @@
  * a task that no longer matches is not served, and what is served is each task's current content.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import { query, type Executor } from '@/db';
-import type { TaskPriority, taskStatuses, taskTypes } from '@/db/schema';
+import { tasks, type TaskPriority, type taskStatuses, type taskTypes } from '@/db/schema';
+import type { TaskRow } from '../hierarchy/records';
 
 export type TaskSort = 'priority' | 'updated';
 
@@ -45,8 +47,8 @@ export interface TaskPageRequest {
 }
 
 export interface TaskPage {
-  /** Task ids in order. */
-  ids: string[];
+  /** The tasks in order. */
+  tasks: TaskRow[];
   /** The key of each id served (for the next cursor). */
   keys: SortKey[];
   hasMore: boolean;
@@ -99,12 +101,13 @@ const and = (parts: SQL[]) =>
         sql` and `,
       );
 
+/** A task served, with its place in the orders. */
 interface Row {
+  task: TaskRow;
   id: string;
   rank: number;
   created_at: string;
   updated_at: string;
-  head: number | string;
 }
 
 /** The pieces every page's statement shares. */
@@ -114,10 +117,34 @@ function parts(workspaceId: string, req: Pick<TaskPageRequest, 'sort' | 'filters
     ws: sql`t.workspace_id = ${workspaceId}::uuid`,
     // Ordered by the indexed expressions themselves (not the text columns below), so an index serves it.
     order: req.sort === 'priority' ? sql`${RANK_CASE(sql`t.priority`)} asc, t.created_at asc, t.id asc` : sql`t.updated_at desc, t.id desc`,
-    columns: sql`t.id, ${RANK_CASE(sql`t.priority`)} as rank,
-      to_char(t.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-      to_char(t.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at`,
   };
+}
+
+const t = alias(tasks, 't');
+
+/**
+ * The tasks `where` selects (over `t`), whole, with their places in the orders: a page's statement
+ * reads the rows it serves. (A second statement fetching them by id was planned once, while the
+ * table was small, as a sequential scan, and kept that prepared plan as the table grew.)
+ */
+function rowsWhere(db: Executor, where: SQL, order?: SQL, limit?: number, headOfWorkspace?: string) {
+  const q = db
+    .select({
+      task: t,
+      // The ledger head, read once (an InitPlan) in the page's snapshot.
+      head: sql<
+        number | null
+      >`${headOfWorkspace ? sql`(select sequence from ledger_heads where workspace_id = ${headOfWorkspace}::uuid)` : sql`null`}`.mapWith(
+        Number,
+      ),
+      id: t.id,
+      rank: sql<number>`${RANK_CASE(sql`t.priority`)}`.mapWith(Number),
+      created_at: sql<string>`to_char(t.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+      updated_at: sql<string>`to_char(t.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+    })
+    .from(t)
+    .where(where);
+  return order ? q.orderBy(order).limit(limit!) : q;
 }
 
 /**
@@ -130,19 +157,18 @@ export function queueSql(workspaceId: string, filters: TaskFilters): { where: SQ
 }
 
 /** A first page and the ledger head it is pinned to, in one statement (one snapshot). */
-export function firstPageSql(workspaceId: string, req: Omit<TaskPageRequest, 'after'>): SQL {
-  const { filters, ws, order, columns } = parts(workspaceId, req);
-  return sql`select page.*, (select sequence from ledger_heads where workspace_id = ${workspaceId}::uuid) as head
-    from (select ${columns} from tasks t where ${ws} and ${and(filters)} order by ${order} limit ${req.limit + 1}) page`;
+export function firstPageQuery(db: Executor, workspaceId: string, req: Omit<TaskPageRequest, 'after'>) {
+  const { filters, ws, order } = parts(workspaceId, req);
+  return rowsWhere(db, sql`${ws} and ${and(filters)}`, order, req.limit + 1, workspaceId);
 }
 
 /** The next page of tasks. One statement for a first page; three for a later one (what moved, what stayed, the moved that match). */
 export async function pageTasks(db: Executor, workspaceId: string, req: TaskPageRequest): Promise<TaskPage> {
-  const { filters, ws, order, columns } = parts(workspaceId, req);
+  const { filters, ws, order } = parts(workspaceId, req);
 
   if (!req.after) {
-    const rows = await query<Row>(db, firstPageSql(workspaceId, req));
-    const head = rows.length > 0 ? Number(rows[0]!.head) : await headOf(db, workspaceId);
+    const rows = await firstPageQuery(db, workspaceId, req);
+    const head = rows.length > 0 ? rows[0]!.head! : await headOf(db, workspaceId);
     return finish(rows, req, head);
   }
 
@@ -178,23 +204,18 @@ export async function pageTasks(db: Executor, workspaceId: string, req: TaskPage
     key.sort === 'priority'
       ? sql`(${RANK_CASE(sql`t.priority`)}, t.created_at, t.id) > (${key.rank}, ${key.createdAt}::timestamptz, ${key.id}::uuid)`
       : sql`(t.updated_at, t.id) < (${key.updatedAt}::timestamptz, ${key.id}::uuid)`;
-  const stayed = await query<Row>(
-    db,
-    sql`select ${columns}, 0 as head from tasks t where ${ws} and ${notMoved} and ${beyond} and ${and(filters)}
-        order by ${order} limit ${req.limit + 1}`,
-  );
+  const stayed = await rowsWhere(db, sql`${ws} and ${notMoved} and ${beyond} and ${and(filters)}`, order, req.limit + 1);
 
   // The moved tasks that existed at S0 and still match, placed by their key at S0.
   const existed = moved.filter((m) => m.updated_at_then !== null);
   let placed: Row[] = [];
   if (existed.length) {
-    const matching = await query<Row>(
+    const matching = await rowsWhere(
       db,
-      sql`select ${columns}, 0 as head from tasks t
-          where ${ws} and t.id in (${sql.join(
-            existed.map((m) => sql`${m.id}::uuid`),
-            sql`, `,
-          )}) and ${and(filters)}`,
+      sql`${ws} and t.id in (${sql.join(
+        existed.map((m) => sql`${m.id}::uuid`),
+        sql`, `,
+      )}) and ${and(filters)}`,
     );
     const then = new Map(existed.map((m) => [m.id, m]));
     placed = matching
@@ -204,9 +225,7 @@ export async function pageTasks(db: Executor, workspaceId: string, req: TaskPage
       })
       .filter((r) => compare(keyOf(r, req.sort), key) > 0);
   }
-  const merged = [...stayed.map((r) => ({ ...r, rank: Number(r.rank) })), ...placed].sort((a, b) =>
-    compare(keyOf(a, req.sort), keyOf(b, req.sort)),
-  );
+  const merged = [...stayed, ...placed].sort((a, b) => compare(keyOf(a, req.sort), keyOf(b, req.sort)));
   return finish(merged, req, asOf);
 }
 
@@ -221,8 +240,8 @@ async function headOf(db: Executor, workspaceId: string): Promise<number> {
 function finish(rows: Row[], req: TaskPageRequest, asOf: number): TaskPage {
   const page = rows.slice(0, req.limit);
   return {
-    ids: page.map((r) => r.id),
-    keys: page.map((r) => keyOf({ ...r, rank: Number(r.rank) }, req.sort)),
+    tasks: page.map((r) => r.task),
+    keys: page.map((r) => keyOf(r, req.sort)),
     hasMore: rows.length > req.limit,
     asOf,
   };

@@ -17,7 +17,8 @@ export const checkpointProcedure = runProcedure(OWNERS)
       description:
         'A point the run can be rolled back to (`rollback` with its `checkpointId`). Only a running run records ' +
         'checkpoints; the first checkpoint of a queued (re-dispatched) run starts it (`run.started`). `state` is ' +
-        'yours (at most 64 KiB as JSON), kept with the checkpoint and in its ledger event. With an Idempotency-Key ' +
+        'yours (at most 64 KiB as JSON), kept with the checkpoint and in its ledger event. A checkpoint renews the run’s ' +
+        'lease as a heartbeat does; from a run whose lease lapsed it is 409 lease_expired and writes nothing. With an Idempotency-Key ' +
         'the same key and body replay the original response (200).',
       requestHeaders: mutationHeaders,
     },

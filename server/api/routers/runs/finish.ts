@@ -14,7 +14,9 @@ export const finishProcedure = runProcedure(OWNERS)
       summary: 'Report that a run ended',
       description:
         '`completed` or `failed`, from `running`; the task becomes `done` or `failed`. Repeating the same outcome ' +
-        'on a run that already has it is 200 with no new event; anything else is 409 invalid_state_transition.',
+        'on a run that already has it is 200 with no new event; anything else is 409 invalid_state_transition. A run whose ' +
+        'lease lapsed (it is `failed`, reason `lease_expired`, or past `lease_expires_at`) is 409 lease_expired: another ' +
+        'agent may hold its task now, and nothing is written.',
       requestHeaders: mutationHeaders,
     },
     auth: ['ApiKey', 'Session'],

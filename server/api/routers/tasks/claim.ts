@@ -1,8 +1,10 @@
 /** POST /tasks/claim: Claim the next ready task and start its run. */
 import { z } from 'zod';
 import { taskPriorities, taskTypes } from '@/db/schema';
-import { claimTask } from '@/server/domain/runs/claim';
+import { claimTasks, type ClaimInput } from '@/server/domain/runs/claim';
 import { taskRecord } from '@/server/domain/hierarchy/records';
+import { AppError } from '@/server/errors';
+import type { BatchOperation } from '../../batch';
 import { ownerProcedure } from '../../procedures';
 import { id, mutationHeaders, text } from '../../schemas';
 import { leaseSecondsInput, runSchema } from '../runs/shared';
@@ -34,6 +36,20 @@ const claimResponse = z
   })
   .meta({ id: 'ClaimResponse' });
 
+/** Claims run in batches (server/api/batch.ts): the concurrent claims to a workspace share one transaction. */
+const claims: BatchOperation<ClaimInput> = {
+  name: 'tasks.claim',
+  run: async (tx, items) =>
+    (await claimTasks(tx, items[0]!.actor.workspaceId, items)).map((claimed) =>
+      claimed instanceof AppError
+        ? claimed
+        : {
+            ok: true as const,
+            data: claimed && { task: { ...taskRecord(claimed.task), aggregateVersion: claimed.task.version }, run: claimed.run },
+          },
+    ),
+};
+
 export const claimProcedure = ownerProcedure
   .meta({
     openapi: {
@@ -58,19 +74,9 @@ export const claimProcedure = ownerProcedure
   })
   .input(claimInput)
   .output(claimResponse)
-  .mutation(async ({ ctx, input, actor, write }) => {
+  .mutation(async ({ ctx, input, writeInBatch }) => {
     const { workspace_id: _, ...body } = input;
-    const answer = await write(
-      async (tx) => {
-        const claimed = await claimTask(tx, actor, body);
-        return {
-          ok: true as const,
-          data: claimed && { task: { ...taskRecord(claimed.task), aggregateVersion: claimed.task.version }, run: claimed.run },
-        };
-      },
-      // In transactions of claims only (server/api/mutation.ts lane): a claim appends at COMMIT.
-      { replay: (b) => b, lane: 'claims' },
-    );
+    const answer = await writeInBatch(claims, body, { replay: (b) => b });
     // Nothing claimed: no content (a replay of such a claim too).
     if (answer.data === null) ctx.res.status = 204;
     return answer;

@@ -3,8 +3,7 @@
  * page (meta.asOf), which its cursor carries with the last task's place in the order.
  */
 import { z } from 'zod';
-import { inArray } from 'drizzle-orm';
-import { taskPriorities, tasks, taskStatuses, taskTypes } from '@/db/schema';
+import { taskPriorities, taskStatuses, taskTypes } from '@/db/schema';
 import { pageTasks, TASK_SORTS, type SortKey, type TaskFilters } from '@/server/domain/tasks/list';
 import { taskRecord } from '@/server/domain/hierarchy/records';
 import { AppError } from '@/server/errors';
@@ -77,7 +76,7 @@ export const listProcedure = memberProcedure
       summary: 'List tasks: the work queue',
       description:
         'The workspace’s tasks, filtered, in `priority` or `updated` order, paged by cursor. `?ready=true&sort=priority` ' +
-        'is what an agent should pick up next; picking it up is POST /runs (one agent wins a race, the others get 409). ' +
+        'is what an agent should pick up next; to take it, POST /tasks/claim takes the first of it that no other agent is taking. ' +
         'A listing is pinned to its first page (`meta.asOf`, a ledger sequence): each task that existed then is served ' +
         'exactly once across the pages, at the place it had then, even while tasks change; tasks created later are not ' +
         'in it (list them with `updated_after`). Filters apply to tasks as they are now, and each task is shown as it is now.',
@@ -111,14 +110,9 @@ export const listProcedure = memberProcedure
       after = decoded;
     }
     const page = await pageTasks(db, workspaceId, { sort: input.sort, filters: filtersOf(input), limit: input.limit, after });
-    const rows = page.ids.length ? await db.select().from(tasks).where(inArray(tasks.id, page.ids)) : [];
-    const byId = new Map(rows.map((r) => [r.id, r]));
     const last = page.keys.at(-1);
     return {
-      data: page.ids.map((taskId) => {
-        const row = byId.get(taskId)!;
-        return { ...taskRecord(row), aggregateVersion: row.version };
-      }),
+      data: page.tasks.map((row) => ({ ...taskRecord(row), aggregateVersion: row.version })),
       meta: {
         apiVersion: '1' as const,
         workspaceId,
