@@ -13,7 +13,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGBENCH, PGOPTIONS, run } from './limit';
-import { percentile, type BenchDb, type BenchWorkspace } from './lib';
+import postgres from 'postgres';
+import { cpuTimeMs, machineCpuMs, percentile, postgresCpuMs, type BenchDb, type BenchWorkspace } from './lib';
 import { grow } from './tasks';
 
 /** Adds `count` todo tasks to the workspace's Inbox, numbered from `from` + 1. No ANALYZE. */
@@ -23,6 +24,43 @@ export interface DrainFigures {
   claims: number;
   seconds: number;
   perSecond: number;
+  /** CPU ms per claim: the whole machine, PostgreSQL's processes, and (ours) the server and the load generator. */
+  cpu: { machine: number; postgres: number; server?: number; loadGenerator?: number };
+}
+
+/** CPU counters at the start of a drain; `per(claims)` gives CPU ms per claim since. */
+function cpuSince(serverPid?: number) {
+  const machine = machineCpuMs().busy;
+  const pg = postgresCpuMs();
+  const server = serverPid === undefined ? 0 : cpuTimeMs(serverPid);
+  const self = process.cpuUsage();
+  return (claims: number): DrainFigures['cpu'] => {
+    const load = process.cpuUsage(self);
+    return {
+      machine: (machineCpuMs().busy - machine) / claims,
+      postgres: (postgresCpuMs() - pg) / claims,
+      ...(serverPid === undefined
+        ? {}
+        : { server: (cpuTimeMs(serverPid) - server) / claims, loadGenerator: (load.user + load.system) / 1000 / claims }),
+    };
+  };
+}
+
+/**
+ * Waits (up to a minute) until no autovacuum worker runs: a drain leaves 10,000 dead task versions
+ * behind, and the next measure should not share the machine with their vacuum.
+ */
+export async function settle(db: BenchDb): Promise<void> {
+  const sql = postgres(db.url, { max: 1, onnotice: () => undefined });
+  try {
+    for (let waited = 0; waited < 60_000; waited += 500) {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'`;
+      if (row!.n === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await sql.end();
+  }
 }
 
 /** The bare claim loop: pgbench, `clients` connections, until `tasks` claims are made. */
@@ -60,12 +98,13 @@ select gen_random_uuid(), c.workspace_id, c.id, 'pgbench', 'running', 1, 300, no
       `ws=${ws.workspaceId}`,
       db.url,
     ];
+    const cpu = cpuSince();
     const { code, stdout, stderr } = await run(PGBENCH, args, { ...process.env, PGOPTIONS });
     const tps = /^tps = ([\d.]+) \(without initial connection time\)/m.exec(stdout);
     if (!tps) throw new Error(`bench/claims: pgbench exited with ${code}:\n${stderr || stdout}`);
     const claims = perClient * clients;
     // pgbench's rate without its connection time: what the loop itself sustains.
-    return { claims, seconds: claims / Number(tps[1]), perSecond: Number(tps[1]) };
+    return { claims, seconds: claims / Number(tps[1]), perSecond: Number(tps[1]), cpu: cpu(claims) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -97,13 +136,14 @@ export interface OursDrain extends DrainFigures {
 }
 
 /** `agents` agents, each claiming until it is told nothing is ready (204). */
-export async function oursDrain(baseUrl: string, ws: BenchWorkspace, agents: number): Promise<OursDrain> {
+export async function oursDrain(baseUrl: string, ws: BenchWorkspace, agents: number, serverPid?: number): Promise<OursDrain> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: agents });
   const headers = { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' };
   const url = `${baseUrl}/api/v1/tasks/claim`;
   const claimed: string[] = [];
   const others: Record<number, number> = {};
   try {
+    const cpu = cpuSince(serverPid);
     const started = performance.now();
     await Promise.all(
       Array.from({ length: agents }, async (_, i) => {
@@ -121,7 +161,14 @@ export async function oursDrain(baseUrl: string, ws: BenchWorkspace, agents: num
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    return { claims: claimed.length, seconds, perSecond: claimed.length / seconds, distinct: new Set(claimed).size, others };
+    return {
+      claims: claimed.length,
+      seconds,
+      perSecond: claimed.length / seconds,
+      distinct: new Set(claimed).size,
+      others,
+      cpu: cpu(claimed.length),
+    };
   } finally {
     agent.destroy();
   }

@@ -3,7 +3,7 @@
  * seeded with workspaces and API keys, dropped at the end), HTTP load over POST /api/v1/work with
  * autocannon, child processes that are always stopped, and the statistics of repeated runs.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -255,3 +255,34 @@ export function percentile(values: number[], p: number): number {
 export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 /** A repeated figure as "median (min–max)". */
 export const range = (s: Stat, digits = 0) => `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+
+const TICK_MS = 10; // USER_HZ 100
+
+/** CPU ms used so far by every PostgreSQL process (backends, walwriter, checkpointer…). */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const open = stat.indexOf('(');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(open + 1, close);
+      if (comm !== 'postgres') continue;
+      const fields = stat.slice(close + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
+/** Busy and total CPU ms of the whole machine so far (/proc/stat, all cores). */
+export function machineCpuMs(): { busy: number; total: number; cores: number } {
+  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+  const all = lines[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = all as [number, number, number, number, number, number, number, number];
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy: busy * TICK_MS, total: (busy + idle + iowait) * TICK_MS, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
+}

@@ -52,7 +52,7 @@ import { measureRetention, retentionCheck, retentionLines, type RetentionResult 
 import { measureScaleOut, scaleReport, type ScaleResult } from './scale';
 import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
-import { claimLatency, fillReady, oursDrain, pgbenchDrain } from './claims';
+import { claimLatency, fillReady, oursDrain, pgbenchDrain, settle } from './claims';
 import { measureCheckpointLag, measureProofs, waitForTree, type LagFigures } from './tree';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
@@ -415,9 +415,11 @@ async function measureClaims(ours: Server, db: BenchDb, workspaces: BenchWorkspa
   await fillReady(db, warm, 0, 2_000);
   await oursDrain(ours.url, warm, CLAIM_AGENTS);
   await fillReady(db, pgbenchWs, 0, CLAIM_TASKS);
+  await settle(db);
   const pgbench = await pgbenchDrain(db, pgbenchWs, CLAIM_TASKS, CLAIM_AGENTS);
   await fillReady(db, oursWs, 0, CLAIM_TASKS);
-  const drained = await oursDrain(ours.url, oursWs, CLAIM_AGENTS);
+  await settle(db);
+  const drained = await oursDrain(ours.url, oursWs, CLAIM_AGENTS, ours.pid);
   await fillReady(db, latencyWs, 0, 1_000);
   const small = await claimLatency(ours.url, latencyWs, 300);
   await fillReady(db, latencyWs, 1_000, QUEUE_TASKS - 1_000);
@@ -436,7 +438,10 @@ function claimLine(run: number, c: ClaimFigures): string {
   return (
     `run ${run}: ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS.toLocaleString('en')} tasks: ours ${fmt(c.ours.perSecond)} claims/s ` +
     `(${c.ours.claims} claims, ${c.ours.distinct} distinct, others ${JSON.stringify(c.ours.others)}), pgbench SKIP LOCKED loop ` +
-    `${fmt(c.pgbench.perSecond)}/s: ${fmt(c.ours.perSecond / c.pgbench.perSecond, 2)} ×; one agent's claim p50 ${fmt(c.small.p50, 2)} ms ` +
+    `${fmt(c.pgbench.perSecond)}/s: ${fmt(c.ours.perSecond / c.pgbench.perSecond, 2)} ×; CPU ms per claim: pgbench's loop ` +
+    `${fmt(c.pgbench.cpu.machine, 2)} (PostgreSQL ${fmt(c.pgbench.cpu.postgres, 2)}), ours ${fmt(c.ours.cpu.machine, 2)} (PostgreSQL ` +
+    `${fmt(c.ours.cpu.postgres, 2)}, server ${fmt(c.ours.cpu.server ?? NaN, 2)}, load generator ${fmt(c.ours.cpu.loadGenerator ?? NaN, 2)}); ` +
+    `one agent's claim p50 ${fmt(c.small.p50, 2)} ms ` +
     `on 1,000 ready tasks, ${fmt(c.big.p50, 2)} ms on ${QUEUE_TASKS.toLocaleString('en')} (${fmt(c.big.p50 / c.small.p50, 2)} ×)\n`
   );
 }

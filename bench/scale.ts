@@ -6,8 +6,7 @@
  * whole machine), so a run that does not scale shows which resource was saturated. Then SSE across
  * instances: leases open on one instance, the writer on another, every commit delivered by NOTIFY.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { cpuTimeMs, fmt, loadWork, range, repeat, type BenchDb, type Server, type Stat } from './lib';
+import { cpuTimeMs, fmt, loadWork, machineCpuMs, postgresCpuMs, range, repeat, type BenchDb, type Server, type Stat } from './lib';
 import { measureSse, type SseResult } from './sse';
 
 export interface ScaleRow {
@@ -28,37 +27,6 @@ export interface ScaleResult {
   /** Leases on the second instance, the writer on the first. */
   crossSse: SseResult;
   cores: number;
-}
-
-const TICK_MS = 10; // USER_HZ 100
-
-/** CPU ms used so far by every PostgreSQL process (backends, walwriter, checkpointer…). */
-function postgresCpuMs(): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const open = stat.indexOf('(');
-      const close = stat.lastIndexOf(')');
-      const comm = stat.slice(open + 1, close);
-      if (comm !== 'postgres') continue;
-      const fields = stat.slice(close + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return total;
-}
-
-/** Busy and total CPU ms of the whole machine so far (/proc/stat, all cores). */
-function machineCpuMs(): { busy: number; total: number; cores: number } {
-  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
-  const all = lines[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = all as [number, number, number, number, number, number, number, number];
-  const busy = user + nice + system + irq + softirq + steal;
-  return { busy: busy * TICK_MS, total: (busy + idle + iowait) * TICK_MS, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
 }
 
 /** `clients` connections shared out over `n` instances as evenly as they go. */
