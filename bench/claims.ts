@@ -24,8 +24,11 @@ export interface DrainFigures {
   claims: number;
   seconds: number;
   perSecond: number;
-  /** CPU ms per claim: the whole machine, PostgreSQL's processes, and (ours) the server and the load generator. */
-  cpu: { machine: number; postgres: number; server?: number; loadGenerator?: number };
+  /**
+   * CPU ms per claim: the whole machine; for ours also PostgreSQL's processes, the server and the
+   * load generator (pgbench's backends have exited by the end of its loop: /proc no longer counts them).
+   */
+  cpu: { machine: number; postgres?: number; server?: number; loadGenerator?: number };
 }
 
 /** CPU counters at the start of a drain; `per(claims)` gives CPU ms per claim since. */

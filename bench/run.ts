@@ -439,8 +439,8 @@ function claimLine(run: number, c: ClaimFigures): string {
     `run ${run}: ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS.toLocaleString('en')} tasks: ours ${fmt(c.ours.perSecond)} claims/s ` +
     `(${c.ours.claims} claims, ${c.ours.distinct} distinct, others ${JSON.stringify(c.ours.others)}), pgbench SKIP LOCKED loop ` +
     `${fmt(c.pgbench.perSecond)}/s: ${fmt(c.ours.perSecond / c.pgbench.perSecond, 2)} ×; CPU ms per claim: pgbench's loop ` +
-    `${fmt(c.pgbench.cpu.machine, 2)} (PostgreSQL ${fmt(c.pgbench.cpu.postgres, 2)}), ours ${fmt(c.ours.cpu.machine, 2)} (PostgreSQL ` +
-    `${fmt(c.ours.cpu.postgres, 2)}, server ${fmt(c.ours.cpu.server ?? NaN, 2)}, load generator ${fmt(c.ours.cpu.loadGenerator ?? NaN, 2)}); ` +
+    `${fmt(c.pgbench.cpu.machine, 2)}, ours ${fmt(c.ours.cpu.machine, 2)} (PostgreSQL ` +
+    `${fmt(c.ours.cpu.postgres ?? NaN, 2)}, server ${fmt(c.ours.cpu.server ?? NaN, 2)}, load generator ${fmt(c.ours.cpu.loadGenerator ?? NaN, 2)}); ` +
     `one agent's claim p50 ${fmt(c.small.p50, 2)} ms ` +
     `on 1,000 ready tasks, ${fmt(c.big.p50, 2)} ms on ${QUEUE_TASKS.toLocaleString('en')} (${fmt(c.big.p50 / c.small.p50, 2)} ×)\n`
   );
