@@ -102,7 +102,7 @@ export async function runBatchedMutation<I, T>(
     let queue = queues.get(name);
     if (!queue) queues.set(name, (queue = { waiting: [], running: false }));
     queue.waiting.push(entry);
-    if (!queue.running) void drain(ctx.runtime, op, actor.workspaceId, queue);
+    if (!queue.running) void drain(ctx.runtime, op, actor.workspaceId, queue, () => queues.delete(name));
   });
   if (outcome.kind === 'failed') throw outcome.error;
   if (outcome.kind === 'replayed') {
@@ -114,12 +114,14 @@ export async function runBatchedMutation<I, T>(
   return outcome.body as T;
 }
 
-async function drain<I>(runtime: Runtime, op: BatchOperation<I>, workspaceId: string, queue: Queue): Promise<void> {
+/** Runs batches until none is waiting, then forgets the queue (a workspace that stops claiming leaves nothing behind). */
+async function drain<I>(runtime: Runtime, op: BatchOperation<I>, workspaceId: string, queue: Queue, forget: () => void): Promise<void> {
   queue.running = true;
   try {
     while (queue.waiting.length > 0) await runBatch(runtime, op, workspaceId, takeBatch(queue));
   } finally {
     queue.running = false;
+    forget();
   }
 }
 
