@@ -13,7 +13,7 @@
  */
 import type { HeaderReader } from '@/server/http/exchange';
 import { isIP } from 'node:net';
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { query, type Executor } from '@/db';
 import { AppError } from './errors';
 
@@ -70,22 +70,24 @@ export function rateLimitedError(u: RateLimitUsage, now: Date, what: string): Ap
 }
 
 /**
- * The statement that counts one request in the bucket named by `bucketQuery` (a query yielding one
- * text column, so a caller can count in a bucket it resolves in the same statement) and returns
- * the window's hits. Every hit is written, including those over the limit: a client that keeps
- * hammering stays limited until the window ends. `windowStart`: the window's start as ISO text
- * (windowStartOf), or a placeholder for it in a statement built once.
+ * The statement that counts requests: `counts` yields (bucket text, window_start timestamptz,
+ * hits int) rows, one per bucket and window, and each is added to its counter; it returns every
+ * counter it touched (bucket, window_start, hits) as it stands after. A caller can count in buckets
+ * it resolves in the same statement (the API keys of a batch of requests, server/auth/api-keys.ts).
+ * Every hit is written, including those over the limit: a client that keeps hammering stays limited
+ * until the window ends.
  */
-export function countHit(bucketQuery: SQL, windowStart: SQLWrapper | string): SQL {
+export function countHits(counts: SQL): SQL {
   return sql`insert into rate_limit_counters (bucket, window_start, hits)
-    select b.bucket, ${windowStart}::timestamptz, 1 from (${bucketQuery}) as b(bucket)
-    on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1
-    returning hits`;
+    select c.bucket, c.window_start, c.hits from (${counts}) as c(bucket, window_start, hits)
+    on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + excluded.hits
+    returning bucket, window_start, hits`;
 }
 
 /** Counts one request in `bucket` and says where it stands. Throws when the store cannot answer. */
 export async function hit(db: Executor, bucket: string, limit: number, now = new Date()): Promise<RateLimitUsage> {
-  const [row] = await query<{ hits: number }>(db, countHit(sql`select ${bucket}::text`, windowStartOf(now).toISOString()));
+  const counted = countHits(sql`select ${bucket}::text, ${windowStartOf(now).toISOString()}::timestamptz, 1`);
+  const [row] = await query<{ hits: number }>(db, counted);
   if (!row) throw new Error('rate limit counter returned no row');
   return usageOf(limit, Number(row.hits), now);
 }

@@ -22,11 +22,11 @@
 import type { Database, Tx } from '@/db';
 import type { Actor } from '@/server/domain/actor';
 import { claimIdempotencyKeys, storeBatchResponsesAtCommit, storedResponse } from '@/server/domain/idempotency';
-import { digestOf } from '@/server/ledger/canonical';
 import { AppError } from '@/server/errors';
 import type { ApiContext } from './context';
 import type { Runtime } from '@/server/runtime';
-import { markChecked, type OutputCheck } from './mutation';
+import { markChecked, requestFingerprint, type OutputCheck } from './mutation';
+import { groupQueue, type GroupQueue } from '@/server/group-queue';
 
 /** Requests one transaction answers at most. */
 const MAX_BATCH = 64;
@@ -63,13 +63,8 @@ type Outcome =
   | { kind: 'replayed'; body: unknown }
   | { kind: 'failed'; error: unknown };
 
-interface Queue {
-  waiting: Entry[];
-  running: boolean;
-}
-
 /** Per database (tests run several servers in a process): the queues by operation and workspace. */
-const queuesOf = new WeakMap<Database, Map<string, Queue>>();
+const queuesOf = new WeakMap<Database, Map<string, GroupQueue<Entry>>>();
 
 /**
  * Runs one request of `op` in a batch and answers its body, as runMutation answers a write (the
@@ -90,19 +85,25 @@ export async function runBatchedMutation<I, T>(
       input,
       output: opts.output,
       status: opts.status,
-      // The body as sent, canonicalised, as mutation.ts takes it.
-      idempotency: key
-        ? { key, fingerprint: digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null }) }
-        : undefined,
+      idempotency: key ? { key, fingerprint: requestFingerprint(ctx) } : undefined,
       settle,
     };
     let queues = queuesOf.get(db);
     if (!queues) queuesOf.set(db, (queues = new Map()));
     const name = `${op.name}:${actor.workspaceId}`;
     let queue = queues.get(name);
-    if (!queue) queues.set(name, (queue = { waiting: [], running: false }));
-    queue.waiting.push(entry);
-    if (!queue.running) void drain(ctx.runtime, op, actor.workspaceId, queue, () => queues.delete(name));
+    if (!queue)
+      queues.set(
+        name,
+        (queue = groupQueue<Entry>({
+          run: (batch) => runBatch(ctx.runtime, op, actor.workspaceId, batch),
+          fail: (e, error) => e.settle({ kind: 'failed', error }),
+          take: takeBatch,
+          // A workspace that stops claiming leaves nothing behind.
+          idle: () => queues.delete(name),
+        })),
+      );
+    queue.push(entry);
   });
   if (outcome.kind === 'failed') throw outcome.error;
   if (outcome.kind === 'replayed') {
@@ -114,23 +115,12 @@ export async function runBatchedMutation<I, T>(
   return outcome.body as T;
 }
 
-/** Runs batches until none is waiting, then forgets the queue (a workspace that stops claiming leaves nothing behind). */
-async function drain<I>(runtime: Runtime, op: BatchOperation<I>, workspaceId: string, queue: Queue, forget: () => void): Promise<void> {
-  queue.running = true;
-  try {
-    while (queue.waiting.length > 0) await runBatch(runtime, op, workspaceId, takeBatch(queue));
-  } finally {
-    queue.running = false;
-    forget();
-  }
-}
-
 /** The next batch: the first MAX_BATCH waiting, each Idempotency-Key once (a repeat waits for the next batch). */
-function takeBatch(queue: Queue): Entry[] {
+function takeBatch(waiting: readonly Entry[]): { batch: Entry[]; later: Entry[] } {
   const batch: Entry[] = [];
   const keys = new Set<string>();
   const later: Entry[] = [];
-  for (const entry of queue.waiting) {
+  for (const entry of waiting) {
     const key = entry.idempotency?.key;
     if (batch.length >= MAX_BATCH || (key !== undefined && keys.has(key))) later.push(entry);
     else {
@@ -138,8 +128,7 @@ function takeBatch(queue: Queue): Entry[] {
       if (key !== undefined) keys.add(key);
     }
   }
-  queue.waiting = later;
-  return batch;
+  return { batch, later };
 }
 
 async function runBatch<I>(runtime: Runtime, op: BatchOperation<I>, workspaceId: string, batch: Entry[]): Promise<void> {

@@ -47,10 +47,19 @@ export interface MutationOptions<T> {
 /** Bodies runMutation (or a batch: batch.ts) has checked against their operation's output schema, inside the transaction. */
 const checkedBodies = new WeakSet<object>();
 
+/**
+ * What an Idempotency-Key is bound to: the method, the path and the body as sent, canonicalised (key
+ * order and whitespace do not matter, values do). A retry with another fingerprint is 422.
+ */
+export function requestFingerprint(ctx: Pick<ApiContext, 'method' | 'path' | 'body'>): string {
+  return digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null });
+}
+
 /** Marks `body` as checked against its operation's output schema (checkOutputOnce passes it as it is). */
 export function markChecked(body: unknown): void {
   if (typeof body === 'object' && body !== null) checkedBodies.add(body);
 }
+
 /**
  * The JSON text of a procedure's result: the text runMutation stored for its Idempotency-Key when
  * there is one (kept on the request's context, not in a WeakMap keyed by the body: V8's scavenger
@@ -136,8 +145,7 @@ export async function runMutation<T>(
   }
 
   const workspaceId = actor.workspaceId;
-  // The body as sent, canonicalised: key order and whitespace do not matter, values do.
-  const fingerprint = digestOf({ method: ctx.method, path: ctx.path.replace(/\/+$/, ''), body: ctx.body ?? null });
+  const fingerprint = requestFingerprint(ctx);
   // The write takes two flights to PostgreSQL, not one per statement: BEGIN, the claim and the
   // service's first statements go together (db/postgres.ts sends BEGIN with what follows it), and
   // the stored response goes with COMMIT (behind the append, when the service left it for COMMIT).
