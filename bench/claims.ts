@@ -1,9 +1,10 @@
 /**
  * The claim queue (issue 39): 32 agents draining 10,000 ready tasks through POST /tasks/claim, against
  * a bare `FOR UPDATE SKIP LOCKED` claim loop run by pgbench on the same tables (pick the first todo
- * task in queue order, mark it in progress, insert its run: one statement, no ledger); and one agent's
- * claim latency on a workspace of 1,000 ready tasks, then grown to 100,000 (no ANALYZE: the plan must
- * not depend on fresh statistics).
+ * task in queue order, mark it in progress, insert its run: one statement, no ledger), and against the
+ * same loop with the claim's two ledger events appended (what the hash chain costs a claim with no HTTP
+ * and no batching); and one agent's claim latency on a workspace of 1,000 ready tasks, then grown to
+ * 100,000 (no ANALYZE: the plan must not depend on fresh statistics).
  *
  * Tasks are written straight into a workspace's Inbox with SQL (bench/tasks.ts grow), all `todo`,
  * priorities spread evenly, created a second apart. Each measure drains a workspace of its own.
@@ -66,9 +67,8 @@ export async function settle(db: BenchDb): Promise<void> {
   }
 }
 
-/** The bare claim loop: pgbench, `clients` connections, until `tasks` claims are made. */
-export async function pgbenchDrain(db: BenchDb, ws: BenchWorkspace, tasks: number, clients: number): Promise<DrainFigures> {
-  const script = `
+/** The pick of the bare loop: the first todo task in queue order that no one holds, marked in progress. */
+const PICK = `
 with pick as (
   select id from tasks where workspace_id = :ws::uuid and status = 'todo'
    order by (case priority when 'urgent' then 0 when 'high' then 1 when 'medium' then 2 else 3 end), created_at, id
@@ -76,10 +76,61 @@ with pick as (
 ), claimed as (
   update tasks t set status = 'in_progress', version = t.version + 1, updated_at = now()
     from pick where t.id = pick.id returning t.id, t.workspace_id
-)
-insert into runs (id, workspace_id, task_id, agent_id, status, fence, lease_seconds, lease_expires_at, version, created_at, updated_at)
-select gen_random_uuid(), c.workspace_id, c.id, 'pgbench', 'running', 1, 300, now() + interval '300 seconds', 1, now(), now() from claimed c;
-`;
+)`;
+
+/** The run the bare loop inserts (the same columns ours writes). */
+const RUN_COLUMNS = `insert into runs (id, workspace_id, task_id, agent_id, status, fence, lease_seconds, lease_expires_at, version, created_at, updated_at)
+select gen_random_uuid(), c.workspace_id, c.id, 'pgbench', 'running', 1, 300, now() + interval '300 seconds', 1, now(), now() from claimed c`;
+
+/**
+ * One event as ledger_append takes it, built in SQL: `aggregate` names the aggregate's id, `type`
+ * the event type, `payload` a pgbench variable holding the payload's text. The canonical segments
+ * and payloads are as long as a claim's (run.created about 700 characters, task.status_changed 250),
+ * so the function hashes and stores as much; the bench never verifies this workspace's chain.
+ */
+const event = (aggregateType: string, aggregate: string, type: string, payload: string) =>
+  `jsonb_build_object('id', gen_random_uuid(), 'ownerId', :ws::uuid, 'aggregateType', '${aggregateType}', 'aggregateId', ${aggregate},
+    'eventType', '${type}', 'schemaVersion', 1, 'actorType', 'api_key', 'actorId', 'pgbench', 'payloadText', :${payload}::text,
+    'payloadDigest', :digest::text, 'occurredAtCanonical', :occurred::text,
+    'causationId', gen_random_uuid(), 'correlationId', gen_random_uuid(), 'contextManifestDigest', :digest::text,
+    'canonical', jsonb_build_array(:s0::text, :s1::text, :s2::text, :s3::text, :s4::text))`;
+
+const LOOPS = {
+  /** Pick, mark in progress, insert the run: one statement, no ledger. */
+  bare: `${PICK}\n${RUN_COLUMNS};\n`,
+  /** The same, and the claim's two ledger events appended (ledger_append: the workspace's chain lock, hashes, inserts). */
+  ledger: `${PICK}, run as (\n${RUN_COLUMNS} returning id, task_id\n)
+select count(*) from run cross join lateral ledger_append(:ws::uuid, jsonb_build_array(
+  ${event('run', 'run.id', 'run.created', 'runpayload')},
+  ${event('task', 'run.task_id', 'task.status_changed', 'taskpayload')}));\n`,
+};
+
+/** Values of the ledger loop's variables: a payload, digest and segments of a claim's sizes. */
+const LEDGER_VARIABLES = {
+  runpayload: JSON.stringify({ agent_id: 'pgbench', claimed: true, filler: 'x'.repeat(620) }),
+  taskpayload: JSON.stringify({ from: 'todo', to: 'in_progress', filler: 'x'.repeat(190) }),
+  digest: `sha256:${'0'.repeat(64)}`,
+  occurred: '2026-11-27T00:00:00.000Z',
+  s0: '{"actorId":"pgbench","actorType":"api_key","aggregateId":"00000000-0000-0000-0000-000000000000","aggregateType":"run","aggregateVersion":',
+  s1: ',"causationId":"00000000-0000-0000-0000-000000000000","contextManifestDigest":"sha256:0","correlationId":"0","payload":',
+  s2: ',"payloadDigest":"sha256:0000000000000000000000000000000000000000000000000000000000000000","previousHash":"',
+  s3: '","schemaVersion":1,"sequence":',
+  s4: ',"workspaceId":"00000000-0000-0000-0000-000000000000"}',
+};
+
+/**
+ * A claim loop run by pgbench, `clients` connections, until `tasks` claims are made: `bare` the
+ * bare SKIP LOCKED loop (the target's baseline), `ledger` the same with the claim's two ledger
+ * events (what a claim costs PostgreSQL with the hash chain, with no HTTP and no batching).
+ */
+export async function pgbenchDrain(
+  db: BenchDb,
+  ws: BenchWorkspace,
+  tasks: number,
+  clients: number,
+  loop: keyof typeof LOOPS = 'bare',
+): Promise<DrainFigures> {
+  const script = LOOPS[loop];
   const dir = await mkdtemp(path.join(tmpdir(), 'aws-bench-claims-'));
   try {
     const file = path.join(dir, 'claim.sql');
@@ -99,6 +150,7 @@ select gen_random_uuid(), c.workspace_id, c.id, 'pgbench', 'running', 1, 300, no
       file,
       '-D',
       `ws=${ws.workspaceId}`,
+      ...(loop === 'ledger' ? Object.entries(LEDGER_VARIABLES).flatMap(([k, v]) => ['-D', `${k}=${v}`]) : []),
       db.url,
     ];
     const cpu = cpuSince();

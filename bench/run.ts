@@ -223,8 +223,8 @@ async function main(): Promise<void> {
   if (only !== undefined) throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs (not ${only})`);
   const started = Date.now();
   buildIfStale();
-  log(`creating the benchmark database with ${WORKSPACES + 6} workspaces…`);
-  const db = await createBenchDb(WORKSPACES + 6);
+  log(`creating the benchmark database with ${WORKSPACES + 7} workspaces…`);
+  const db = await createBenchDb(WORKSPACES + 7);
   const servers: Server[] = [];
   try {
     const { ours, peer } = await startBoth(db, servers);
@@ -262,7 +262,7 @@ async function main(): Promise<void> {
     log(
       `claims: ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS} tasks, pgbench's loop, one agent on 1,000 then ${QUEUE_TASKS} ready tasks…`,
     );
-    const claims = await measureClaims(ours, db, db.workspaces.slice(WORKSPACES + 2, WORKSPACES + 6));
+    const claims = await measureClaims(ours, db, db.workspaces.slice(WORKSPACES + 2, WORKSPACES + 7));
 
     log(`SSE with ${LEASES} leases…`);
     const sse = await measureSse(
@@ -410,13 +410,22 @@ async function retentionOnly(): Promise<void> {
 
 /** Claims (issue 39), measured in one run: ours draining through POST /tasks/claim against pgbench's bare loop, and claim latency at 1,000 and QUEUE_TASKS ready tasks. */
 async function measureClaims(ours: Server, db: BenchDb, workspaces: BenchWorkspace[]): Promise<ClaimFigures> {
-  const [warm, oursWs, pgbenchWs, latencyWs] = workspaces as [BenchWorkspace, BenchWorkspace, BenchWorkspace, BenchWorkspace];
+  const [warm, oursWs, pgbenchWs, latencyWs, ledgerWs] = workspaces as [
+    BenchWorkspace,
+    BenchWorkspace,
+    BenchWorkspace,
+    BenchWorkspace,
+    BenchWorkspace,
+  ];
   // Warm-up: the claim path's code is optimised before anything is measured.
   await fillReady(db, warm, 0, 2_000);
   await oursDrain(ours.url, warm, CLAIM_AGENTS);
   await fillReady(db, pgbenchWs, 0, CLAIM_TASKS);
   await settle(db);
   const pgbench = await pgbenchDrain(db, pgbenchWs, CLAIM_TASKS, CLAIM_AGENTS);
+  await fillReady(db, ledgerWs, 0, CLAIM_TASKS);
+  await settle(db);
+  const pgbenchLedger = await pgbenchDrain(db, ledgerWs, CLAIM_TASKS, CLAIM_AGENTS, 'ledger');
   await fillReady(db, oursWs, 0, CLAIM_TASKS);
   await settle(db);
   const drained = await oursDrain(ours.url, oursWs, CLAIM_AGENTS, ours.pid);
@@ -424,11 +433,13 @@ async function measureClaims(ours: Server, db: BenchDb, workspaces: BenchWorkspa
   const small = await claimLatency(ours.url, latencyWs, 300);
   await fillReady(db, latencyWs, 1_000, QUEUE_TASKS - 1_000);
   const big = await claimLatency(ours.url, latencyWs, 300);
-  return { pgbench, ours: drained, small, big };
+  return { pgbench, pgbenchLedger, ours: drained, small, big };
 }
 
 interface ClaimFigures {
   pgbench: Awaited<ReturnType<typeof pgbenchDrain>>;
+  /** pgbench's loop with the claim's two ledger events: what the hash chain costs without HTTP or batching. */
+  pgbenchLedger: Awaited<ReturnType<typeof pgbenchDrain>>;
   ours: Awaited<ReturnType<typeof oursDrain>>;
   small: { p50: number; p99: number };
   big: { p50: number; p99: number };
@@ -441,6 +452,8 @@ function claimLine(run: number, c: ClaimFigures): string {
     `${fmt(c.pgbench.perSecond)}/s: ${fmt(c.ours.perSecond / c.pgbench.perSecond, 2)} ×; CPU ms per claim: pgbench's loop ` +
     `${fmt(c.pgbench.cpu.machine, 2)}, ours ${fmt(c.ours.cpu.machine, 2)} (PostgreSQL ` +
     `${fmt(c.ours.cpu.postgres ?? NaN, 2)}, server ${fmt(c.ours.cpu.server ?? NaN, 2)}, load generator ${fmt(c.ours.cpu.loadGenerator ?? NaN, 2)}); ` +
+    `pgbench's loop with the two ledger events ${fmt(c.pgbenchLedger.perSecond)}/s (ours ${fmt(c.ours.perSecond / c.pgbenchLedger.perSecond, 2)} × it; ` +
+    `CPU ms per claim ${fmt(c.pgbenchLedger.cpu.machine, 2)}); ` +
     `one agent's claim p50 ${fmt(c.small.p50, 2)} ms ` +
     `on 1,000 ready tasks, ${fmt(c.big.p50, 2)} ms on ${QUEUE_TASKS.toLocaleString('en')} (${fmt(c.big.p50 / c.small.p50, 2)} ×)\n`
   );
@@ -449,11 +462,11 @@ function claimLine(run: number, c: ClaimFigures): string {
 /** The claim figures alone, two runs on fresh workspaces of one database and server. */
 async function claimsOnly(): Promise<void> {
   buildIfStale();
-  const db = await createBenchDb(8);
+  const db = await createBenchDb(10);
   const ours = await startOurs({ DATABASE_URL: db.url });
   try {
     for (const run of [1, 2])
-      process.stdout.write(claimLine(run, await measureClaims(ours, db, db.workspaces.slice((run - 1) * 4, run * 4))));
+      process.stdout.write(claimLine(run, await measureClaims(ours, db, db.workspaces.slice((run - 1) * 5, run * 5))));
   } finally {
     await ours.stop();
     await db.drop();
@@ -666,6 +679,7 @@ function report(r: Report): void {
     `| GET /tasks?ready=true&limit=50, p50 / p99, 1,000 tasks | ${fmt(r.queue.small.p50, 2)} / ${fmt(r.queue.small.p99, 2)} ms |`,
     `| GET /tasks?ready=true&limit=50, p50 / p99, ${r.queue.big.tasks.toLocaleString('en')} tasks | ${fmt(r.queue.big.p50, 2)} / ${fmt(r.queue.big.p99, 2)} ms |`,
     `| POST /tasks/claim, ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS.toLocaleString('en')} tasks / pgbench SKIP LOCKED loop | ${fmt(r.claims.ours.perSecond)} / ${fmt(r.claims.pgbench.perSecond)} claims/s |`,
+    `| pgbench's loop with the claim's two ledger events (no HTTP, no batching) | ${fmt(r.claims.pgbenchLedger.perSecond)} claims/s |`,
     `| POST /tasks/claim, one agent, p50 on 1,000 / ${QUEUE_TASKS.toLocaleString('en')} ready tasks | ${fmt(r.claims.small.p50, 2)} / ${fmt(r.claims.big.p50, 2)} ms |`,
   );
   lines.push(`| chain verification, one core | ${fmt(r.verify.eventsPerSecond)} events/s over ${r.verify.events.toLocaleString('en')} |`);
