@@ -17,6 +17,7 @@ import { PGBENCH, PGOPTIONS, run } from './limit';
 import postgres from 'postgres';
 import { cpuTimeMs, machineCpuMs, percentile, postgresCpuMs, type BenchDb, type BenchWorkspace } from './lib';
 import { grow } from './tasks';
+import { httpGet } from './ledger';
 
 /** Adds `count` todo tasks to the workspace's Inbox, numbered from `from` + 1. No ANALYZE. */
 export const fillReady = (db: BenchDb, ws: BenchWorkspace, from: number, count: number) => grow(db, ws, from, from + count, true);
@@ -224,6 +225,44 @@ export async function oursDrain(baseUrl: string, ws: BenchWorkspace, agents: num
       others,
       cpu: cpu(claimed.length),
     };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/**
+ * The floor under a claim's server CPU: what our server spends on the cheapest authenticated API
+ * request there is, GET /artifact-types answered 304 (the key's batched lookup and count, the
+ * transport, tRPC; no statement of its own), `requests` of them by `agents` agents at once, as the
+ * drain sends claims. Server and load generator CPU ms per request.
+ */
+export async function authenticatedFloor(
+  baseUrl: string,
+  ws: BenchWorkspace,
+  agents: number,
+  requests: number,
+  serverPid: number,
+): Promise<{ server: number; loadGenerator: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: agents });
+  const url = `${baseUrl}/api/v1/artifact-types`;
+  try {
+    const first = await httpGet(agent, url, { authorization: `Bearer ${ws.apiKey}` });
+    const etag = first.headers.etag;
+    if (first.status !== 200 || typeof etag !== 'string') throw new Error(`GET /artifact-types answered ${first.status}`);
+    const headers = { authorization: `Bearer ${ws.apiKey}`, 'if-none-match': etag };
+    let left = requests;
+    const server = cpuTimeMs(serverPid);
+    const self = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: agents }, async () => {
+        while (left-- > 0) {
+          const answer = await httpGet(agent, url, headers);
+          if (answer.status !== 304) throw new Error(`GET /artifact-types with its ETag answered ${answer.status}`);
+        }
+      }),
+    );
+    const load = process.cpuUsage(self);
+    return { server: (cpuTimeMs(serverPid) - server) / requests, loadGenerator: (load.user + load.system) / 1000 / requests };
   } finally {
     agent.destroy();
   }

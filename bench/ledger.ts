@@ -231,6 +231,7 @@ export interface PageFigures {
 
 interface HttpAnswer {
   status: number;
+  headers: http.IncomingHttpHeaders;
   body: string;
 }
 
@@ -239,7 +240,7 @@ export function httpGet(agent: http.Agent, url: string, headers: Record<string, 
     const req = http.get(url, { agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
     req.on('error', reject);

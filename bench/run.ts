@@ -52,7 +52,7 @@ import { measureRetention, retentionCheck, retentionLines, type RetentionResult 
 import { measureScaleOut, scaleReport, type ScaleResult } from './scale';
 import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
-import { claimLatency, fillReady, oursDrain, pgbenchDrain, settle } from './claims';
+import { authenticatedFloor, claimLatency, fillReady, oursDrain, pgbenchDrain, settle } from './claims';
 import { measureCheckpointLag, measureProofs, waitForTree, type LagFigures } from './tree';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
@@ -429,11 +429,12 @@ async function measureClaims(ours: Server, db: BenchDb, workspaces: BenchWorkspa
   await fillReady(db, oursWs, 0, CLAIM_TASKS);
   await settle(db);
   const drained = await oursDrain(ours.url, oursWs, CLAIM_AGENTS, ours.pid);
+  const floor = await authenticatedFloor(ours.url, oursWs, CLAIM_AGENTS, CLAIM_TASKS, ours.pid);
   await fillReady(db, latencyWs, 0, 1_000);
   const small = await claimLatency(ours.url, latencyWs, 300);
   await fillReady(db, latencyWs, 1_000, QUEUE_TASKS - 1_000);
   const big = await claimLatency(ours.url, latencyWs, 300);
-  return { pgbench, pgbenchLedger, ours: drained, small, big };
+  return { pgbench, pgbenchLedger, ours: drained, floor, small, big };
 }
 
 interface ClaimFigures {
@@ -441,6 +442,8 @@ interface ClaimFigures {
   /** pgbench's loop with the claim's two ledger events: what the hash chain costs without HTTP or batching. */
   pgbenchLedger: Awaited<ReturnType<typeof pgbenchDrain>>;
   ours: Awaited<ReturnType<typeof oursDrain>>;
+  /** CPU ms per request of the cheapest authenticated request (GET /artifact-types, 304), sent as the claims were. */
+  floor: Awaited<ReturnType<typeof authenticatedFloor>>;
   small: { p50: number; p99: number };
   big: { p50: number; p99: number };
 }
@@ -454,6 +457,8 @@ function claimLine(run: number, c: ClaimFigures): string {
     `${fmt(c.ours.cpu.postgres ?? NaN, 2)}, server ${fmt(c.ours.cpu.server ?? NaN, 2)}, load generator ${fmt(c.ours.cpu.loadGenerator ?? NaN, 2)}); ` +
     `pgbench's loop with the two ledger events ${fmt(c.pgbenchLedger.perSecond)}/s (ours ${fmt(c.ours.perSecond / c.pgbenchLedger.perSecond, 2)} × it; ` +
     `CPU ms per claim ${fmt(c.pgbenchLedger.cpu.machine, 2)}); ` +
+    `the cheapest authenticated request (GET /artifact-types, 304) at the same concurrency: server ${fmt(c.floor.server, 3)}, ` +
+    `load generator ${fmt(c.floor.loadGenerator, 3)} CPU ms; ` +
     `one agent's claim p50 ${fmt(c.small.p50, 2)} ms ` +
     `on 1,000 ready tasks, ${fmt(c.big.p50, 2)} ms on ${QUEUE_TASKS.toLocaleString('en')} (${fmt(c.big.p50 / c.small.p50, 2)} ×)\n`
   );
@@ -680,6 +685,8 @@ function report(r: Report): void {
     `| GET /tasks?ready=true&limit=50, p50 / p99, ${r.queue.big.tasks.toLocaleString('en')} tasks | ${fmt(r.queue.big.p50, 2)} / ${fmt(r.queue.big.p99, 2)} ms |`,
     `| POST /tasks/claim, ${CLAIM_AGENTS} agents draining ${CLAIM_TASKS.toLocaleString('en')} tasks / pgbench SKIP LOCKED loop | ${fmt(r.claims.ours.perSecond)} / ${fmt(r.claims.pgbench.perSecond)} claims/s |`,
     `| pgbench's loop with the claim's two ledger events (no HTTP, no batching) | ${fmt(r.claims.pgbenchLedger.perSecond)} claims/s |`,
+    `| CPU ms per claim: pgbench's loop (machine) / ours (PostgreSQL + server + load generator) | ${fmt(r.claims.pgbench.cpu.machine, 2)} / ${fmt(r.claims.ours.cpu.postgres ?? NaN, 2)} + ${fmt(r.claims.ours.cpu.server ?? NaN, 2)} + ${fmt(r.claims.ours.cpu.loadGenerator ?? NaN, 2)} |`,
+    `| CPU ms per request, cheapest authenticated request (GET /artifact-types 304): server + load generator | ${fmt(r.claims.floor.server, 3)} + ${fmt(r.claims.floor.loadGenerator, 3)} |`,
     `| POST /tasks/claim, one agent, p50 on 1,000 / ${QUEUE_TASKS.toLocaleString('en')} ready tasks | ${fmt(r.claims.small.p50, 2)} / ${fmt(r.claims.big.p50, 2)} ms |`,
   );
   lines.push(`| chain verification, one core | ${fmt(r.verify.eventsPerSecond)} events/s over ${r.verify.events.toLocaleString('en')} |`);
