@@ -38,6 +38,7 @@ const SUBJECTS: Record<Prefix, string> = {
   decision: 'Decision',
   grant: 'Grant',
   passkey: 'Passkey',
+  artifact: 'Artifact',
 };
 
 /**
@@ -125,6 +126,7 @@ const PHRASES: EventPhrases = {
       : p.reason === 'grant_expired'
         ? 'refused: expired'
         : 'refused: its task changed',
+  'artifact.registered': (p) => `registered: ${words(p.artifact_type)}${p.title ? ` “${p.title}”` : ''}`,
 };
 
 /** The words for a type as the page got it: a string, which a newer ledger may fill with a type this table does not know. */

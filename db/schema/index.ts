@@ -13,3 +13,4 @@ export * from './webhooks';
 export * from './job-leases';
 export * from './tree';
 export * from './passkeys';
+export * from './artifacts';

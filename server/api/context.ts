@@ -37,7 +37,13 @@ export interface ApiContext {
    * Status and headers the procedure wants on its success response, and the JSON text of its body
    * when runMutation has made it already (the stored idempotent response: server/api/mutation.ts).
    */
-  res: { status: number | undefined; headers: Record<string, string>; serialised?: { body: unknown; text: string } };
+  res: {
+    status: number | undefined;
+    headers: Record<string, string>;
+    serialised?: { body: unknown; text: string };
+    /** Bytes to answer as they are, with their own Content-Type (an artifact's content), instead of the procedure's JSON. */
+    raw?: { body: Buffer; contentType: string };
+  };
   /** Who called, once a procedure has authenticated them (for the access log: ids, never a credential). */
   caller?: { keyId: string; workspaceId: string } | { userId: string };
 }

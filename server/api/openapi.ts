@@ -62,6 +62,9 @@ const TAGS: Record<string, string> = {
   dedup: 'Dedup claims: one agent at a time on a piece of work, by key.',
   lifecycle: 'Lifecycle actions: pause, resume, retry or cancel a node of the work hierarchy and everything under it.',
   'artifact-types': 'The artifact catalog: the kinds of output a task can produce.',
+  artifacts:
+    'Artifacts: what agents deliver, registered with the SHA-256 of their bytes (stored here up to 1 MiB, or at a URI), ' +
+    'linked to tasks and runs, recorded in the ledger by digest.',
   events: 'The event stream: the workspace’s ledger events in order, as JSON pages or a server-sent event lease.',
   ledger: 'The ledger: verifying the workspace’s hash chain.',
   workspace: 'The workspace an API key belongs to.',
@@ -169,13 +172,15 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
   }
   const codes = errorCodesOf(meta);
   if (codes.includes('rate_limited')) Object.assign(successHeaders, rateLimitHeaders);
-  responses[String(successStatus)] = { ...success, headers: successHeaders };
+  // Bytes of their own media type (an artifact's content): no JSON schema describes them.
+  const answer = meta.rawContent
+    ? { description: meta.rawContent, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } }
+    : success;
+  responses[String(successStatus)] = { ...answer, headers: successHeaders };
   for (const [status, description] of Object.entries(meta.otherSuccess ?? {})) {
     // A 304 or a 204 has no body.
     responses[status] =
-      status === '304' || status === '204'
-        ? { description, headers: successHeaders }
-        : { ...success, description, headers: successHeaders };
+      status === '304' || status === '204' ? { description, headers: successHeaders } : { ...answer, description, headers: successHeaders };
   }
 
   const byStatus = new Map<number, ErrorCode[]>();

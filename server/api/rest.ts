@@ -56,10 +56,12 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * On every API answer: it is data, never a page, so nothing in it may load, run or be framed, even
  * if a browser is tricked into rendering it (OWASP REST Security Cheat Sheet, security headers).
+ * `sandbox` puts whatever a browser does render (an artifact's content opened directly, issue 40)
+ * in an opaque origin without scripts: never a page of the app's origin.
  */
 const SECURITY_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
-  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; sandbox",
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
 };
@@ -172,7 +174,8 @@ async function dispatch(
   if (!match) throw new AppError('not_found', 'No route for this method and path.');
   const { operation, params } = match;
 
-  const body = BODY_METHODS.has(method) ? await readJsonBody(request, runtime.env.API_BODY_LIMIT_BYTES) : undefined;
+  const limit = operation.meta.bodyLimitBytes ?? runtime.env.API_BODY_LIMIT_BYTES;
+  const body = BODY_METHODS.has(method) ? await readJsonBody(request, limit) : undefined;
   // Operations with a body define no query parameters; like unknown body fields, they are refused.
   if (body !== undefined && url.search.length > 1) throw queryOnBodyOperation(url);
   let input: Record<string, unknown> | undefined;
@@ -204,10 +207,11 @@ async function dispatch(
     if (ctx.caller && 'userId' in ctx.caller) seen.userId = ctx.caller.userId;
   });
   const status = ctx.res.status ?? 200;
-  const headers = { ...ctx.res.headers, 'Content-Type': 'application/json' };
+  const raw = ctx.res.raw;
+  const headers = { ...ctx.res.headers, 'Content-Type': raw ? raw.contentType : 'application/json' };
   // Not modified and no content: the headers, no body.
   if (status === 204 || status === 304) return { status, headers };
-  return { status, headers, body: jsonText(ctx, data) };
+  return { status, headers, body: raw ? raw.body : jsonText(ctx, data) };
 }
 
 function queryOnBodyOperation(url: URL): AppError {

@@ -7,6 +7,7 @@ import { router } from './trpc';
 import { accountRouter } from './routers/account';
 import { apiKeysRouter } from './routers/api-keys';
 import { artifactTypesRouter } from './routers/artifact-types';
+import { artifactsRouter } from './routers/artifacts';
 import { decisionsRouter } from './routers/decisions';
 import { dedupRouter } from './routers/dedup';
 import { eventsRouter } from './routers/events';
@@ -35,6 +36,7 @@ export const appRouter = router({
   dedup: dedupRouter,
   receipts: receiptsRouter,
   artifactTypes: artifactTypesRouter,
+  artifacts: artifactsRouter,
   events: eventsRouter,
   ledger: ledgerRouter,
   meta: metaRouter,

@@ -33,6 +33,10 @@ type OperationMeta = {
   successHeaders?: Record<string, string>;
   /** Credentials the operation accepts, as OpenAPI security scheme names (default: the API key). */
   auth?: ('ApiKey' | 'Session')[];
+  /** The largest body the operation reads, when it is not API_BODY_LIMIT_BYTES (POST /artifacts: base64 content). */
+  bodyLimitBytes?: number;
+  /** The success answer is bytes of their own media type, not JSON: what they are (documented). */
+  rawContent?: string;
 };
 
 export type Meta = OpenApiMeta<OperationMeta>;

@@ -187,6 +187,24 @@ const grantIssued = z.object({
   expires_at: z.string(),
 });
 
+/**
+ * An artifact registered (POST /artifacts): what it is, its digest, size and media type, and where
+ * it belongs; never its bytes. The API writes the digest `sha256:<hex>`; the table keeps the hex.
+ */
+const artifactRegistered = z.object({
+  artifact_id: z.string(),
+  artifact_type: z.string(),
+  title: z.string(),
+  media_type: z.string(),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  size_bytes: z.number(),
+  storage: z.enum(['stored', 'external']),
+  uri: z.string().nullable(),
+  task_id: z.string().nullable(),
+  run_id: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+});
+
 /** A grant used (POST /grants/consume). */
 const grantConsumed = z.object({ grant_id: z.string(), decision_id: z.string(), action_digest: z.string(), consumed_at: z.string() });
 
@@ -361,6 +379,8 @@ const EVENTS = {
   'grant.issued': readBack('grant', grantIssued),
   'grant.consumed': readBack('grant', grantConsumed),
   'grant.refused': readBack('grant', grantRefused),
+
+  'artifact.registered': readBack('artifact', artifactRegistered),
 };
 
 // ---- types ------------------------------------------------------------------------------------------

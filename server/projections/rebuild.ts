@@ -8,6 +8,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
 import {
+  artifacts,
   decisionAttention,
   decisionGrants,
   decisions,
@@ -106,6 +107,8 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await tx.execute(sql`select 1 from ledger_heads where workspace_id = ${workspaceId} for update`);
   // Children first: the foreign keys point upward.
   await tx.delete(decisionGrants).where(eq(decisionGrants.workspaceId, workspaceId));
+  // Artifacts, not their stored bytes (artifact_contents, which no event holds).
+  await tx.delete(artifacts).where(eq(artifacts.workspaceId, workspaceId));
   await tx.delete(decisionAttention).where(eq(decisionAttention.workspaceId, workspaceId));
   await tx.delete(decisions).where(eq(decisions.workspaceId, workspaceId));
   await tx.delete(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId));
@@ -150,6 +153,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await insertChunks([...state.decisions.values()], (c) => tx.insert(decisions).values(c));
   await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
   await insertChunks([...state.grants.values()], (c) => tx.insert(decisionGrants).values(c));
+  await insertChunks([...state.artifacts.values()], (c) => tx.insert(artifacts).values(c));
   return {
     workspaceId,
     events,
@@ -166,6 +170,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
       decisions: state.decisions.size,
       attention: state.attention.size,
       grants: state.grants.size,
+      artifacts: state.artifacts.size,
     },
     tree: { size: tree.size, root: tree.root.toString('base64'), previousSize: before?.size ?? 0, clearedAlarm: before?.alarm ?? null },
   };

@@ -7,6 +7,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import {
+  artifacts,
   decisionAttention,
   decisionGrants,
   decisions,
@@ -46,6 +47,7 @@ import type { GrantRow } from '@/server/domain/grants/token';
 import type { StatusEventType } from '@/server/domain/status-changes';
 
 type ImportedRow = typeof importedReceipts.$inferSelect;
+type ArtifactRow = typeof artifacts.$inferSelect;
 
 export interface ProjectionState {
   initiatives: Map<string, InitiativeRow>;
@@ -60,6 +62,7 @@ export interface ProjectionState {
   decisions: Map<string, DecisionRow>;
   attention: Map<string, AttentionRow>;
   grants: Map<string, GrantRow>;
+  artifacts: Map<string, ArtifactRow>;
   /** The event that created each receipt: evidence carries its id and hash. */
   receiptEvents: Map<string, { eventId: string; eventHash: string; sequence: number }>;
 }
@@ -78,6 +81,7 @@ export function emptyState(): ProjectionState {
     decisions: new Map(),
     attention: new Map(),
     grants: new Map(),
+    artifacts: new Map(),
     receiptEvents: new Map(),
   };
 }
@@ -362,6 +366,30 @@ const RULES: ProjectionRules = {
   },
   'grant.consumed': grantPresented,
   'grant.refused': grantPresented,
+
+  'artifact.registered': (state, event) => {
+    const p = event.payload;
+    const at = new Date(event.occurredAtCanonical);
+    state.artifacts.set(event.aggregateId, {
+      id: event.aggregateId,
+      workspaceId: event.workspaceId,
+      version: event.aggregateVersion,
+      createdAt: at,
+      updatedAt: at,
+      artifactType: p.artifact_type,
+      title: p.title,
+      taskId: p.task_id,
+      runId: p.run_id,
+      mediaType: p.media_type,
+      sha256: p.digest.slice('sha256:'.length),
+      sizeBytes: p.size_bytes,
+      storage: p.storage,
+      uri: p.uri,
+      metadata: p.metadata,
+      createdByType: event.actorType,
+      createdById: event.actorId,
+    });
+  },
 };
 
 // Generic so that the rule looked up for the event's type takes that very event (T ties the two).
@@ -389,7 +417,7 @@ export function fold(events: Iterable<LedgerEvent>, state = emptyState()): Proje
 /** The projection tables of one workspace, read as they are. */
 export async function loadFromTables(db: Executor, workspaceId: string): Promise<ProjectionState> {
   const byId = <R extends { id: string }>(rows: R[]) => new Map(rows.map((r) => [r.id, r]));
-  const [i, w, m, t, r, ru, d, a, cp, cl, im, g] = await Promise.all([
+  const [i, w, m, t, r, ru, d, a, cp, cl, im, g, ar] = await Promise.all([
     db.select().from(initiatives).where(eq(initiatives.workspaceId, workspaceId)),
     db.select().from(workstreams).where(eq(workstreams.workspaceId, workspaceId)),
     db.select().from(milestones).where(eq(milestones.workspaceId, workspaceId)),
@@ -402,6 +430,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     db.select().from(dedupClaims).where(eq(dedupClaims.workspaceId, workspaceId)),
     db.select().from(importedReceipts).where(eq(importedReceipts.workspaceId, workspaceId)),
     db.select().from(decisionGrants).where(eq(decisionGrants.workspaceId, workspaceId)),
+    db.select().from(artifacts).where(eq(artifacts.workspaceId, workspaceId)),
   ]);
   const state: ProjectionState = {
     initiatives: byId(i),
@@ -416,6 +445,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     decisions: byId(d),
     attention: new Map(a.map((x) => [x.decisionId, x])),
     grants: byId(g),
+    artifacts: byId(ar),
     receiptEvents: new Map(),
   };
   // Evidence names the event that recorded each receipt; the tables keep receipts, the ledger keeps hashes.

@@ -101,7 +101,7 @@ const real = {
 };
 
 /** The lists paged by a keyset cursor other than the ledger and decisions. */
-const LISTS = ['tasks', 'runs', 'receipts', 'initiatives', 'webhooks'] as const;
+const LISTS = ['tasks', 'runs', 'receipts', 'initiatives', 'webhooks', 'artifacts'] as const;
 
 async function ok<T = any>(res: Promise<ApiResponse<T>>, status: number): Promise<ApiResponse<T>> {
   const r = await res;
@@ -123,6 +123,15 @@ async function seed(key: string, workspaceId: string, into: (id: string) => void
   into(cp.body.data.checkpointId);
   const decision = await ok(app.request('POST', '/decisions', { key, body: { workspace_id: workspaceId, title: 'seed' } }), 201);
   into(decision.body.decision.id);
+  await seedArtifacts(key, into);
+}
+
+/** Two artifacts, so that the list of artifacts has a second page. */
+async function seedArtifacts(key: string, into: (id: string) => void = () => undefined) {
+  for (const text of ['one', 'two']) {
+    const body = { artifact_type: 'test_report', title: text, media_type: 'text/plain', content: Buffer.from(text).toString('base64') };
+    into((await ok(app.request('POST', '/artifacts', { key, body }), 201)).body.data.id);
+  }
 }
 
 beforeAll(async () => {
@@ -164,6 +173,7 @@ beforeAll(async () => {
     const d = await ok(app.request('POST', '/decisions', { body: { workspace_id: app.ws.workspaceId, title: `decide ${i}` } }), 201);
     real.decisions.push(d.body.decision.id);
   }
+  await seedArtifacts(app.ws.apiKey);
   const imported = await ok(app.request('POST', '/agent-work-receipts/import', { body: sampleReceipt() }), 201);
   real.receipts.push(imported.body.data.receipt_id);
 
@@ -1169,6 +1179,7 @@ describe('forged cursors', () => {
   it('these are all the operations of the document that take a cursor', () => {
     const withCursor = operations.filter(({ op }) => paramsOf(op, 'query').some((p) => p.name === 'cursor' || p.name === 'last_event_id'));
     expect(withCursor.map((o) => `${o.method} ${o.template}`).sort()).toEqual([
+      'GET /artifacts',
       'GET /decisions',
       'GET /events/stream',
       'GET /initiatives',

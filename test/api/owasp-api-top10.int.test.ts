@@ -49,6 +49,7 @@ let theirs: {
   receipt: string;
   cursor: string;
   webhook: string;
+  artifact: string;
 };
 /** A webhook endpoint of the app's own workspace. */
 let myWebhook: string;
@@ -75,11 +76,17 @@ beforeAll(async () => {
   const page = await app.request('GET', '/events/stream?limit=1', { key });
   const hook = await app.request('POST', '/webhooks', { key, body: { url: 'https://93.184.216.34/theirs' } });
   expect(hook.status).toBe(201);
+  const artifact = await app.request('POST', '/artifacts', {
+    key,
+    body: { artifact_type: 'test_report', title: 'Theirs', media_type: 'text/plain', content: Buffer.from('theirs').toString('base64') },
+  });
+  expect(artifact.status).toBe(201);
   const mine = await app.request('POST', '/webhooks', { body: { url: 'https://93.184.216.34/mine' } });
   expect(mine.status).toBe(201);
   myWebhook = mine.body.data.id;
   theirs = {
     webhook: hook.body.data.id,
+    artifact: artifact.body.data.id,
     decision: decision.body.decision.id,
     initiative: tree.body.data.initiative.id,
     workstream: refs.research,
@@ -152,6 +159,10 @@ describe('OWASP API Security Top 10 (2023)', () => {
       ['POST', `/webhooks/${theirs.webhook}/rotate-secret`, {}],
       ['POST', `/webhooks/${theirs.webhook}/test`, {}],
       ['GET', `/webhooks/${theirs.webhook}/deliveries`, undefined],
+      ['GET', `/artifacts/${theirs.artifact}`, undefined],
+      ['GET', `/artifacts/${theirs.artifact}/content`, undefined],
+      ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', task_id: theirs.task }],
+      ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', run_id: theirs.run }],
     ];
     // Every path that names an object is attempted (a new one must be added above), but a
     // workspace's public keys: they are public, any workspace's to anyone (grants.int.test.ts).
@@ -372,6 +383,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
     // Every `limit` the document offers has a documented maximum, and one past it is refused.
     const limited = operations.filter((o) => (o.op.parameters ?? []).some((p: any) => p.name === 'limit'));
     expect(limited.map((o) => o.path).sort()).toEqual([
+      '/artifacts',
       '/decisions',
       '/events/stream',
       '/initiatives',
@@ -547,7 +559,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
     for (const res of answers) {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cache-control')).toBe('no-store');
-      expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'; sandbox");
       expect(res.headers.get('x-frame-options')).toBe('DENY');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
       expect(res.headers.get('x-powered-by')).toBeNull();

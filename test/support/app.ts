@@ -167,7 +167,9 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
           (select count(*) from dedup_claims) as claims,
           (select count(*) from imported_receipts) as imported_receipts,
           (select count(*) from webhook_endpoints) as webhook_endpoints,
-          (select count(*) from webhook_deliveries) as webhook_deliveries`,
+          (select count(*) from webhook_deliveries) as webhook_deliveries,
+          (select count(*) from artifacts) as artifacts,
+          (select count(*) from artifact_contents) as artifact_contents`,
       );
       return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
     },

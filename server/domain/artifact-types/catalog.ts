@@ -7,6 +7,7 @@ import { asc } from 'drizzle-orm';
 import type { Database } from '@/db';
 import { artifactTypes } from '@/db/schema';
 import { digestOf } from '@/server/ledger/canonical';
+import { AppError, isStoreUnavailable } from '@/server/errors';
 import { describeError, log } from '@/server/log';
 
 export interface ArtifactType {
@@ -106,4 +107,14 @@ export function catalogFor(db: Database): ArtifactCatalog {
   let catalog = catalogs.get(db);
   if (!catalog) catalogs.set(db, (catalog = new ArtifactCatalog(() => loadArtifactTypes(db))));
   return catalog;
+}
+
+/** The catalog as served: 503 service_unavailable when it cannot be loaded and no good load is kept. */
+export async function readCatalog(db: Database): Promise<CatalogRead> {
+  try {
+    return await catalogFor(db).read();
+  } catch (err) {
+    if (isStoreUnavailable(err)) throw err;
+    throw new AppError('service_unavailable', 'The artifact type catalog cannot be loaded right now.');
+  }
 }

@@ -1,8 +1,8 @@
 /** GET /artifact-types: the global catalog, cacheable for five minutes. */
 import { z } from 'zod';
-import { catalogFor } from '@/server/domain/artifact-types/catalog';
-import { AppError, isStoreUnavailable } from '@/server/errors';
+import { readCatalog } from '@/server/domain/artifact-types/catalog';
 import { authenticatedProcedure } from '../../trpc';
+import { noneMatchHits } from '../../conditional';
 
 const artifactTypeSchema = z
   .object({
@@ -17,15 +17,6 @@ const artifactTypeSchema = z
     is_deliverable: z.boolean().meta({ description: 'False for types that describe run health rather than a produced deliverable.' }),
   })
   .meta({ id: 'ArtifactType' });
-
-/** True when an If-None-Match header names this ETag (or is `*`). */
-function matches(ifNoneMatch: string | null, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch
-    .split(',')
-    .map((t) => t.trim().replace(/^W\//, ''))
-    .some((t) => t === '*' || t === etag);
-}
 
 export const listProcedure = authenticatedProcedure
   .meta({
@@ -56,16 +47,10 @@ export const listProcedure = authenticatedProcedure
       .meta({ id: 'ArtifactTypeCatalog' }),
   )
   .query(async ({ ctx }) => {
-    let catalog;
-    try {
-      catalog = await catalogFor(ctx.runtime.db).read();
-    } catch (err) {
-      if (isStoreUnavailable(err)) throw err;
-      throw new AppError('service_unavailable', 'The artifact type catalog cannot be loaded right now.');
-    }
+    const catalog = await readCatalog(ctx.runtime.db);
     ctx.res.headers.ETag = catalog.etag;
     ctx.res.headers['Cache-Control'] = 'max-age=300';
-    if (matches(ctx.headers.get('if-none-match'), catalog.etag)) ctx.res.status = 304;
+    if (noneMatchHits(ctx.headers.get('if-none-match'), catalog.etag)) ctx.res.status = 304;
     return {
       data: catalog.types,
       meta: { apiVersion: '1' as const, scope: 'global' as const, count: catalog.types.length, stale: catalog.stale },

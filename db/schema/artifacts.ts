@@ -1,0 +1,62 @@
+/**
+ * Artifacts: what agents deliver (issue 40), registered with the digest of their bytes. An artifact
+ * row is a projection of its `artifact.registered` event (server/projections/state.ts); the bytes of
+ * a small artifact are not: they live in `artifact_contents`, once per workspace and digest however
+ * often they are registered, and the ledger keeps only their digest, so that anyone holding a copy
+ * can check it against the ledger whether or not the service still stores it.
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { aggregateColumns, bytea, ts } from './columns';
+import { runs } from './runs';
+import { tasks } from './work';
+import { workspaces } from './workspaces';
+
+/** Where an artifact's bytes are: stored here (≤ 1 MiB), or at the URI the agent gave (never fetched). */
+export const artifactStorages = ['stored', 'external'] as const;
+export type ArtifactStorage = (typeof artifactStorages)[number];
+
+export const artifacts = pgTable(
+  'artifacts',
+  {
+    ...aggregateColumns(),
+    /** A type_code of the catalog (GET /artifact-types). */
+    artifactType: text('artifact_type').notNull(),
+    title: text('title').notNull(),
+    taskId: uuid('task_id').references(() => tasks.id),
+    runId: uuid('run_id').references(() => runs.id),
+    /** As registered (lower-cased type and subtype, parameters kept). */
+    mediaType: text('media_type').notNull(),
+    /** The SHA-256 of the bytes, 64 lower-case hex digits (the API writes it `sha256:<hex>`). */
+    sha256: text('sha256').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    storage: text('storage', { enum: artifactStorages }).notNull(),
+    /** Where an external artifact is; null for a stored one. */
+    uri: text('uri'),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>(),
+    createdByType: text('created_by_type').notNull(),
+    createdById: text('created_by_id').notNull(),
+  },
+  (t) => [
+    // GET /artifacts pages newest first, by workspace, and by task or run.
+    index('artifacts_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
+    index('artifacts_task_idx').on(t.taskId),
+    index('artifacts_run_idx').on(t.runId),
+    check('artifacts_sha256_check', sql`${t.sha256} ~ '^[0-9a-f]{64}$'`),
+    check('artifacts_storage_check', sql`(${t.storage} = 'stored') = (${t.uri} is null)`),
+  ],
+);
+
+/** The stored bytes of small artifacts, one row per workspace and digest. */
+export const artifactContents = pgTable(
+  'artifact_contents',
+  {
+    workspaceId: uuid('workspace_id')
+      .notNull()
+      .references(() => workspaces.id),
+    sha256: text('sha256').notNull(),
+    content: bytea('content').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.sha256] })],
+);

@@ -1,0 +1,16 @@
+/**
+ * Artifacts (issue 40): what agents deliver, registered with its digest, listed, read, and their
+ * stored bytes served. One file per procedure; the schemas they share are in shared.ts.
+ */
+import { router } from '../../trpc';
+import { registerProcedure } from './register';
+import { listProcedure } from './list';
+import { getProcedure } from './get';
+import { contentProcedure } from './content';
+
+export const artifactsRouter = router({
+  register: registerProcedure,
+  list: listProcedure,
+  get: getProcedure,
+  content: contentProcedure,
+});
