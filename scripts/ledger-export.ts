@@ -1,9 +1,11 @@
 /**
- * npm run ledger:export -- --workspace <name|id> [--from <sequence>] [--previous <bundle.json>] [--out <file>]
+ * npm run ledger:export -- --workspace <name|id> [--from <sequence>] [--previous <bundle.json>] [--out <file> [--with-content]]
  * Writes a ledger bundle (server/ledger/bundle.ts): the workspace's events from `--from` on (all by
  * default), the head they end at, and the head of the earlier export named by --previous (then the
  * bundle starts right after that head unless --from says otherwise), with the signed checkpoint of
- * that head (server/ledger/bundle-export.ts). JSON to --out, or to stdout.
+ * that head (server/ledger/bundle-export.ts). JSON to --out, or to stdout. With --with-content, the
+ * stored bytes of the artifacts the bundle registers go beside it, into <out>.content/, one file per
+ * digest (server/ledger/bundle-content.ts).
  * Anyone can check it with no database: npm run ledger:verify -- --bundle <file> [--previous <file>].
  */
 import { createWriteStream } from 'node:fs';
@@ -12,22 +14,28 @@ import { pipeline } from 'node:stream/promises';
 import { bundleText, eventPages, type BundleHead } from '@/server/ledger/bundle';
 import { signedBundleFrame } from '@/server/ledger/bundle-export';
 import { readBundleFrame } from '@/server/ledger/bundle-file';
+import { contentDirOf, exportContents } from '@/server/ledger/bundle-content';
 import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 import { plural } from '@/server/words';
 
 const cli = {
   command: 'ledger:export',
   summary: 'writes a workspace’s ledger as a bundle anyone can check with no database (npm run ledger:verify -- --bundle).',
-  usage: ['--workspace <name|id> [--from <sequence>] [--previous <bundle.json>] [--out <file>]'],
+  usage: ['--workspace <name|id> [--from <sequence>] [--previous <bundle.json>] [--out <file> [--with-content]]'],
   options: {
     workspace: { type: 'string', value: '<name|id>', description: 'the workspace whose ledger to export', required: true },
     from: { type: 'string', value: '<sequence>', description: 'start at this event (default: the first, or right after --previous)' },
     previous: { type: 'string', value: '<bundle.json>', description: 'an earlier export this one follows: only the events since its head' },
     out: { type: 'string', value: '<file>', description: 'write the bundle here (default: standard output)' },
+    'with-content': {
+      type: 'boolean',
+      description: 'with --out: also write the stored bytes of the artifacts it registers into <file>.content/, each named by its SHA-256',
+    },
   },
 } as const;
 const values = parseCli(cli);
 if (values.from !== undefined && !/^[1-9]\d*$/.test(values.from)) usageError(cli, '--from takes a sequence number (1 or more)');
+if (values['with-content'] && !values.out) usageError(cli, '--with-content goes with --out (the bytes are written beside the bundle)');
 
 let previous: BundleHead | null = null;
 if (values.previous) {
@@ -59,6 +67,11 @@ await withRuntime(async ({ db, env, secrets }) => {
     console.error(
       `Wrote ${plural(count, 'event')} (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}${signed}`,
     );
+    if (values['with-content']) {
+      const dir = contentDirOf(values.out);
+      const { files, bytes } = await exportContents(db, frame, dir);
+      console.error(`Wrote the stored bytes of ${plural(files, 'artifact digest')} (${plural(bytes, 'byte')}) to ${dir}/`);
+    }
   } else await pipeline(text, process.stdout, { end: false });
   return 0;
 });

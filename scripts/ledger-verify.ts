@@ -8,6 +8,8 @@
  *   that it extends the earlier export given with --previous. Without it, a bundle that names an
  *   earlier export is said to continue one that was not checked (continuesUncheckedExport). Its
  *   signed checkpoint is checked too (bundle-checkpoint.ts): with --vkey, against that key only.
+ *   When <bundle>.content/ is beside it (ledger:export --with-content), every file there is checked
+ *   too: its bytes hash to its name, and the bundle registers that digest (bundle-content.ts).
  * Prints the report (JSON) and a line to read; with --json only the report goes to stdout, the
  * line to stderr, so that `| jq` reads the report.
  * Exit status 0 when everything verifies, 3 when it does not (scripts/cli.ts: 1 and 2).
@@ -16,6 +18,7 @@
  */
 import type { BundleReport } from '@/server/ledger/bundle';
 import { verifyBundleFile } from '@/server/ledger/bundle-file';
+import { checkContents } from '@/server/ledger/bundle-content';
 import { parseVkey } from '@/server/ledger/note';
 import { published, type VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
@@ -144,8 +147,21 @@ if (values.bundle) {
   } catch (err) {
     fail(`Cannot read ${(err as Error & { file?: string }).file ?? values.bundle}: ${(err as Error).message}`);
   }
+  // The artifacts' bytes beside it, once its events are known to be the ledger's.
+  const content = report.verified ? await checkContents(values.bundle) : null;
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
-  process.exit(print({ bundle: values.bundle, seconds }, report));
+  const status = print({ bundle: values.bundle, seconds, ...(content ? { content } : {}) }, report);
+  if (status !== 0 || !content) process.exit(status);
+  const line = values.json ? console.error : console.log;
+  if (content.problems.length > 0) {
+    const first = content.problems[0]!;
+    line(
+      `BROKEN content: ${plural(content.problems.length, 'file')} of ${content.dir} do not check; first ${first.file}: ${first.problem}`,
+    );
+    process.exit(BROKEN);
+  }
+  line(`OK: ${plural(content.files, 'artifact file')} in ${content.dir} match digests the bundle registers`);
+  process.exit(0);
 }
 
 await withRuntime(async (runtime) => {

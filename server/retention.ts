@@ -6,7 +6,9 @@
  * - dedup claims that ended (released or expired), each with a `dedup.pruned` ledger event;
  * - rate-limit windows that ended, and sign-in attempt counters whose window ended;
  * - webhook delivery attempts older than DELIVERY_LOG_DAYS;
- * - WebAuthn challenges nobody answered within their five minutes.
+ * - WebAuthn challenges nobody answered within their five minutes;
+ * - the stored bytes of artifacts, in workspaces that keep them only for a while
+ *   (artifact_content_days), each with `artifact.content_removed` events; their digests stay.
  *
  * One instance at a time runs it (a lease in `job_leases`, server/job-lease.ts). It deletes in
  * batches of BATCH rows, each its own short statement (its own transaction), oldest first, and goes
@@ -20,6 +22,7 @@ import { pruneEndedClaims } from './domain/dedup/claims';
 import { pruneExpiredIdempotencyRecords } from './domain/idempotency';
 import { pruneDeliveries } from './domain/webhooks/endpoints';
 import { pruneChallenges } from './domain/passkeys/challenges';
+import { pruneArtifactContents } from './domain/artifacts/artifacts';
 import { INSTANCE_ID, releaseLease, takeLease } from './job-lease';
 import { countRetained } from './metrics';
 import { pruneRateLimitCounters } from './rate-limits';
@@ -57,6 +60,7 @@ export interface RetentionReport {
   attempt_counters: number;
   webhook_deliveries: number;
   webauthn_challenges: number;
+  artifact_contents: number;
   batches: number;
 }
 
@@ -80,6 +84,7 @@ export async function runRetention(
     attempt_counters: 0,
     webhook_deliveries: 0,
     webauthn_challenges: 0,
+    artifact_contents: 0,
     batches: 0,
   };
   let going = true;
@@ -106,6 +111,7 @@ export async function runRetention(
     await drain('attempt_counters', () => pruneAttemptCounters(db, settings.attemptLimits, now, batchSize));
     await drain('webhook_deliveries', () => pruneDeliveries(db, settings.deliveryLogDays, now, batchSize));
     await drain('webauthn_challenges', () => pruneChallenges(db, now, batchSize));
+    await drain('artifact_contents', () => pruneArtifactContents(db, now, batchSize));
   } finally {
     if (going) await releaseLease(db, LEASE, holder);
   }

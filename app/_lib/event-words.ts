@@ -113,9 +113,12 @@ const PHRASES: EventPhrases = {
   'decision.expired': 'expired',
   'decision.cancelled': 'cancelled',
   'workspace.settings_changed': (p) =>
-    Array.isArray(p.passkey_urgencies) && p.passkey_urgencies.length > 0
-      ? `settings changed: a passkey approves ${p.passkey_urgencies.join(', ')} decisions`
-      : 'settings changed: no decision needs a passkey',
+    // What changed: the retention of stored artifact bytes, or (as before it existed) the passkey policy.
+    'artifact_content_days' in p && p.artifact_content_days !== p.previous_artifact_content_days
+      ? `settings changed: stored artifact bytes kept ${p.artifact_content_days ? `${p.artifact_content_days} days` : 'for ever'}`
+      : Array.isArray(p.passkey_urgencies) && p.passkey_urgencies.length > 0
+        ? `settings changed: a passkey approves ${p.passkey_urgencies.join(', ')} decisions`
+        : 'settings changed: no decision needs a passkey',
   'passkey.registered': 'added',
   'passkey.removed': 'removed',
   'grant.issued': 'issued for the approved action',
@@ -126,6 +129,7 @@ const PHRASES: EventPhrases = {
       : p.reason === 'grant_expired'
         ? 'refused: expired'
         : 'refused: its task changed',
+  'artifact.content_removed': (p) => (p.reason === 'retention' ? 'stored bytes removed by retention' : 'stored bytes removed'),
   'artifact.registered': (p) => `registered: ${words(p.artifact_type)}${p.title ? ` “${p.title}”` : ''}`,
 };
 

@@ -16,7 +16,9 @@
  * For an agent's loop, `claim()` (the next ready task, its run started: POST /tasks/claim) and
  * `withLease()` (heartbeats at a third of the lease while the work runs; the work's signal aborts
  * when the lease is lost). And for a tool server, `grants.consume()`: use an approval's grant once,
- * for the action it is about to run, or learn why not (GrantRefusedError).
+ * for the action it is about to run, or learn why not (GrantRefusedError). For what agents deliver,
+ * `artifacts.register()` (the bytes hashed here and checked by the server: what arrives is what
+ * was sent) and `artifacts.download()` (the bytes, checked against their digest).
  *
  * Usage:
  *   const aws = createAwsClient({ baseUrl: 'http://127.0.0.1:3000/api/v1', apiKey });
@@ -92,6 +94,43 @@ export class LeaseLostError extends Error {
   ) {
     super(message);
   }
+}
+
+/** An artifact as the API shows it (POST /artifacts, GET /artifacts/{id}). */
+export type Artifact = components['schemas']['Artifact'];
+
+/** What to register with artifacts.register(): the bytes themselves (at most 1 MiB), stored by the service. */
+export interface ArtifactInput {
+  artifactType: string;
+  title: string;
+  mediaType: string;
+  /** The bytes (a string is taken as UTF-8). */
+  content: Uint8Array | string;
+  taskId?: string;
+  runId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Downloaded bytes whose SHA-256 is not the artifact's digest: they are not what was registered. */
+export class DigestMismatchError extends Error {
+  constructor(
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super(`the bytes' digest is ${actual}, not ${expected}`);
+  }
+}
+
+/** `sha256:` and the hex of the SHA-256 of `bytes` (Web Crypto: Node and browsers alike). */
+export async function sha256Digest(bytes: Uint8Array): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+  return `sha256:${Array.from(hash, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 /** What POST /grants/consume answers: the grant used, and when. */
@@ -215,6 +254,15 @@ export interface AwsClient {
      */
     consume(token: string, actionDigest: string): Promise<GrantConsumed>;
   };
+  artifacts: {
+    /**
+     * Registers an artifact with its bytes (POST /artifacts): hashed here and sent with their
+     * digest and size, which the server checks, so a registration is of exactly these bytes.
+     */
+    register(input: ArtifactInput): Promise<Artifact>;
+    /** An artifact's stored bytes, checked against its digest (DigestMismatchError otherwise). */
+    download(id: string): Promise<{ artifact: Artifact; bytes: Uint8Array }>;
+  };
 }
 
 export function createAwsClient(opts: AwsClientOptions): AwsClient {
@@ -332,5 +380,36 @@ export function createAwsClient(opts: AwsClientOptions): AwsClient {
     }
   }
 
-  return { api, events, claim, withLease, grants: { consume } };
+  async function register(input: ArtifactInput): Promise<Artifact> {
+    const bytes = typeof input.content === 'string' ? new TextEncoder().encode(input.content) : input.content;
+    const { data, error, response } = await api.POST('/artifacts', {
+      body: {
+        artifact_type: input.artifactType,
+        title: input.title,
+        media_type: input.mediaType,
+        content: base64(bytes),
+        sha256: await sha256Digest(bytes),
+        size_bytes: bytes.length,
+        task_id: input.taskId,
+        run_id: input.runId,
+        metadata: input.metadata,
+      },
+    });
+    if (data) return data.data;
+    throw new Error(`POST /artifacts answered ${response.status}: ${JSON.stringify(error)}`);
+  }
+
+  async function download(id: string): Promise<{ artifact: Artifact; bytes: Uint8Array }> {
+    const { data, error, response } = await api.GET('/artifacts/{id}', { params: { path: { id } } });
+    if (!data) throw new Error(`GET /artifacts/${id} answered ${response.status}: ${JSON.stringify(error)}`);
+    const artifact = data.data;
+    const answer = await fetch(new Request(`${baseUrl}/artifacts/${encodeURIComponent(id)}/content`));
+    if (!answer.ok) throw new Error(`GET /artifacts/${id}/content answered ${answer.status}: ${await answer.text()}`);
+    const bytes = new Uint8Array(await answer.arrayBuffer());
+    const actual = await sha256Digest(bytes);
+    if (actual !== artifact.digest) throw new DigestMismatchError(artifact.digest, actual);
+    return { artifact, bytes };
+  }
+
+  return { api, events, claim, withLease, grants: { consume }, artifacts: { register, download } };
 }

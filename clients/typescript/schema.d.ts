@@ -371,7 +371,7 @@ export interface paths {
         put?: never;
         /**
          * Report that a run ended
-         * @description `completed` or `failed`, from `running`; the task becomes `done` or `failed`. Repeating the same outcome on a run that already has it is 200 with no new event; anything else is 409 invalid_state_transition. A run whose lease lapsed (it is `failed`, reason `lease_expired`, or past `lease_expires_at`) is 409 lease_expired: another agent may hold its task now, and nothing is written.
+         * @description `completed` or `failed`, from `running`; the task becomes `done` or `failed`. Repeating the same outcome on a run that already has it is 200 with no new event; anything else is 409 invalid_state_transition. A run whose lease lapsed (it is `failed`, reason `lease_expired`, or past `lease_expires_at`) is 409 lease_expired: another agent may hold its task now, and nothing is written. `artifact_ids` names what the run delivered (404 for one that is not your workspace’s, 400 for another task’s or run’s).
          */
         post: operations["runs-finish"];
         delete?: never;
@@ -642,7 +642,11 @@ export interface paths {
         get: operations["artifacts-content"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an artifact’s stored bytes
+         * @description Owners (and API keys) remove the bytes the service stores for an artifact, and with them those of every artifact of the workspace holding the same bytes (they are stored once): each gets `content_removed_at` and an `artifact.content_removed` event. The artifact and its digest stay, in the table and in the ledger, so a copy kept elsewhere still checks against them. Removing them again changes nothing (200, no event). 404 for an artifact registered by `uri` (its bytes were never here) and for another workspace’s.
+         */
+        delete: operations["artifacts-deleteContent"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1336,6 +1340,8 @@ export interface components {
             lease_expires_at: string | null;
             /** @description `lease_expired` when the service failed the run because its lease lapsed; otherwise null. */
             failure_reason: "lease_expired" | null;
+            /** @description The artifacts its agent named when it finished (POST /runs/{runId}/finish): what the run delivered (GET /artifacts/{id}). */
+            artifact_ids: string[];
             checkpoints: components["schemas"]["RunCheckpoint"][];
         };
         RunCheckpoint: {
@@ -1398,6 +1404,8 @@ export interface components {
             approved_action_digest: string | null;
             /** @description The single-use grant issued when the action was approved. */
             grant: components["schemas"]["Grant"] | null;
+            /** @description The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest. */
+            artifacts: components["schemas"]["Artifact"][];
             attention: components["schemas"]["AttentionRecord"] | null;
             /** @description The decision’s ledger events, oldest first. */
             history: {
@@ -1459,6 +1467,12 @@ export interface components {
                 id: string;
                 version: number;
             };
+            /** @description The artifacts the decision names (artifact_ids), by digest, added by the service before the action is digested: approving it approves those exact bytes, and a tool server presents the action with them. */
+            artifacts?: {
+                /** Format: uuid */
+                id: string;
+                sha256: string;
+            }[];
         };
         Grant: {
             /** Format: uuid */
@@ -1474,6 +1488,46 @@ export interface components {
             consumed_at: string | null;
             /** @description When a presentation found its target changed: the grant is void. */
             voided_at: string | null;
+        };
+        Artifact: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            /** @description A type_code of the catalog (GET /artifact-types). */
+            artifact_type: string;
+            title: string;
+            task_id: string | null;
+            run_id: string | null;
+            media_type: string;
+            /**
+             * @description `sha256:` and the SHA-256 of the bytes in lower-case hex: `sha256sum` of a downloaded copy must print the same hex.
+             * @example sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
+             */
+            digest: string;
+            size_bytes: number;
+            /**
+             * @description `stored`: the service holds the bytes (GET content_url). `external`: they are at `uri`, registered as the agent claimed them; the service never fetched them.
+             * @enum {string}
+             */
+            storage: "stored" | "external";
+            uri: string | null;
+            /** @description Where the stored bytes are served (GET), null for an external artifact and once they were removed. */
+            content_url: string | null;
+            /** @description When the stored bytes were removed (DELETE …/content or the workspace’s retention); the digest stays. */
+            content_removed_at: string | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            created_by: {
+                type: string;
+                id: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            created_at: string;
         };
         AttentionRecord: {
             /** Format: uuid */
@@ -1899,6 +1953,8 @@ export interface components {
             lease_expires_at: string | null;
             /** @description `lease_expired` when the service failed the run because its lease lapsed; otherwise null. */
             failure_reason: "lease_expired" | null;
+            /** @description The artifacts its agent named when it finished (POST /runs/{runId}/finish): what the run delivered (GET /artifacts/{id}). */
+            artifact_ids: string[];
             /** @description Checkpoints recorded (GET /runs/{runId} lists them). */
             checkpoint_count: number;
         };
@@ -2123,44 +2179,6 @@ export interface components {
             ok: true;
             data: components["schemas"]["Artifact"];
         };
-        Artifact: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            workspace_id: string;
-            /** @description A type_code of the catalog (GET /artifact-types). */
-            artifact_type: string;
-            title: string;
-            task_id: string | null;
-            run_id: string | null;
-            media_type: string;
-            /**
-             * @description `sha256:` and the SHA-256 of the bytes in lower-case hex: `sha256sum` of a downloaded copy must print the same hex.
-             * @example sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
-             */
-            digest: string;
-            size_bytes: number;
-            /**
-             * @description `stored`: the service holds the bytes (GET content_url). `external`: they are at `uri`, registered as the agent claimed them; the service never fetched them.
-             * @enum {string}
-             */
-            storage: "stored" | "external";
-            uri: string | null;
-            /** @description Where the stored bytes are served (GET), null for an external artifact. */
-            content_url: string | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-            created_by: {
-                type: string;
-                id: string;
-            };
-            /**
-             * Format: date-time
-             * @example 2026-11-20T10:00:00.000Z
-             */
-            created_at: string;
-        };
         ArtifactPage: {
             data: components["schemas"]["Artifact"][];
             meta: {
@@ -2174,6 +2192,11 @@ export interface components {
             };
         };
         ArtifactRead: {
+            /** @constant */
+            ok: true;
+            data: components["schemas"]["Artifact"];
+        };
+        ArtifactContentRemoved: {
             /** @constant */
             ok: true;
             data: components["schemas"]["Artifact"];
@@ -3761,6 +3784,8 @@ export interface operations {
                     require_passkey?: boolean;
                     /** @description With an action: how long the grant issued on approval lasts, in seconds (default 900, at most 86400). */
                     grant_ttl_seconds?: number;
+                    /** @description Artifacts of your workspace (POST /artifacts) the approver is shown on the decision page: text and Markdown as text, images inline, anything else as a download with its digest. With an `action`, their digests join it as `action.artifacts` before it is digested, so approving it approves those exact bytes. 404 for one that is not your workspace’s. */
+                    artifact_ids?: string[];
                 };
             };
         };
@@ -6056,6 +6081,8 @@ export interface operations {
                     /** @enum {string} */
                     outcome: "completed" | "failed";
                     summary?: string;
+                    /** @description What the run delivered: artifacts of your workspace (POST /artifacts) that are not another task’s or run’s; kept on the run (artifact_ids) and listed in the task’s receipt. */
+                    artifact_ids?: string[];
                 };
             };
         };
@@ -8239,6 +8266,123 @@ export interface operations {
             };
             /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
             401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "artifacts-deleteContent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactContentRemoved"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;

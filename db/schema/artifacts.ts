@@ -36,6 +36,8 @@ export const artifacts = pgTable(
     metadata: jsonb('metadata').$type<Record<string, unknown>>(),
     createdByType: text('created_by_type').notNull(),
     createdById: text('created_by_id').notNull(),
+    /** When its stored bytes were removed (DELETE …/content, or the workspace's retention); its digest stays. */
+    contentRemovedAt: ts('content_removed_at'),
   },
   (t) => [
     // GET /artifacts pages newest first, by workspace, and by task or run.
@@ -57,6 +59,8 @@ export const artifactContents = pgTable(
     sha256: text('sha256').notNull(),
     content: bytea('content').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** When these bytes were last registered: the workspace's retention counts from here. */
+    lastRegisteredAt: ts('last_registered_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.sha256] })],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.sha256] }), index('artifact_contents_registered_idx').on(t.lastRegisteredAt)],
 );

@@ -56,6 +56,11 @@ export interface DecisionAction {
   tool: string;
   arguments: Record<string, unknown>;
   target?: { type: 'task'; id: string; version: number };
+  /**
+   * The artifacts the decision names, by digest (issue 40): added by the service before the action
+   * is digested, so approving it approves those exact bytes.
+   */
+  artifacts?: { id: string; sha256: string }[];
 }
 
 export const decisions = pgTable(
@@ -97,6 +102,11 @@ export const decisions = pgTable(
     /** Who raised it: `api_key` or `human`, and that key's or user's id (a human may not rule on their own). */
     createdByType: text('created_by_type', { enum: ['api_key', 'human', 'system'] }).notNull(),
     createdById: text('created_by_id').notNull(),
+    /** The artifacts the approver is shown (POST /decisions artifact_ids): what is being approved. */
+    artifactIds: uuid('artifact_ids')
+      .array()
+      .notNull()
+      .default(sql`'{}'::uuid[]`),
   },
   (t) => [
     index('decisions_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),

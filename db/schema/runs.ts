@@ -46,6 +46,11 @@ export const runs = pgTable(
     leaseExpiresAt: ts('lease_expires_at'),
     /** Why the service failed the run: `lease_expired` (null when its agent reported the failure, or it did not fail). */
     failureReason: text('failure_reason', { enum: ['lease_expired'] }),
+    /** The artifacts its agent named when it finished (POST /runs/{runId}/finish artifact_ids): what it delivered. */
+    artifactIds: uuid('artifact_ids')
+      .array()
+      .notNull()
+      .default(sql`'{}'::uuid[]`),
   },
   (t) => [
     // A task's runs by fence; two runs of one task never share a fence.

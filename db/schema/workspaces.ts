@@ -18,11 +18,14 @@ export const workspaces = pgTable(
       .array()
       .notNull()
       .default(sql`'{}'`),
+    /** How long the stored bytes of artifacts are kept after their last registration, in days; null: for ever (issue 40). */
+    artifactContentDays: integer('artifact_content_days'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('workspaces_name_lower_key').on(sql`lower(${t.name})`),
     check('workspaces_name_length_check', sql`char_length(${t.name}) between 1 and 100`),
+    check('workspaces_artifact_content_days_check', sql`${t.artifactContentDays} between 1 and 3650`),
   ],
 );
 

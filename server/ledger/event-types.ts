@@ -97,6 +97,7 @@ const decisionAction: z.ZodType<DecisionAction> = z.object({
   // Kept as stored, never rebuilt: z.record would drop a member named `__proto__`, and the digest would change.
   arguments: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)),
   target: z.object({ type: z.literal('task'), id: z.string(), version: z.number() }).optional(),
+  artifacts: z.array(z.object({ id: z.string(), sha256: z.string() })).optional(),
 });
 
 /**
@@ -126,6 +127,8 @@ const decisionCreated = z.object({
   grant_ttl_seconds: z.number().nullable().default(null),
   target_version: z.number().nullable().default(null),
   require_passkey: z.boolean().default(false),
+  // Decisions from before artifacts (issue 40) named none; the refs are the artifacts as shown then.
+  artifacts: z.array(z.looseObject({ id: z.string() })).default([]),
   created_by: z.object({ type: z.enum(['api_key', 'human', 'system']), id: z.string() }),
   created_at: z.string(),
   updated_at: z.string(),
@@ -205,6 +208,14 @@ const artifactRegistered = z.object({
   metadata: z.record(z.string(), z.unknown()).nullable(),
 });
 
+/** An artifact's stored bytes removed: by an owner (DELETE /artifacts/{id}/content) or the workspace's retention. */
+const artifactContentRemoved = z.object({
+  artifact_id: z.string(),
+  digest: z.string(),
+  reason: z.enum(['deleted', 'retention']),
+  removed_at: z.string(),
+});
+
 /** A grant used (POST /grants/consume). */
 const grantConsumed = z.object({ grant_id: z.string(), decision_id: z.string(), action_digest: z.string(), consumed_at: z.string() });
 
@@ -249,7 +260,13 @@ const EVENTS = {
   }>()('workspace'),
 
   /** The decisions of these urgencies need the approver's passkey (a workspace setting, owners). */
-  'workspace.settings_changed': writeOnly<{ passkey_urgencies: string[]; previous_passkey_urgencies: string[] }>()('workspace'),
+  'workspace.settings_changed': writeOnly<{
+    passkey_urgencies: string[];
+    previous_passkey_urgencies: string[];
+    /** How long stored artifact bytes are kept, in days (null: for ever); absent from events before issue 40. */
+    artifact_content_days?: number | null;
+    previous_artifact_content_days?: number | null;
+  }>()('workspace'),
   /**
    * A person's passkey, in the ledger of each of their workspaces: its public key as DER
    * SubjectPublicKeyInfo (base64), against which the assertions of their signed rulings verify.
@@ -381,6 +398,7 @@ const EVENTS = {
   'grant.refused': readBack('grant', grantRefused),
 
   'artifact.registered': readBack('artifact', artifactRegistered),
+  'artifact.content_removed': readBack('artifact', artifactContentRemoved),
 };
 
 // ---- types ------------------------------------------------------------------------------------------

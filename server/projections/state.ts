@@ -310,6 +310,7 @@ const RULES: ProjectionRules = {
       grantTtlSeconds: p.grant_ttl_seconds,
       targetVersion: p.target_version,
       requirePasskey: p.require_passkey,
+      artifactIds: p.artifacts.map((a) => a.id),
       approvedAction: null,
       approvedActionDigest: null,
       createdByType: p.created_by.type,
@@ -388,8 +389,11 @@ const RULES: ProjectionRules = {
       metadata: p.metadata,
       createdByType: event.actorType,
       createdById: event.actorId,
+      contentRemovedAt: null,
     });
   },
+  'artifact.content_removed': (state, event) =>
+    touch(must(state.artifacts.get(event.aggregateId), event), { contentRemovedAt: new Date(event.payload.removed_at) }, event),
 };
 
 // Generic so that the rule looked up for the event's type takes that very event (T ties the two).

@@ -161,6 +161,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
       ['GET', `/webhooks/${theirs.webhook}/deliveries`, undefined],
       ['GET', `/artifacts/${theirs.artifact}`, undefined],
       ['GET', `/artifacts/${theirs.artifact}/content`, undefined],
+      ['DELETE', `/artifacts/${theirs.artifact}/content`, {}],
       ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', task_id: theirs.task }],
       ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', run_id: theirs.run }],
     ];

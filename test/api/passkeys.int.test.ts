@@ -216,13 +216,18 @@ describe('passkeys', () => {
 
   it('the workspace requires passkeys for chosen urgencies; its owner sets them, and the change is in the ledger', async () => {
     const set = await mutate('workspaces.changeSettings', { workspace_id: app.ws.workspaceId, passkey_urgencies: ['critical'] }, owner);
-    expect(set.data).toEqual({ passkey_urgencies: ['critical'] });
+    expect(set.data).toEqual({ passkey_urgencies: ['critical'], artifact_content_days: null });
     const byApprover = await mutate('workspaces.changeSettings', { workspace_id: app.ws.workspaceId, passkey_urgencies: [] }, approver);
     expect(byApprover.code).toBe('forbidden');
     expect((await raise({ urgency: 'critical' })).body.decision.require_passkey).toBe(true);
     expect((await raise({ urgency: 'urgent' })).body.decision.require_passkey).toBe(false);
     const changed = await events('workspace.settings_changed');
-    expect(changed.at(-1)?.payload).toEqual({ passkey_urgencies: ['critical'], previous_passkey_urgencies: [] });
+    expect(changed.at(-1)?.payload).toEqual({
+      passkey_urgencies: ['critical'],
+      previous_passkey_urgencies: [],
+      artifact_content_days: null,
+      previous_artifact_content_days: null,
+    });
     await mutate('workspaces.changeSettings', { workspace_id: app.ws.workspaceId, passkey_urgencies: [] }, owner);
   });
 

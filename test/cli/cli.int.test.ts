@@ -3,6 +3,7 @@
  * a database of the run's engine (a PGlite directory, or a PostgreSQL database).
  */
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,8 @@ import { callApi, serveApi } from '../support/http';
 import { verifyPassword } from '@/server/auth/passwords';
 import { createInitiativeTree } from '@/server/domain/initiatives/create-initiative';
 import { createWork } from '@/server/domain/work/create-work';
+import { registerArtifact } from '@/server/domain/artifacts/artifacts';
+import { readCatalog } from '@/server/domain/artifact-types/catalog';
 import { loadFromTables } from '@/server/projections/state';
 import { cliActor, findWorkspace } from '../../scripts/cli';
 import { seedDemoIfEmpty, type DemoWorkspace } from '@/server/domain/workspaces/seed-demo';
@@ -507,6 +510,62 @@ describe('npm run ledger:verify', () => {
     expect(brokenJson.code).toBe(3);
     expect(JSON.parse(brokenJson.stdout)).toMatchObject({ verified: false, firstBreak: { sequence: 3, reason: 'event_hash_mismatch' } });
     expect(brokenJson.stderr).toContain('BROKEN at sequence 3: event_hash_mismatch');
+  });
+
+  it('exports the stored bytes of the artifacts a bundle registers beside it (--with-content), and verify checks each file', async () => {
+    const out = mkdtempSync(path.join(os.tmpdir(), 'aws-bundle-content-'));
+    try {
+      const report = `# Delivered ${Date.now()}\n`;
+      // A workspace of its own: another test of this file breaks the demo workspace's chain on purpose.
+      const made = await tool('workspace-create.ts', '--name', 'Delivering', '--owner-email', 'dana@delivering.test');
+      expect(made.code, made.stderr).toBe(0);
+      await withHere(async (rt) => {
+        const ws = await findWorkspace(rt.db, 'delivering');
+        const actor = cliActor('test', { id: ws.id, ownerId: ws.ownerId });
+        const { types } = await readCatalog(rt.db);
+        await rt.db.transaction((tx) =>
+          registerArtifact(
+            tx,
+            actor,
+            { artifact_type: 'test_report', title: 'Report', media_type: 'text/markdown', content: Buffer.from(report).toString('base64') },
+            types,
+          ),
+        );
+      });
+      const file = path.join(out, 'with-content.json');
+      const exported = await tool('ledger-export.ts', '--workspace', 'delivering', '--out', file, '--with-content');
+      expect(exported.code, exported.stderr).toBe(0);
+      const digest = createHash('sha256').update(report).digest('hex');
+      const copy = path.join(`${file}.content`, digest);
+      // What sha256sum would print of it is its name.
+      expect(createHash('sha256').update(readFileSync(copy)).digest('hex')).toBe(digest);
+      expect(readFileSync(copy, 'utf8')).toBe(report);
+
+      const ok = await tool('ledger-verify.ts', '--bundle', file, '--json');
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(JSON.parse(ok.stdout).content).toMatchObject({ files: 1, problems: [] });
+      expect(ok.stderr).toContain('OK: 1 artifact file');
+
+      // A changed file, and a file the bundle does not register, are named; the exit status is 3.
+      writeFileSync(copy, `${report}tampered`);
+      const stray = createHash('sha256').update('not delivered').digest('hex');
+      writeFileSync(path.join(`${file}.content`, stray), 'not delivered');
+      const broken = await tool('ledger-verify.ts', '--bundle', file, '--json');
+      expect(broken.code).toBe(3);
+      expect(JSON.parse(broken.stdout).content.problems).toEqual(
+        [
+          { file: digest, problem: 'digest_mismatch' },
+          { file: stray, problem: 'not_registered' },
+        ].sort((a, b) => (a.file < b.file ? -1 : 1)),
+      );
+      expect(broken.stderr).toContain('BROKEN content: 2 files');
+
+      const usage = await tool('ledger-export.ts', '--workspace', 'demo', '--with-content');
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain('--with-content goes with --out');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,11 +2,20 @@
  * The typed client (clients/typescript) against the real transport over sockets: its event stream
  * resumes after a lease is cut mid-stream, from the last event it yielded, with no gap and no
  * repeat; it refuses a stream whose links do not hold; it sends one Idempotency-Key per write; it
- * claims work and keeps (or loses) a run's lease.
+ * claims work and keeps (or loses) a run's lease; it registers artifacts with their digest and
+ * downloads them checked against it.
  * (The retry of a 503 from a stopped database: typescript-client.postgres.int.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChainBreakError, createAwsClient, GrantRefusedError, LeaseLostError, type LedgerEvent } from '@/clients/typescript';
+import { createHash } from 'node:crypto';
+import {
+  ChainBreakError,
+  createAwsClient,
+  DigestMismatchError,
+  GrantRefusedError,
+  LeaseLostError,
+  type LedgerEvent,
+} from '@/clients/typescript';
 import { expireLapsedLeases } from '@/server/domain/runs/lease-expiry';
 import { startTestApp, type TestApp } from '../support/app';
 import { startDbProxy, type DbProxy } from '../support/db-proxy';
@@ -83,6 +92,30 @@ describe('the typed client', () => {
     })();
     await expect(reading).rejects.toBeInstanceOf(ChainBreakError);
     expect(seen).toEqual([1, 2]);
+  });
+
+  it('registers an artifact with its digest, and downloads its bytes checked against it (DigestMismatchError when they differ)', async () => {
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: app.ws.apiKey });
+    const report = `# Report\n\nÅ line with UTF-8 ✓ ${Date.now()}\n`;
+    const artifact = await aws.artifacts.register({
+      artifactType: 'test_report',
+      title: 'Report',
+      mediaType: 'text/markdown',
+      content: report,
+    });
+    expect(artifact.digest).toBe(`sha256:${createHash('sha256').update(report).digest('hex')}`);
+    expect(artifact.size_bytes).toBe(Buffer.byteLength(report));
+    const { bytes } = await aws.artifacts.download(artifact.id);
+    expect(Buffer.from(bytes).toString()).toBe(report);
+
+    // The bytes changed on their way to the client: refused.
+    const tampering: typeof fetch = async (input) => {
+      const response = await fetch(input);
+      if (!new URL((input as Request).url).pathname.endsWith('/content')) return response;
+      return new Response('not the report', { status: 200, headers: response.headers });
+    };
+    const tampered = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: app.ws.apiKey, fetch: tampering });
+    await expect(tampered.artifacts.download(artifact.id)).rejects.toBeInstanceOf(DigestMismatchError);
   });
 
   it('sends one Idempotency-Key per write, a UUID unless the caller gives one; reads carry none', async () => {

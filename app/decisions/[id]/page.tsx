@@ -10,6 +10,7 @@ import { actorLabel, eventWords } from '../../_lib/event-words';
 import { ago, CONTINUATION_LABELS, eventLink, SHAPE_LABELS, when } from '../../_lib/format';
 import { caller, requireUser, showIn } from '../../_lib/session';
 import { ActionPanel } from './action-panel';
+import { ArtifactsPanel } from './artifacts-panel';
 import { CancelDecision } from './cancel-decision';
 import { RulingForm } from './ruling-form';
 import { plural } from '@/server/words';
@@ -68,6 +69,8 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
           </p>
         </section>
       )}
+
+      {decision.artifacts.length > 0 && <ArtifactsPanel artifacts={decision.artifacts} />}
 
       {decision.action && decision.action_digest && (
         <ActionPanel

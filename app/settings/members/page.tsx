@@ -1,11 +1,12 @@
 /**
- * The people of the current workspace, for its owners: members, pending invitations, inviting, and
- * which decisions need an approver's passkey.
+ * The people of the current workspace, for its owners: members, pending invitations, inviting,
+ * which decisions need an approver's passkey, and how long stored artifact bytes are kept.
  */
 import { ownersOnly } from '../../_components/owners-only';
 import { caller } from '../../_lib/session';
 import { MembersManager } from './members-manager';
 import { PasskeyPolicy } from './passkey-policy';
+import { ArtifactRetention } from './artifact-retention';
 
 export const dynamic = 'force-dynamic';
 
@@ -25,6 +26,7 @@ export default async function MembersPage() {
       </p>
       <MembersManager workspaceId={workspace.id} me={user.userId} members={members} invitations={invitations} />
       <PasskeyPolicy workspaceId={workspace.id} urgencies={settings.passkey_urgencies} />
+      <ArtifactRetention workspaceId={workspace.id} days={settings.artifact_content_days} />
     </main>
   );
 }

@@ -8,16 +8,24 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import type { Executor, Tx } from '@/db';
-import { artifactContents, artifacts, runs, tasks } from '@/db/schema';
+import { query, type Database, type Executor, type Tx } from '@/db';
+import { artifactContents, artifacts, ledgerEvents, runs, tasks } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { appendEventsAtCommit } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import type { ArtifactType } from '../artifact-types/catalog';
 import { olderThan, type CreatedKey } from '../paging';
 import { assertLeaseHeld } from '../runs/lease';
+import { systemActor } from '../decisions/timeouts';
 
 export type ArtifactRow = typeof artifacts.$inferSelect;
+
+/** Joins each artifact to the ledger event that registered it (receipts and bundles name it). */
+export const registeringEvent = and(
+  eq(ledgerEvents.workspaceId, artifacts.workspaceId),
+  eq(ledgerEvents.aggregateId, artifacts.id),
+  eq(ledgerEvents.eventType, 'artifact.registered'),
+)!;
 
 /** The most content a registration stores, after base64 decoding. */
 export const MAX_STORED_BYTES = 1024 * 1024;
@@ -145,14 +153,19 @@ export async function registerArtifact(tx: Tx, actor: Actor, input: RegisterInpu
     metadata: input.metadata ?? null,
     createdByType: actor.type,
     createdById: actor.id,
+    contentRemovedAt: null,
   };
   await Promise.all([
     tx.insert(artifacts).values(row),
     bytes.content
       ? tx
           .insert(artifactContents)
-          .values({ workspaceId: actor.workspaceId, sha256: bytes.sha256, content: bytes.content, createdAt: now })
-          .onConflictDoNothing()
+          .values({ workspaceId: actor.workspaceId, sha256: bytes.sha256, content: bytes.content, createdAt: now, lastRegisteredAt: now })
+          // Stored once: a second registration of the same bytes only restarts their retention.
+          .onConflictDoUpdate({
+            target: [artifactContents.workspaceId, artifactContents.sha256],
+            set: { lastRegisteredAt: now },
+          })
       : undefined,
   ]);
   appendEventsAtCommit(
@@ -181,6 +194,33 @@ export async function registerArtifact(tx: Tx, actor: Actor, input: RegisterInpu
     now,
   );
   return row;
+}
+
+/**
+ * The artifacts a run's agent names as what it delivered (POST /runs/{runId}/finish artifact_ids):
+ * each must be the workspace's (404 otherwise) and not another task's or another run's (400).
+ */
+export async function checkRunArtifacts(
+  tx: Tx,
+  run: { id: string; taskId: string; workspaceId: string },
+  ids: readonly string[],
+): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const rows = await tx
+    .select({ id: artifacts.id, taskId: artifacts.taskId, runId: artifacts.runId })
+    .from(artifacts)
+    .where(and(eq(artifacts.workspaceId, run.workspaceId), inArray(artifacts.id, unique)));
+  const found = new Map(rows.map((r) => [r.id, r]));
+  const missing = unique.filter((id) => !found.has(id));
+  if (missing.length > 0) {
+    throw new AppError('not_found', `No artifact ${missing.join(', ')} in your workspace.`, { fields: ['artifact_ids'] });
+  }
+  const foreign = rows.filter((r) => (r.taskId !== null && r.taskId !== run.taskId) || (r.runId !== null && r.runId !== run.id));
+  if (foreign.length > 0) {
+    throw invalid('artifact_ids', `${foreign.map((r) => r.id).join(', ')} belong to another task or run`);
+  }
+  return unique;
 }
 
 export interface ArtifactFilters {
@@ -218,9 +258,106 @@ export async function findArtifact(db: Executor, workspaceId: string, id: string
   return row;
 }
 
-/** The stored bytes of an artifact, or null when it was registered by URI. */
+/**
+ * Removes the stored bytes of `digest` from the workspace (an owner's DELETE, or its retention):
+ * every artifact of the workspace holding those bytes loses them, each with an
+ * `artifact.content_removed` event, and keeps its digest, so a copy kept elsewhere still checks
+ * against the ledger. The artifacts whose bytes went, as they are now.
+ */
+async function removeContent(
+  tx: Tx,
+  actor: Actor,
+  digest: string,
+  reason: 'deleted' | 'retention',
+  now = new Date(),
+  registeredBefore?: Date,
+): Promise<ArtifactRow[]> {
+  const gone = await tx
+    .delete(artifactContents)
+    .where(
+      and(
+        eq(artifactContents.workspaceId, actor.workspaceId),
+        eq(artifactContents.sha256, digest),
+        // Retention: not bytes registered again since they were picked.
+        registeredBefore ? sql`${artifactContents.lastRegisteredAt} <= ${registeredBefore.toISOString()}::timestamptz` : sql`true`,
+      ),
+    )
+    .returning({ sha256: artifactContents.sha256 });
+  if (registeredBefore && gone.length === 0) return [];
+  const removed = await tx
+    .update(artifacts)
+    .set({ contentRemovedAt: now, version: sql`${artifacts.version} + 1`, updatedAt: now })
+    .where(
+      and(
+        eq(artifacts.workspaceId, actor.workspaceId),
+        eq(artifacts.sha256, digest),
+        eq(artifacts.storage, 'stored'),
+        sql`${artifacts.contentRemovedAt} is null`,
+      ),
+    )
+    .returning();
+  removed.sort((a, b) => +a.createdAt - +b.createdAt || (a.id < b.id ? -1 : 1));
+  if (removed.length === 0) return removed;
+  appendEventsAtCommit(
+    tx,
+    actor,
+    removed.map((a) => ({
+      aggregateType: 'artifact' as const,
+      aggregateId: a.id,
+      eventType: 'artifact.content_removed' as const,
+      payload: { artifact_id: a.id, digest: `sha256:${digest}`, reason, removed_at: now.toISOString() },
+    })),
+    now,
+  );
+  return removed;
+}
+
+/**
+ * The retention job's part (server/retention.ts): the stored bytes of artifacts that a workspace
+ * keeps for `artifact_content_days` and that were last registered longer ago than that go, each
+ * digest with its `artifact.content_removed` events (reason `retention`, by system:retention), one
+ * transaction per workspace. At most `limit` digests a call, oldest first; how many went.
+ */
+export async function pruneArtifactContents(db: Database, now = new Date(), limit = 1000): Promise<number> {
+  const due = await query<{ workspace_id: string; sha256: string; cutoff: string }>(
+    db,
+    sql`select c.workspace_id, c.sha256, (${now.toISOString()}::timestamptz - w.artifact_content_days * interval '1 day')::text as cutoff
+          from artifact_contents c join workspaces w on w.id = c.workspace_id
+         where w.artifact_content_days is not null
+           and c.last_registered_at <= ${now.toISOString()}::timestamptz - w.artifact_content_days * interval '1 day'
+         order by c.last_registered_at
+         limit ${limit}`,
+  );
+  const byWorkspace = new Map<string, { sha256: string; cutoff: string }[]>();
+  for (const d of due) byWorkspace.set(d.workspace_id, [...(byWorkspace.get(d.workspace_id) ?? []), d]);
+  for (const [workspaceId, digests] of byWorkspace) {
+    await db.transaction(async (tx) => {
+      const actor = await systemActor(tx, workspaceId, 'system:retention');
+      for (const d of digests) await removeContent(tx, actor, d.sha256, 'retention', now, new Date(d.cutoff));
+    });
+  }
+  return due.length;
+}
+
+/**
+ * DELETE /artifacts/{id}/content: an owner removes the artifact's stored bytes (and so every
+ * artifact's of the workspace that holds the same bytes). Removing them again changes nothing.
+ * 404 for an artifact registered by URI: its bytes were never here.
+ */
+export async function deleteArtifactContent(tx: Tx, actor: Actor, id: string): Promise<ArtifactRow> {
+  const row = await findArtifact(tx, actor.workspaceId, id);
+  if (!row) throw new AppError('not_found', 'No such artifact in your workspace.');
+  if (row.storage !== 'stored') {
+    throw new AppError('not_found', `This artifact's bytes are not stored here: they are at its uri (digest sha256:${row.sha256}).`);
+  }
+  if (row.contentRemovedAt) return row;
+  const removed = await removeContent(tx, actor, row.sha256, 'deleted');
+  return removed.find((r) => r.id === row.id) ?? row;
+}
+
+/** The stored bytes of an artifact, or null when it was registered by URI or they were removed. */
 export async function storedContent(db: Executor, row: ArtifactRow): Promise<Buffer | null> {
-  if (row.storage !== 'stored') return null;
+  if (row.storage !== 'stored' || row.contentRemovedAt) return null;
   const [stored] = await db
     .select({ content: artifactContents.content })
     .from(artifactContents)

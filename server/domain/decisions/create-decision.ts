@@ -3,9 +3,10 @@
  * task or run it names; its options default to approve / decline for the option shapes.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { query, type Tx } from '@/db';
 import {
+  artifacts,
   decisions,
   runs,
   tasks,
@@ -24,6 +25,7 @@ import { writeStatusChanges, type StatusChange } from '../status-changes';
 import { followTask } from '../runs/hierarchy';
 import { actionDigest, checkTargetCurrent, taskVersion } from '../grants/action';
 import { DEFAULT_GRANT_TTL_SECONDS } from '../grants/issue';
+import { artifactView, type ArtifactView } from '../artifacts/view';
 
 export interface CreateDecisionInput {
   title: string;
@@ -44,6 +46,8 @@ export interface CreateDecisionInput {
   grant_ttl_seconds?: number;
   /** Approving it takes the approver's passkey (also when the workspace asks it of the decision's urgency). */
   require_passkey?: boolean;
+  /** The artifacts the approver is shown; with an action, their digests join it before it is digested. */
+  artifact_ids?: string[];
 }
 
 const DEFAULT_OPTIONS: DecisionOption[] = [
@@ -61,7 +65,11 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
   checkActionFields(input);
   // Holding a run changes it: take the ledger lock first, as every run change does (one lock order).
   if (input.blocks_task && input.run_id) await lockWorkspaceLedger(tx, actor.workspaceId);
-  const action = input.action ?? null;
+  const shown = await namedArtifacts(tx, actor.workspaceId, input.artifact_ids ?? []);
+  // Approving the action approves these exact bytes: their digests are part of what is digested.
+  const action = input.action
+    ? { ...input.action, ...(shown.length > 0 ? { artifacts: shown.map((a) => ({ id: a.id, sha256: a.digest })) } : {}) }
+    : null;
   if (action) await checkTargetCurrent(tx, actor.workspaceId, action);
   // A decision about an action on a task is a decision about that task, unless it names another.
   const placement = await resolvePlacement(tx, actor.workspaceId, {
@@ -108,6 +116,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       requirePasskey: input.require_passkey === true || (await passkeyUrgencies(tx, actor.workspaceId)).includes(input.urgency),
       createdByType: actor.type,
       createdById: actor.id,
+      artifactIds: shown.map((a) => a.id),
       createdAt: now,
       updatedAt: now,
     })
@@ -121,7 +130,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       row!.targetVersion = targetVersion;
     }
   }
-  const snapshot = decisionView(row!, null, []);
+  const snapshot = decisionView(row!, null, [], null, shown);
   const { history: _history, attention: _attention, grant: _grant, ...view } = snapshot;
   const payload = { ...view, target_version: row!.targetVersion };
   const [event] = await appendEvents(
@@ -157,6 +166,22 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       },
     ],
   };
+}
+
+/** The artifacts a decision names, in the order named (each once): 404 for one that is not the workspace's. */
+async function namedArtifacts(tx: Tx, workspaceId: string, ids: readonly string[]): Promise<ArtifactView[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const rows = await tx
+    .select()
+    .from(artifacts)
+    .where(and(eq(artifacts.workspaceId, workspaceId), inArray(artifacts.id, unique)));
+  const byId = new Map(rows.map((r) => [r.id, artifactView(r)]));
+  const missing = unique.filter((id) => !byId.has(id));
+  if (missing.length > 0) {
+    throw new AppError('not_found', `No artifact ${missing.join(', ')} in this workspace.`, { fields: ['artifact_ids'] });
+  }
+  return unique.map((id) => byId.get(id)!);
 }
 
 /** The urgencies whose decisions the workspace approves only with a passkey. */

@@ -6,8 +6,10 @@ import { and, asc, eq, inArray, sql, type SQL, type SQLWrapper } from 'drizzle-o
 import type { Executor } from '@/db';
 import type { SigningSettings } from '@/server/ledger/checkpoints';
 import { grantToken, type GrantRow } from '../grants/token';
+import { artifactView, type ArtifactView } from '../artifacts/view';
 import {
   apiKeys,
+  artifacts,
   decisionAttention,
   decisionGrants,
   decisions,
@@ -82,6 +84,8 @@ export interface DecisionView {
   approved_action: DecisionAction | null;
   approved_action_digest: string | null;
   grant: GrantView | null;
+  /** The artifacts the approver is shown: what the decision is about, by digest. */
+  artifacts: ArtifactView[];
   attention: AttentionView | null;
   history: HistoryEntry[];
   created_by: { type: DecisionRow['createdByType']; id: string };
@@ -108,6 +112,7 @@ export function decisionView(
   attention: AttentionRow | null | undefined,
   history: HistoryEntry[],
   grant: GrantView | null = null,
+  artifacts: ArtifactView[] = [],
 ): DecisionView {
   return {
     id: row.id,
@@ -134,6 +139,7 @@ export function decisionView(
     approved_action: row.approvedAction ?? null,
     approved_action_digest: row.approvedActionDigest,
     grant,
+    artifacts,
     attention: attentionView(attention),
     history,
     created_by: { type: row.createdByType, id: row.createdById },
@@ -213,15 +219,31 @@ export async function decisionViews(
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const approved = rows.filter((r) => r.approvedActionDigest !== null).map((r) => r.id);
-  const [attention, histories, grantRows] = await Promise.all([
+  const named = [...new Set(rows.flatMap((r) => r.artifactIds))];
+  const [attention, histories, grantRows, artifactRows] = await Promise.all([
     db.select().from(decisionAttention).where(inArray(decisionAttention.decisionId, ids)),
     historiesOf(db, workspaceId, ids),
     approved.length > 0 ? db.select().from(decisionGrants).where(inArray(decisionGrants.decisionId, approved)) : [],
+    named.length > 0
+      ? db
+          .select()
+          .from(artifacts)
+          .where(and(eq(artifacts.workspaceId, workspaceId), inArray(artifacts.id, named)))
+      : [],
   ]);
+  const artifactById = new Map(artifactRows.map((a) => [a.id, artifactView(a)]));
   const byId = new Map(attention.map((a) => [a.decisionId, a]));
   const grants = new Map<string, GrantView | null>();
   for (const g of grantRows) grants.set(g.decisionId, await grantView(db, g, settings));
-  return rows.map((r) => decisionView(r, byId.get(r.id), histories.get(r.id) ?? [], grants.get(r.id) ?? null));
+  return rows.map((r) =>
+    decisionView(
+      r,
+      byId.get(r.id),
+      histories.get(r.id) ?? [],
+      grants.get(r.id) ?? null,
+      r.artifactIds.flatMap((id) => artifactById.get(id) ?? []),
+    ),
+  );
 }
 
 /** One decision of the workspace, or null. */

@@ -226,6 +226,8 @@ export const runRecordSchema = z.object({
   lease_seconds: z.int().default(300),
   lease_expires_at: z.string().nullable().default(null),
   failure_reason: z.enum(['lease_expired']).nullable().default(null),
+  // Runs from before artifacts (issue 40) named none.
+  artifact_ids: z.array(z.string()).default([]),
 });
 export type RunRecord = z.output<typeof runRecordSchema>;
 
@@ -246,6 +248,7 @@ export const runRecord = (r: RunRow): RunRecord => ({
   lease_seconds: r.leaseSeconds,
   lease_expires_at: r.leaseExpiresAt?.toISOString() ?? null,
   failure_reason: r.failureReason,
+  artifact_ids: r.artifactIds,
 });
 
 export const runRow = (p: RunRecord, m: RowMeta): RunRow => ({
@@ -265,6 +268,7 @@ export const runRow = (p: RunRecord, m: RowMeta): RunRow => ({
   leaseSeconds: p.lease_seconds,
   leaseExpiresAt: p.lease_expires_at ? new Date(p.lease_expires_at) : null,
   failureReason: p.failure_reason,
+  artifactIds: p.artifact_ids,
   version: m.version,
   createdAt: new Date(p.created_at),
   updatedAt: m.at,

@@ -5,15 +5,46 @@
  * decisions (with the grant of each approved action, and when it was used), the run that produced
  * its outcome with that run's fence, and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
  */
-import { and, asc, desc, eq, isNotNull } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '@/db';
-import { decisionGrants, decisions, ledgerEvents, receipts, runs, tasks } from '@/db/schema';
+import { artifacts, artifactTypes, decisionGrants, decisions, ledgerEvents, receipts, runs, tasks, type taskTypes } from '@/db/schema';
 import { ledgerProofOf } from '@/server/ledger/proofs';
+import { registeringEvent } from '../artifacts/artifacts';
 import { RECEIPT_SCHEMA_VERSION } from './validate';
 
 export async function receiptWorkspace(db: Executor, receiptId: string): Promise<string | undefined> {
   const [row] = await db.select({ workspaceId: receipts.workspaceId }).from(receipts).where(eq(receipts.id, receiptId));
   return row?.workspaceId;
+}
+
+/**
+ * The catalog stage whose deliverable artifact types a task of each type is expected to produce
+ * (docs/contract.md §4.17): a `done` task of that type with none of them gets the
+ * `missing_deliverables` warning. A decision task delivers a ruling, not an artifact.
+ */
+const DELIVERABLE_STAGE: Record<(typeof taskTypes)[number], string | null> = {
+  research: 'discover',
+  build: 'build',
+  review: 'review',
+  ops: 'operate',
+  decision: null,
+};
+
+/**
+ * A task's artifacts: those registered with it (or with one of its runs), and those its runs named
+ * when they finished, oldest first, each with the event that registered it.
+ */
+async function taskArtifacts(db: Executor, workspaceId: string, taskId: string) {
+  const named = db
+    .select({ id: sql`unnest(${runs.artifactIds})` })
+    .from(runs)
+    .where(eq(runs.taskId, taskId));
+  return db
+    .select({ artifact: artifacts, event: ledgerEvents })
+    .from(artifacts)
+    .innerJoin(ledgerEvents, registeringEvent)
+    .where(and(eq(artifacts.workspaceId, workspaceId), or(eq(artifacts.taskId, taskId), inArray(artifacts.id, named))))
+    .orderBy(asc(artifacts.createdAt), asc(artifacts.id));
 }
 
 export async function exportReceipt(db: Executor, workspaceId: string, receiptId: string): Promise<Record<string, unknown> | undefined> {
@@ -44,6 +75,19 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
     .where(and(eq(decisions.workspaceId, workspaceId), eq(decisions.taskId, task.id), isNotNull(decisions.resolution)))
     .orderBy(asc(decisions.createdAt), asc(decisions.id));
   const proof = recorded ? await ledgerProofOf(db, workspaceId, recorded.sequence) : null;
+  const delivered = await taskArtifacts(db, workspaceId, task.id);
+  const stage = DELIVERABLE_STAGE[task.type];
+  const expected =
+    task.status === 'done' && stage
+      ? (
+          await db
+            .select({ code: artifactTypes.typeCode })
+            .from(artifactTypes)
+            .where(and(eq(artifactTypes.stage, stage), eq(artifactTypes.isDeliverable, true)))
+            .orderBy(asc(artifactTypes.sortOrder))
+        ).map((t) => t.code)
+      : [];
+  const missingDeliverables = expected.length > 0 && !delivered.some((d) => expected.includes(d.artifact.artifactType));
   // The run that produced the task's outcome: its latest, by fence.
   const [run] = await db
     .select({ id: runs.id, fence: runs.fence, agentId: runs.agentId, status: runs.status })
@@ -102,6 +146,29 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
         : {}),
     })),
     ...(run ? { run: { run_id: run.id, fence: run.fence, agent_id: run.agentId, status: run.status } } : {}),
+    // What the task delivered, by digest: `sha256sum` of a copy prints the hex of `digest`.
+    artifacts: delivered.map(({ artifact: a, event: e }) => ({
+      artifact_id: a.id,
+      artifact_type: a.artifactType,
+      title: a.title,
+      digest: `sha256:${a.sha256}`,
+      size_bytes: a.sizeBytes,
+      media_type: a.mediaType,
+      storage: a.storage,
+      uri: a.uri,
+      registered: { event_id: e.id, sequence: e.sequence, event_hash: e.eventHash, payload_digest: e.payloadDigest },
+    })),
+    ...(missingDeliverables
+      ? {
+          warnings: [
+            {
+              code: 'missing_deliverables',
+              message: `The task is done, but none of its artifacts is a deliverable its type (${task.type}) produces: ${expected.join(', ')}.`,
+              expected_artifact_types: expected,
+            },
+          ],
+        }
+      : {}),
     // Absent until a checkpoint covers the recording event (the schema has no null for it).
     ...(proof ? { ledger_proof: proof } : {}),
   };

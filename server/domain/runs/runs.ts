@@ -12,6 +12,7 @@ import { runCheckpoints, runs } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
+import { checkRunArtifacts } from '../artifacts/artifacts';
 import { checkpointRecord, runRecord, type CheckpointRow, type RunRow } from '../hierarchy/records';
 import { runAfter, writeStatusChanges } from '../status-changes';
 import { assertWorkOpen, followTask, moveRun, taskOf, workOf } from './hierarchy';
@@ -65,6 +66,7 @@ export function newRun(opts: {
     leaseSeconds,
     leaseExpiresAt: opts.status === 'running' ? leaseUntil(opts.at, leaseSeconds) : null,
     failureReason: null,
+    artifactIds: [],
     version: 1,
     createdAt: opts.at,
     updatedAt: opts.at,
@@ -164,6 +166,8 @@ export async function addCheckpoint(tx: Tx, actor: Actor, runId: string, input: 
 export interface FinishInput {
   outcome: 'completed' | 'failed';
   summary?: string;
+  /** What the run delivered: artifacts of the workspace, not another task's or run's (issue 40). */
+  artifact_ids?: string[];
 }
 
 /** The agent's report that the run ended; the task becomes `done` or `failed`. Repeating it is a no-op. */
@@ -175,8 +179,10 @@ export async function finishRun(tx: Tx, actor: Actor, runId: string, input: Fini
   if (v === 'refuse') throw refuse(run, input.outcome === 'completed' ? 'complete' : 'fail');
   if (v === 'apply') {
     const now = new Date();
-    const ended: RunRow = { ...run, summary: input.summary ?? null, finishedAt: now };
-    await tx.update(runs).set({ summary: ended.summary }).where(eq(runs.id, run.id));
+    const named = await checkRunArtifacts(tx, run, input.artifact_ids ?? []);
+    const artifactIds = [...new Set([...run.artifactIds, ...named])];
+    const ended: RunRow = { ...run, summary: input.summary ?? null, finishedAt: now, artifactIds };
+    await tx.update(runs).set({ summary: ended.summary, artifactIds }).where(eq(runs.id, run.id));
     const changes = moveRun(ended, await taskOf(tx, run), move.to, `run.${input.outcome}`);
     await appendEvents(tx, actor, await writeStatusChanges(tx, actor.workspaceId, changes, now, {}), now);
   }

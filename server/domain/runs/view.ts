@@ -23,6 +23,7 @@ export interface RunView {
   lease_seconds: number;
   lease_expires_at: string | null;
   failure_reason: RunRow['failureReason'];
+  artifact_ids: string[];
   checkpoints: CheckpointView[];
 }
 
@@ -62,6 +63,7 @@ export function runView(run: RunRow, checkpoints: CheckpointRow[]): RunView {
     lease_seconds: run.leaseSeconds,
     lease_expires_at: run.leaseExpiresAt?.toISOString() ?? null,
     failure_reason: run.failureReason,
+    artifact_ids: run.artifactIds,
     checkpoints: checkpoints.map(checkpointView),
   };
 }

@@ -1,7 +1,8 @@
 /** GET /artifacts/{id}: Read an artifact. */
 import { z } from 'zod';
 import { findArtifact } from '@/server/domain/artifacts/artifacts';
-import { artifactPath, artifactProcedure, artifactSchema, artifactView, noSuchArtifact } from './shared';
+import { artifactPath, artifactProcedure, artifactSchema, noSuchArtifact } from './shared';
+import { artifactView } from '@/server/domain/artifacts/view';
 
 export const getProcedure = artifactProcedure()
   .meta({

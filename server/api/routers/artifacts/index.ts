@@ -7,10 +7,12 @@ import { registerProcedure } from './register';
 import { listProcedure } from './list';
 import { getProcedure } from './get';
 import { contentProcedure } from './content';
+import { deleteContentProcedure } from './delete-content';
 
 export const artifactsRouter = router({
   register: registerProcedure,
   list: listProcedure,
   get: getProcedure,
   content: contentProcedure,
+  deleteContent: deleteContentProcedure,
 });

@@ -5,7 +5,8 @@ import { listArtifacts } from '@/server/domain/artifacts/artifacts';
 import { openList, pageMeta, pageOf, pageParams } from '../../keyset';
 import { memberProcedure } from '../../procedures';
 import { id, text } from '../../schemas';
-import { artifactSchema, artifactView } from './shared';
+import { artifactSchema } from './shared';
+import { artifactView } from '@/server/domain/artifacts/view';
 
 export const listProcedure = memberProcedure
   .meta({

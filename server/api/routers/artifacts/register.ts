@@ -4,7 +4,8 @@ import { readCatalog } from '@/server/domain/artifact-types/catalog';
 import { MAX_STORED_BYTES, registerArtifact, URI_SCHEMES } from '@/server/domain/artifacts/artifacts';
 import { ownerProcedure } from '../../procedures';
 import { id, jsonObject, mutationHeaders, text } from '../../schemas';
-import { artifactSchema, artifactView } from './shared';
+import { artifactSchema } from './shared';
+import { artifactView } from '@/server/domain/artifacts/view';
 
 /** Base64 of MAX_STORED_BYTES, and room for the other members: the body POST /artifacts reads. */
 const BASE64_MAX = Math.ceil(MAX_STORED_BYTES / 3) * 4;

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { artifacts, artifactStorages } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { resourceProcedure } from '../../procedures';
-import type { ArtifactRow } from '@/server/domain/artifacts/artifacts';
 import { id, jsonObject, timestamp } from '../../schemas';
 
 export const artifactSchema = z
@@ -25,14 +24,18 @@ export const artifactSchema = z
         '`stored`: the service holds the bytes (GET content_url). `external`: they are at `uri`, registered as the agent claimed them; the service never fetched them.',
     }),
     uri: z.string().nullable(),
-    content_url: z.string().nullable().meta({ description: 'Where the stored bytes are served (GET), null for an external artifact.' }),
+    content_url: z
+      .string()
+      .nullable()
+      .meta({ description: 'Where the stored bytes are served (GET), null for an external artifact and once they were removed.' }),
+    content_removed_at: timestamp()
+      .nullable()
+      .meta({ description: 'When the stored bytes were removed (DELETE …/content or the workspace’s retention); the digest stays.' }),
     metadata: jsonObject().nullable(),
     created_by: z.object({ type: z.string(), id: z.string() }),
     created_at: timestamp(),
   })
   .meta({ id: 'Artifact' });
-
-export type ArtifactView = z.infer<typeof artifactSchema>;
 
 export const artifactPath = z.strictObject({ id: id() });
 
@@ -40,23 +43,3 @@ export const noSuchArtifact = () => new AppError('not_found', 'No such artifact 
 
 /** Acting on the artifact the path names: 404 for anyone outside its workspace. */
 export const artifactProcedure = () => resourceProcedure(artifacts, 'id', noSuchArtifact);
-
-export function artifactView(row: ArtifactRow): ArtifactView {
-  return {
-    id: row.id,
-    workspace_id: row.workspaceId,
-    artifact_type: row.artifactType,
-    title: row.title,
-    task_id: row.taskId,
-    run_id: row.runId,
-    media_type: row.mediaType,
-    digest: `sha256:${row.sha256}`,
-    size_bytes: row.sizeBytes,
-    storage: row.storage,
-    uri: row.uri,
-    content_url: row.storage === 'stored' ? `/api/v1/artifacts/${row.id}/content` : null,
-    metadata: row.metadata ?? null,
-    created_by: { type: row.createdByType, id: row.createdById },
-    created_at: row.createdAt.toISOString(),
-  };
-}

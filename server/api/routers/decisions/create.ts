@@ -56,6 +56,17 @@ const createInput = z.strictObject({
   grant_ttl_seconds: jsonNumber({ min: 1, max: 86_400, int: true })
     .optional()
     .meta({ description: 'With an action: how long the grant issued on approval lasts, in seconds (default 900, at most 86400).' }),
+  artifact_ids: z
+    .array(id())
+    .max(20)
+    .optional()
+    .meta({
+      description:
+        'Artifacts of your workspace (POST /artifacts) the approver is shown on the decision page: text and Markdown as ' +
+        'text, images inline, anything else as a download with its digest. With an `action`, their digests join it as ' +
+        '`action.artifacts` before it is digested, so approving it approves those exact bytes. 404 for one that is not ' +
+        'your workspace’s.',
+    }),
 });
 
 export const createProcedure = approverProcedure

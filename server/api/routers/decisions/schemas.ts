@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { decisionShapes, decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { id, jsonNumber, jsonObject, text, timestamp } from '../../schemas';
+import { artifactSchema } from '../artifacts/shared';
 
 /** The most an action's arguments may take, as canonical JSON. */
 const MAX_ARGUMENTS_BYTES = 64 * 1024;
@@ -35,6 +36,13 @@ const actionSchema = z
     tool: z.string(),
     arguments: jsonObject(),
     target: z.object({ type: z.literal('task'), id: z.uuid(), version: z.int() }).optional(),
+    artifacts: z
+      .array(z.object({ id: z.uuid(), sha256: z.string().regex(/^sha256:[0-9a-f]{64}$/) }))
+      .optional()
+      .meta({
+        description:
+          'The artifacts the decision names (artifact_ids), by digest, added by the service before the action is digested: approving it approves those exact bytes, and a tool server presents the action with them.',
+      }),
   })
   .meta({ id: 'DecisionAction' });
 
@@ -129,6 +137,9 @@ export const decisionSchema = z
     approved_action: actionSchema.nullable().meta({ description: 'The action as approved (with the approver’s arguments when edited).' }),
     approved_action_digest: digest().nullable(),
     grant: grantSchema.nullable().meta({ description: 'The single-use grant issued when the action was approved.' }),
+    artifacts: z
+      .array(artifactSchema)
+      .meta({ description: 'The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest.' }),
     attention: attentionSchema.nullable(),
     history: z.array(historySchema).meta({ description: 'The decision’s ledger events, oldest first.' }),
     created_by: z.object({ type: z.string(), id: z.string() }),

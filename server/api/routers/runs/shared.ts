@@ -44,6 +44,10 @@ export const runSchema = z
       .enum(['lease_expired'])
       .nullable()
       .meta({ description: '`lease_expired` when the service failed the run because its lease lapsed; otherwise null.' }),
+    artifact_ids: z.array(z.uuid()).meta({
+      description:
+        'The artifacts its agent named when it finished (POST /runs/{runId}/finish): what the run delivered (GET /artifacts/{id}).',
+    }),
     checkpoints: z.array(checkpointSchema),
   })
   .meta({ id: 'Run' });

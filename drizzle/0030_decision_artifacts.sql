@@ -1,0 +1,2 @@
+-- The artifacts a decision shows its approver (issue 40). Decisions from before named none.
+ALTER TABLE "decisions" ADD COLUMN "artifact_ids" uuid[] DEFAULT '{}'::uuid[] NOT NULL;
