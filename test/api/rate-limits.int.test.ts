@@ -163,29 +163,37 @@ describe('API rate limit under concurrent requests (keys looked up in batches)',
 
   it('counts every request of a burst exactly, each its own count, in fewer statements than requests', async () => {
     pinClock();
-    const ws = await app.createWorkspace();
     // A transaction that writes takes a transaction id: the key lookups are the burst's only writes.
+    // Transaction ids are the whole server's, and other test files write to their own databases
+    // meanwhile: their transactions can only add to the count, so the burst is sent up to three
+    // times (a new key each time) and the fewest transactions seen is the one compared.
     const xid = async () => Number((await query<{ x: string }>(app.runtime.db, sql`select txid_current()::text as x`))[0]!.x);
-    await app.request('GET', '/events/stream', { key: ws.apiKey }); // the key's last_used_at is written once, here
-    const before = await xid();
-    const answers = await Promise.all(Array.from({ length: BURST }, () => app.request('GET', '/events/stream', { key: ws.apiKey })));
-    const transactions = (await xid()) - before - 1;
+    let fewest = Infinity;
+    for (let attempt = 0; attempt < 3 && !(fewest <= BURST / 2); attempt++) {
+      const ws = await app.createWorkspace();
+      await app.request('GET', '/events/stream', { key: ws.apiKey }); // the key's last_used_at is written once, here
+      const before = await xid();
+      const answers = await Promise.all(Array.from({ length: BURST }, () => app.request('GET', '/events/stream', { key: ws.apiKey })));
+      fewest = Math.min(fewest, (await xid()) - before - 1);
 
-    const passed = answers.filter((a) => a.status === 200);
-    expect(passed).toHaveLength(LIMIT - 1);
-    expect(answers.filter((a) => a.status === 429)).toHaveLength(BURST - (LIMIT - 1));
-    // Each request saw the count it would have had alone: LIMIT - 2 … 0 left, each once.
-    const remaining = passed.map((a) => Number(a.headers.get('x-ratelimit-remaining'))).sort((a, b) => a - b);
-    expect(remaining).toEqual(Array.from({ length: LIMIT - 1 }, (_, i) => i));
-    const [counter] = await query<{ hits: number }>(
-      app.runtime.db,
-      sql`select hits from rate_limit_counters where bucket = ${`api_key:${ws.apiKeyId}`}`,
-    );
-    expect(counter!.hits).toBe(BURST + 1);
-    // One statement a request would be BURST transactions. (PGlite runs a statement without yielding
-    // to the event loop, so no request arrives while one is in flight: each is looked up alone.)
-    expect(transactions).toBeGreaterThan(0);
-    if (testEngine() === 'postgres') expect(transactions).toBeLessThanOrEqual(BURST / 2);
+      const passed = answers.filter((a) => a.status === 200);
+      expect(passed).toHaveLength(LIMIT - 1);
+      expect(answers.filter((a) => a.status === 429)).toHaveLength(BURST - (LIMIT - 1));
+      // Each request saw the count it would have had alone: LIMIT - 2 … 0 left, each once.
+      const remaining = passed.map((a) => Number(a.headers.get('x-ratelimit-remaining'))).sort((a, b) => a - b);
+      expect(remaining).toEqual(Array.from({ length: LIMIT - 1 }, (_, i) => i));
+      const [counter] = await query<{ hits: number }>(
+        app.runtime.db,
+        sql`select hits from rate_limit_counters where bucket = ${`api_key:${ws.apiKeyId}`}`,
+      );
+      expect(counter!.hits).toBe(BURST + 1);
+      // (PGlite runs a statement without yielding to the event loop, so no request arrives while
+      // one is in flight: each is looked up alone, and there is nothing to compare.)
+      if (testEngine() !== 'postgres') break;
+    }
+    // One statement a request would be BURST transactions.
+    expect(fewest).toBeGreaterThan(0);
+    if (testEngine() === 'postgres') expect(fewest).toBeLessThanOrEqual(BURST / 2);
   });
 });
 
