@@ -1,5 +1,5 @@
 /**
- * Before the end-to-end server starts: a workspace with an owner, an approver and a viewer who
+ * Before the end-to-end server starts: a workspace with an owner, two approvers and a viewer who
  * can sign in, an agent's API key, and a second workspace with its own owner. Written to the
  * server's PGlite directory; what the tests need is saved to fixture.json beside it.
  */
@@ -28,6 +28,8 @@ const fixture = await runtime.db.transaction(async (tx) => {
   });
   const actor: Actor = { type: 'system', id: 'system:e2e', ownerId: main.ownerUserId, workspaceId: main.workspaceId, trace };
   await addMember(tx, actor, { email: 'approver@e2e.test', displayName: 'Avery Approver', passwordHash: hash, role: 'approver' });
+  // A second approver: decision policies of two approvals (e2e/decision-policies.spec.ts).
+  await addMember(tx, actor, { email: 'approver2@e2e.test', displayName: 'Quinn Quorum', passwordHash: hash, role: 'approver' });
   await addMember(tx, actor, { email: 'viewer@e2e.test', displayName: 'Vic Viewer', passwordHash: hash, role: 'viewer' });
   const key = await createApiKey(tx, actor, { name: 'e2e agent' });
   // e2e/transport.spec.ts uses up this one's rate-limit window, so that no other test meets a 429.
@@ -42,7 +44,13 @@ const fixture = await runtime.db.transaction(async (tx) => {
     apiKey: key.secret,
     limitedKey: limited.secret,
     password,
-    users: { owner: 'owner@e2e.test', approver: 'approver@e2e.test', viewer: 'viewer@e2e.test', stranger: 'stranger@e2e.test' },
+    users: {
+      owner: 'owner@e2e.test',
+      approver: 'approver@e2e.test',
+      secondApprover: 'approver2@e2e.test',
+      viewer: 'viewer@e2e.test',
+      stranger: 'stranger@e2e.test',
+    },
   };
 });
 await runtime.close();

@@ -14,7 +14,7 @@ export interface Fixture {
   /** A key of the same workspace whose rate-limit window e2e/transport.spec.ts uses up. */
   limitedKey: string;
   password: string;
-  users: { owner: string; approver: string; viewer: string; stranger: string };
+  users: { owner: string; approver: string; secondApprover: string; viewer: string; stranger: string };
 }
 
 let cached: Fixture | undefined;

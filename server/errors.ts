@@ -100,6 +100,12 @@ export const errorTable = {
     meaning: 'The decision has already been ruled on, cancelled or expired.',
     action: 'Poll the decision to read its resolution.',
   },
+  already_ruled: {
+    status: 409,
+    meaning:
+      'You have already ruled on this decision, yourself or through a delegate: under its policy nobody counts twice towards its quorum.',
+    action: 'Wait for the other approvers; the decision’s `approvals` say who has approved and who is still needed.',
+  },
   passkey_required: {
     status: 403,
     meaning: 'The decision is approved only with the approver’s passkey: a WebAuthn assertion over the ruling’s statement.',

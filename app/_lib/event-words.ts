@@ -39,6 +39,7 @@ const SUBJECTS: Record<Prefix, string> = {
   grant: 'Grant',
   passkey: 'Passkey',
   artifact: 'Artifact',
+  decision_policy: 'Decision policy',
 };
 
 /**
@@ -108,6 +109,9 @@ const PHRASES: EventPhrases = {
   'dedup.pruned': 'cleared away after it ended',
   'decision.created': 'raised',
   'decision.attention_requested': 'brought to a human’s attention',
+  'decision.approval_recorded': (p) =>
+    `approval recorded${p.approval?.name ? ` from ${p.approval.name}` : ''}${p.approval?.stage ? ` towards ${p.approval.stage}` : ''}`,
+  'decision.decline_recorded': (p) => `decline recorded${p.decline?.name ? ` from ${p.decline.name}` : ''}; the quorum can still be met`,
   'decision.approved': 'approved',
   'decision.declined': 'declined',
   'decision.expired': 'expired',
@@ -130,6 +134,8 @@ const PHRASES: EventPhrases = {
         ? 'refused: expired'
         : 'refused: its task changed',
   'artifact.content_removed': (p) => (p.reason === 'retention' ? 'stored bytes removed by retention' : 'stored bytes removed'),
+  'decision_policy.updated': (p) =>
+    `rules set to version ${p.version ?? '?'}: ${p.rules?.length ?? 0} ${p.rules?.length === 1 ? 'rule' : 'rules'}`,
   'artifact.registered': (p) => `registered: ${words(p.artifact_type)}${p.title ? ` “${p.title}”` : ''}`,
 };
 

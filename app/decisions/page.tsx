@@ -109,24 +109,58 @@ export default async function DecisionsPage({ searchParams }: { searchParams: Pr
       {inbox.decisions.length === 0 ? (
         <p>No decisions match. New ones appear here as agents raise them.</p>
       ) : (
-        <ul className="decision-list" aria-label="Decisions">
-          {inbox.decisions.map((d) => (
-            <li key={d.id}>
-              <a href={`/decisions/${d.id}`}>
-                <span className="title">{d.title}</span>
-                <span className="meta-row">
-                  <span className={`badge status-${d.status}`}>{d.status}</span>
-                  <span className={`badge ${d.urgency}`}>{d.urgency}</span>
-                  {d.blocks_task && <span className="badge blocking">blocking</span>}
-                  {d.attention && <span className="badge">asked {d.attention.request_count}×</span>}
-                  <span className="muted">raised {ago(d.created_at)}</span>
-                </span>
-              </a>
-            </li>
-          ))}
-        </ul>
+        <Grouped decisions={inbox.decisions} needsYou={new Set(inbox.needsYou)} />
       )}
     </main>
+  );
+}
+
+type InboxDecision = Awaited<ReturnType<Awaited<ReturnType<typeof caller>>['decisions']['inbox']>>['decisions'][number];
+
+/**
+ * Pending decisions split by whose turn it is under their policy (issue 41): those that wait on you
+ * now, then those that wait on someone else (a later stage, other approvers, or one you ruled on
+ * already), then the decided ones.
+ */
+function Grouped({ decisions, needsYou }: { decisions: InboxDecision[]; needsYou: Set<string> }) {
+  const groups: [string, InboxDecision[]][] = [
+    ['Needs you', decisions.filter((d) => needsYou.has(d.id))],
+    ['Waiting on others', decisions.filter((d) => d.status === 'pending' && !needsYou.has(d.id))],
+    ['Decided', decisions.filter((d) => d.status !== 'pending')],
+  ];
+  return (
+    <>
+      {groups.map(([label, list]) =>
+        list.length === 0 ? null : (
+          <section key={label} aria-label={label}>
+            <h2>
+              {label} ({list.length})
+            </h2>
+            <ul className="decision-list" aria-label={label}>
+              {list.map((d) => (
+                <li key={d.id}>
+                  <a href={`/decisions/${d.id}`}>
+                    <span className="title">{d.title}</span>
+                    <span className="meta-row">
+                      <span className={`badge status-${d.status}`}>{d.status}</span>
+                      <span className={`badge ${d.urgency}`}>{d.urgency}</span>
+                      {d.blocks_task && <span className="badge blocking">blocking</span>}
+                      {d.attention && <span className="badge">asked {d.attention.request_count}×</span>}
+                      {d.status === 'pending' && d.approvals.length > 0 && (
+                        <span className="badge">
+                          {d.approvals.length} of {d.policy.stages.reduce((n, st) => n + st.approvals_required, 0)} approvals
+                        </span>
+                      )}
+                      <span className="muted">raised {ago(d.created_at)}</span>
+                    </span>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </section>
+        ),
+      )}
+    </>
   );
 }
 

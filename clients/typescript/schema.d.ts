@@ -652,6 +652,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/decision-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace’s decision-policy rules
+         * @description The ordered rules a decision raised without a policy of its own is matched against (urgency, a glob on action.tool); the first that matches gives its policy, none gives the default (one approval from any owner or approver, veto). Owners and API keys. The ETag is the rules’ version.
+         */
+        get: operations["decisionPolicy-get"];
+        /**
+         * Replace the workspace’s decision-policy rules
+         * @description The whole list, in order; `[]` removes every rule. Each policy is stored resolved (every stage with its quorum and approvers), the version goes up by one, and `decision_policy.updated` carries the whole document. Decisions already raised keep the policy they were raised with. The members a policy names must be owners or approvers (400). With `If-Match: "<version>"`, rules that have moved past it are 412 precondition_failed and nothing changes. Try rules first with POST /decision-policy/dry-run.
+         */
+        put: operations["decisionPolicy-put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/decision-policy/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try proposed rules against the decisions already decided
+         * @description Replays the workspace’s last `limit` decisions approved or declined by a person (newest first; default 500, at most 5,000) under the proposed `rules`: for each, the rule that would apply (null: none, the default policy) and what the rulings it recorded would have come to (`would_be`): the same outcome, the other, or `pending` when they would not have met the policy. Members are taken as they are now; escalation as having reached everyone. Writes nothing.
+         */
+        post: operations["decisionPolicy-dryRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/stream": {
         parameters: {
             query?: never;
@@ -1070,6 +1114,33 @@ export interface components {
                 version: number;
             };
         };
+        /** @description Who must approve, in which stages, and who is told when nobody does. Resolved when the decision is raised and never changed afterwards. The members named must be owners or approvers, the quorum must be within reach of the members (less whoever raised it), and a policy of more than one approval cannot be combined with an editable action or options of the decision’s own (422 validation_failed). */
+        DecisionPolicyInput: {
+            /** @description Approvals needed (1–10, default 1); with stages, the default of each stage that names none. */
+            approvals_required?: number;
+            /** @description Who may approve (default: owners and approvers); with stages, the default of each stage that names none. */
+            approvers?: components["schemas"]["ApproverSetInput"];
+            /** @description true (default): any allowed decline declines at once. false: a decline is recorded, and the decision is declined only once its quorum can no longer be met. */
+            veto?: boolean;
+            /** @description Up to 5 stages in order: each must reach its quorum before the next is asked. */
+            stages?: {
+                name: string;
+                approvals_required?: number;
+                approvers?: components["schemas"]["ApproverSetInput"];
+            }[];
+            /** @description Steps by time since the decision was raised: while it is pending, the people named are told and may rule at the stage it waits at. */
+            escalation?: {
+                after_seconds: number;
+                notify: components["schemas"]["ApproverSetInput"];
+            }[];
+        };
+        /** @description Who: members with one of `roles`, and the members `user_ids` names. */
+        ApproverSetInput: {
+            /** @description Members with any of these roles. */
+            roles?: ("owner" | "approver")[];
+            /** @description These members (each an owner or approver of the workspace). */
+            user_ids?: string[];
+        };
         CreateWorkResponse: {
             data: {
                 /** Format: uuid */
@@ -1406,6 +1477,15 @@ export interface components {
             grant: components["schemas"]["Grant"] | null;
             /** @description The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest. */
             artifacts: components["schemas"]["Artifact"][];
+            /** @description Who must approve, frozen when the decision was raised (issue 41). */
+            policy: components["schemas"]["DecisionPolicy"];
+            /** @description `sha256:` + hex(SHA-256(JCS(policy))), as its decision.created event records it. */
+            policy_digest: string;
+            policy_source: components["schemas"]["DecisionPolicySource"];
+            /** @description The approvals so far, in order. The decision stays pending until the last stage’s quorum is met. */
+            approvals: components["schemas"]["DecisionRuling"][];
+            /** @description Declines recorded under a policy without veto that did not end it. */
+            declines: components["schemas"]["DecisionRuling"][];
             attention: components["schemas"]["AttentionRecord"] | null;
             /** @description The decision’s ledger events, oldest first. */
             history: {
@@ -1528,6 +1608,48 @@ export interface components {
              * @example 2026-11-20T10:00:00.000Z
              */
             created_at: string;
+        };
+        ApproverSet: {
+            roles: ("owner" | "approver")[];
+            user_ids: string[];
+        };
+        /** @description A policy in full: every stage with its quorum and approvers (a policy without stages has one, `approval`). */
+        DecisionPolicy: {
+            veto: boolean;
+            stages: {
+                name: string;
+                approvals_required: number;
+                approvers: components["schemas"]["ApproverSet"];
+            }[];
+            escalation: {
+                after_seconds: number;
+                notify: components["schemas"]["ApproverSet"];
+            }[];
+        };
+        DecisionPolicySource: {
+            /** @enum {string} */
+            type: "request" | "rule" | "default";
+            /** @description The workspace rule that applied (type rule). */
+            rule_index: number | null;
+            /** @description The version of the workspace’s rules consulted, if any were set. */
+            rules_version: number | null;
+        };
+        DecisionRuling: {
+            /** Format: uuid */
+            approver_id: string;
+            name: string | null;
+            /** @description The stage it counts towards. */
+            stage: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            at: string;
+            /**
+             * Format: uuid
+             * @description The member a delegate ruled for, while they are away.
+             */
+            acting_for?: string;
         };
         AttentionRecord: {
             /** Format: uuid */
@@ -2200,6 +2322,40 @@ export interface components {
             /** @constant */
             ok: true;
             data: components["schemas"]["Artifact"];
+        };
+        DecisionPolicyRules: {
+            rules: components["schemas"]["DecisionPolicyRule"][];
+            /** @description How many times the rules were set (0: never); the ETag. */
+            version: number;
+        };
+        DecisionPolicyRule: {
+            match: {
+                urgency?: ("deferred" | "standard" | "urgent" | "critical")[];
+                tool?: string;
+            };
+            policy: components["schemas"]["DecisionPolicy"];
+        };
+        DecisionPolicyDryRun: {
+            data: {
+                /** Format: uuid */
+                decision_id: string;
+                title: string;
+                /** @enum {string} */
+                status: "approved" | "declined";
+                rule_index: number | null;
+                /** @enum {string} */
+                would_be: "approved" | "declined" | "pending";
+                would_change: boolean;
+            }[];
+            totals: {
+                decisions: number;
+                would_change: number;
+                would_be: {
+                    approved: number;
+                    declined: number;
+                    pending: number;
+                };
+            };
         };
         EventPage: {
             data: components["schemas"]["LedgerEvent"][];
@@ -3786,6 +3942,8 @@ export interface operations {
                     grant_ttl_seconds?: number;
                     /** @description Artifacts of your workspace (POST /artifacts) the approver is shown on the decision page: text and Markdown as text, images inline, anything else as a download with its digest. With an `action`, their digests join it as `action.artifacts` before it is digested, so approving it approves those exact bytes. 404 for one that is not your workspace’s. */
                     artifact_ids?: string[];
+                    /** @description Who must approve (issue 41). Without one, the first of the workspace’s rules (GET /decision-policy) that matches the decision applies, else one approval from any owner or approver, and a decline declines. The decision records the policy, its digest and where it came from. */
+                    policy?: components["schemas"]["DecisionPolicyInput"];
                 };
             };
         };
@@ -4328,7 +4486,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `decision_not_pending`: The decision has already been ruled on, cancelled or expired. */
+            /** @description `decision_not_pending`: The decision has already been ruled on, cancelled or expired. `already_ruled`: You have already ruled on this decision, yourself or through a delegate: under its policy nobody counts twice towards its quorum. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -4485,7 +4643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `decision_not_pending`: The decision has already been ruled on, cancelled or expired. */
+            /** @description `decision_not_pending`: The decision has already been ruled on, cancelled or expired. `already_ruled`: You have already ruled on this decision, yourself or through a delegate: under its policy nobody counts twice towards its quorum. */
             409: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
@@ -8394,6 +8552,454 @@ export interface operations {
             };
             /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
             404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "decisionPolicy-get": {
+        parameters: {
+            query?: {
+                workspace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description The rules’ version, quoted. */
+                    ETag?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionPolicyRules"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "decisionPolicy-put": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+                /** @description The ETag (aggregateVersion) the change is based on. When the resource has moved past it: 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Default: your API key’s workspace.
+                     */
+                    workspace_id?: string;
+                    /** @description Up to 50 rules in order: a decision raised without a policy gets the first that matches it. */
+                    rules: {
+                        match: {
+                            /** @description Any of these urgencies (absent: any). */
+                            urgency?: ("deferred" | "standard" | "urgent" | "critical")[];
+                            /** @description A glob on the decision’s `action.tool` (picomatch: `*` stops at `/`, `**` does not; `payments.*`, `deploy.{prod,staging}`). A decision without an action matches no rule with one. */
+                            tool?: string;
+                        };
+                        policy: components["schemas"]["DecisionPolicyInput"];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description The rules’ new version, quoted. */
+                    ETag?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionPolicyRules"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_in_progress`: A request with the same Idempotency-Key is still being processed. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `precondition_failed`: If-Match names a version the resource has moved past: someone changed it since you read it. */
+            412: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_conflict`: The Idempotency-Key was already used with a different request (method, path or body). */
+            422: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "decisionPolicy-dryRun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Default: your API key’s workspace.
+                     */
+                    workspace_id?: string;
+                    /** @description Up to 50 rules in order: a decision raised without a policy gets the first that matches it. */
+                    rules: {
+                        match: {
+                            /** @description Any of these urgencies (absent: any). */
+                            urgency?: ("deferred" | "standard" | "urgent" | "critical")[];
+                            /** @description A glob on the decision’s `action.tool` (picomatch: `*` stops at `/`, `**` does not; `payments.*`, `deploy.{prod,staging}`). A decision without an action matches no rule with one. */
+                            tool?: string;
+                        };
+                        policy: components["schemas"]["DecisionPolicyInput"];
+                    }[];
+                    /** @default 500 */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionPolicyDryRun"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;

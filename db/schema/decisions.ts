@@ -8,6 +8,7 @@ import { aggregateColumns, ts } from './columns';
 import { runs } from './runs';
 import { initiatives, tasks, workstreams } from './work';
 import { workspaces } from './workspaces';
+import type { DecisionPolicy, DecisionRuling, PolicySource } from './decision-policy';
 
 export const decisionShapes = [
   'generic',
@@ -107,6 +108,20 @@ export const decisions = pgTable(
       .array()
       .notNull()
       .default(sql`'{}'::uuid[]`),
+    /** The policy as resolved when raised, and its digest; null for decisions raised before policies (the default). */
+    policy: jsonb('policy').$type<DecisionPolicy>(),
+    policyDigest: text('policy_digest'),
+    policySource: jsonb('policy_source').$type<PolicySource>(),
+    /** The approvals so far, in order; the decision is approved once the last stage's quorum is met. */
+    approvals: jsonb('approvals')
+      .$type<DecisionRuling[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    /** Declines that did not end the decision (a policy without veto), in order. */
+    declines: jsonb('declines')
+      .$type<DecisionRuling[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
   },
   (t) => [
     index('decisions_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),

@@ -7,6 +7,7 @@ export * from './idempotency';
 export * from './work';
 export * from './runs';
 export * from './decisions';
+export * from './decision-policy';
 export * from './artifact-types';
 export * from './rate-limits';
 export * from './webhooks';

@@ -3,7 +3,9 @@
  * that set up an empty installation, and the instance-wide secrets.
  */
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+import type { DecisionRule } from './decision-policy';
 
 export const WORKSPACE_NAME_MAX = 100;
 
@@ -20,6 +22,15 @@ export const workspaces = pgTable(
       .default(sql`'{}'`),
     /** How long the stored bytes of artifacts are kept after their last registration, in days; null: for ever (issue 40). */
     artifactContentDays: integer('artifact_content_days'),
+    /**
+     * The workspace's decision-policy rules (issue 41): applied, first match, to a decision raised
+     * without a policy of its own. Their version counts PUT /decision-policy changes (0: never set).
+     */
+    decisionRules: jsonb('decision_rules')
+      .$type<DecisionRule[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    decisionRulesVersion: integer('decision_rules_version').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [

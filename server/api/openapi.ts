@@ -37,7 +37,7 @@ function errorCodesOf(meta: Meta): ErrorCode[] {
     // session-only operations included: the key is counted before the operation refuses it.
     codes.add('rate_limited');
   }
-  if (meta.openapi?.method === 'POST' || meta.openapi?.method === 'PATCH') {
+  if (meta.openapi?.method === 'POST' || meta.openapi?.method === 'PATCH' || meta.openapi?.method === 'PUT') {
     for (const c of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(c);
   }
   for (const c of meta.errorCodes ?? []) codes.add(c);
@@ -54,6 +54,8 @@ const TAGS: Record<string, string> = {
   tasks: 'Tasks: reading one, listing with filters and the ready-work query agents poll, and moving their status.',
   runs: 'Runs: an agent’s attempt at a task, its checkpoints, and how it ends.',
   decisions: 'Decisions: questions an agent raises for a human ruling, polled or followed on the event stream.',
+  'decision-policy':
+    'Decision policies: the workspace’s rules for who must approve a decision raised without a policy of its own, and a dry run of proposed rules against past decisions.',
   grants:
     'Grants: the single-use permission an approval issues for the exact action approved, a JWS that verifies with the ' +
     'workspace’s JWKS, consumed once by the tool server that runs the action.',

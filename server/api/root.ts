@@ -8,6 +8,7 @@ import { accountRouter } from './routers/account';
 import { apiKeysRouter } from './routers/api-keys';
 import { artifactTypesRouter } from './routers/artifact-types';
 import { artifactsRouter } from './routers/artifacts';
+import { decisionPolicyRouter } from './routers/decision-policy';
 import { decisionsRouter } from './routers/decisions';
 import { dedupRouter } from './routers/dedup';
 import { eventsRouter } from './routers/events';
@@ -37,6 +38,7 @@ export const appRouter = router({
   receipts: receiptsRouter,
   artifactTypes: artifactTypesRouter,
   artifacts: artifactsRouter,
+  decisionPolicy: decisionPolicyRouter,
   events: eventsRouter,
   ledger: ledgerRouter,
   meta: metaRouter,

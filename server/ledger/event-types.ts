@@ -19,7 +19,11 @@ import {
   decisionStatuses,
   decisionUrgencies,
   timeoutBehaviours,
+  type ApproverSet,
   type DecisionAction,
+  type DecisionPolicy,
+  type DecisionRuling,
+  type DecisionRule,
   type DecisionOption,
   type DecisionResolution,
   type MembershipRole,
@@ -100,6 +104,23 @@ const decisionAction: z.ZodType<DecisionAction> = z.object({
   artifacts: z.array(z.object({ id: z.string(), sha256: z.string() })).optional(),
 });
 
+const approverSet: z.ZodType<ApproverSet> = z.object({ roles: z.array(z.enum(['owner', 'approver'])), user_ids: z.array(z.string()) });
+
+/** A decision's policy as resolved when raised (issue 41; db/schema/decision-policy.ts). */
+const decisionPolicySchema: z.ZodType<DecisionPolicy> = z.object({
+  veto: z.boolean(),
+  stages: z.array(z.object({ name: z.string(), approvals_required: z.number(), approvers: approverSet })),
+  escalation: z.array(z.object({ after_seconds: z.number(), notify: approverSet })),
+});
+
+const decisionRuling: z.ZodType<DecisionRuling> = z.object({
+  approver_id: z.string(),
+  name: z.string().nullable(),
+  stage: z.string(),
+  at: z.string(),
+  acting_for: z.string().optional(),
+});
+
 /**
  * The decision as raised (server/domain/decisions/view.ts decisionView, without history, attention
  * and grant), and the version its target task was left at (`target_version`).
@@ -129,6 +150,13 @@ const decisionCreated = z.object({
   require_passkey: z.boolean().default(false),
   // Decisions from before artifacts (issue 40) named none; the refs are the artifacts as shown then.
   artifacts: z.array(z.looseObject({ id: z.string() })).default([]),
+  // Decisions from before policies (issue 41) had none stored: the default policy, which they show.
+  policy: decisionPolicySchema.nullable().default(null),
+  policy_digest: z.string().nullable().default(null),
+  policy_source: z
+    .object({ type: z.enum(['request', 'rule', 'default']), rule_index: z.number().nullable(), rules_version: z.number().nullable() })
+    .nullable()
+    .default(null),
   created_by: z.object({ type: z.enum(['api_key', 'human', 'system']), id: z.string() }),
   created_at: z.string(),
   updated_at: z.string(),
@@ -150,6 +178,23 @@ const attentionRequested = z.object({
     .default(null),
 });
 
+const passkeyProof = z.object({
+  credential_id: z.string(),
+  statement: z.object({
+    decision_id: z.string(),
+    outcome: z.literal('approved'),
+    option_id: z.string().nullable(),
+    option_ids: z.array(z.string()),
+    action_digest: z.string().nullable(),
+    approver_id: z.string(),
+    nonce: z.string(),
+    issued_at: z.string(),
+  }),
+  authenticator_data: z.string(),
+  client_data_json: z.string(),
+  signature: z.string(),
+});
+
 /** A ruling; an approval of a decision with an action also carries the action approved (edited or not). */
 const decisionResolved = z.object({
   decision_id: z.string(),
@@ -158,25 +203,21 @@ const decisionResolved = z.object({
   approved_action: decisionAction.optional(),
   approved_action_digest: z.string().optional(),
   /** A passkey-signed approval: the statement and the WebAuthn assertion over it (server/domain/passkeys/ruling.ts). */
-  passkey: z
-    .object({
-      credential_id: z.string(),
-      statement: z.object({
-        decision_id: z.string(),
-        outcome: z.literal('approved'),
-        option_id: z.string().nullable(),
-        option_ids: z.array(z.string()),
-        action_digest: z.string().nullable(),
-        approver_id: z.string(),
-        nonce: z.string(),
-        issued_at: z.string(),
-      }),
-      authenticator_data: z.string(),
-      client_data_json: z.string(),
-      signature: z.string(),
-    })
-    .optional(),
+  passkey: passkeyProof.optional(),
 });
+
+/**
+ * One ruling towards a decision's quorum that did not end it by itself (issue 41): the ruling, and
+ * all the decision's rulings of its kind after it. An approval signed with a passkey carries the
+ * proof, as decision.approved does.
+ */
+const approvalRecorded = z.object({
+  decision_id: z.string(),
+  approval: decisionRuling,
+  approvals: z.array(decisionRuling),
+  passkey: passkeyProof.optional(),
+});
+const declineRecorded = z.object({ decision_id: z.string(), decline: decisionRuling, declines: z.array(decisionRuling) });
 
 /** The grant issued on an approval (server/domain/grants/issue.ts): what its token says, never the token. */
 const grantIssued = z.object({
@@ -271,6 +312,8 @@ const EVENTS = {
    * A person's passkey, in the ledger of each of their workspaces: its public key as DER
    * SubjectPublicKeyInfo (base64), against which the assertions of their signed rulings verify.
    */
+  /** PUT /decision-policy (issue 41): the workspace's rules, whole, as of their new version. */
+  'decision_policy.updated': writeOnly<{ version: number; rules: DecisionRule[]; previous_version: number }>()('workspace'),
   'passkey.registered': writeOnly<{
     passkey_id: string;
     user_id: string;
@@ -388,6 +431,10 @@ const EVENTS = {
 
   'decision.created': readBack('decision', decisionCreated),
   'decision.attention_requested': readBack('decision', attentionRequested),
+  /** One approval towards the policy's quorum; the last one is followed by decision.approved. */
+  'decision.approval_recorded': readBack('decision', approvalRecorded),
+  /** A decline under a policy without veto; when the quorum can no longer be met, decision.declined follows. */
+  'decision.decline_recorded': readBack('decision', declineRecorded),
   'decision.approved': readBack('decision', decisionResolved),
   'decision.declined': readBack('decision', decisionResolved),
   'decision.cancelled': readBack('decision', decisionResolved),

@@ -194,6 +194,7 @@ const RULES: ProjectionRules = {
   'workspace.created': unprojected,
   'ledger.key_added': unprojected,
   'workspace.settings_changed': unprojected,
+  'decision_policy.updated': unprojected,
   'passkey.registered': unprojected,
   'passkey.removed': unprojected,
   'membership.created': unprojected,
@@ -311,6 +312,11 @@ const RULES: ProjectionRules = {
       targetVersion: p.target_version,
       requirePasskey: p.require_passkey,
       artifactIds: p.artifacts.map((a) => a.id),
+      policy: p.policy,
+      policyDigest: p.policy_digest,
+      policySource: p.policy_source,
+      approvals: [],
+      declines: [],
       approvedAction: null,
       approvedActionDigest: null,
       createdByType: p.created_by.type,
@@ -336,6 +342,10 @@ const RULES: ProjectionRules = {
       continuationStrategy: p.continuation?.strategy ?? null,
     });
   },
+  'decision.approval_recorded': (state, event) =>
+    touch(must(state.decisions.get(event.aggregateId), event), { approvals: event.payload.approvals }, event),
+  'decision.decline_recorded': (state, event) =>
+    touch(must(state.decisions.get(event.aggregateId), event), { declines: event.payload.declines }, event),
   'decision.approved': decisionResolved,
   'decision.declined': decisionResolved,
   'decision.cancelled': decisionResolved,

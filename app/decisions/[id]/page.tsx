@@ -4,7 +4,7 @@
  * rendered as text (React escapes it), never as markup.
  */
 import { notFound } from 'next/navigation';
-import { isDefaultOptions } from '@/server/domain/decisions/create-decision';
+import { isDefaultOptions } from '@/server/domain/decisions/options';
 import { AppError } from '@/server/errors';
 import { actorLabel, eventWords } from '../../_lib/event-words';
 import { ago, CONTINUATION_LABELS, eventLink, SHAPE_LABELS, when } from '../../_lib/format';
@@ -12,6 +12,7 @@ import { caller, requireUser, showIn } from '../../_lib/session';
 import { ActionPanel } from './action-panel';
 import { ArtifactsPanel } from './artifacts-panel';
 import { CancelDecision } from './cancel-decision';
+import { PolicyPanel } from './policy-panel';
 import { RulingForm } from './ruling-form';
 import { plural } from '@/server/words';
 
@@ -34,7 +35,9 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
   await showIn(user, decision.workspace_id, `/decisions/${id}`);
   const role = user.memberships.find((m) => m.workspaceId === decision.workspace_id)?.role;
   const raisedByMe = decision.created_by.type === 'human' && decision.created_by.id === user.userId;
-  const canRule = decision.status === 'pending' && (role === 'owner' || role === 'approver') && !raisedByMe;
+  const turn = await (await caller()).decisions.turn({ id });
+  // The policy says who rules, and at which stage (a later stage's approver may decline, not yet approve).
+  const canRule = decision.status === 'pending' && (turn.you.may_approve || turn.you.may_decline);
   const recommended = decision.attention?.recommended_option_id ?? null;
   const options = decision.shape_context.options;
 
@@ -164,6 +167,8 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
         </dl>
       </section>
 
+      <PolicyPanel policy={decision.policy} approvals={decision.approvals} declines={decision.declines} turn={turn} />
+
       <section className="panel" aria-labelledby="ruling-h">
         <h2 id="ruling-h">Ruling</h2>
         {decision.resolution ? (
@@ -209,12 +214,18 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
             recommended={recommended}
             editableArguments={decision.action && decision.editable ? decision.action.arguments : null}
             requirePasskey={decision.require_passkey}
+            mayApprove={turn.you.may_approve}
           />
+        ) : turn.you.ruled ? (
+          // Shown where the ruling form was: the page refreshed after the ruling, and this is what it did.
+          <p role="status">Your ruling is recorded; the decision waits for the others its policy asks.</p>
         ) : (
           <p className="muted">
             {raisedByMe
               ? 'You raised this decision; another owner or approver must rule on it.'
-              : 'Waiting for an owner or approver of this workspace to rule. Your role can read it only.'}
+              : role === 'owner' || role === 'approver'
+                ? 'Its policy does not ask you to rule on this decision.'
+                : 'Waiting for an owner or approver of this workspace to rule. Your role can read it only.'}
           </p>
         )}
       </section>

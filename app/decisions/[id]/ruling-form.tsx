@@ -33,6 +33,8 @@ export function RulingForm(props: {
   editableArguments: Record<string, unknown> | null;
   /** Approving takes the approver's passkey, over the statement of this very approval. */
   requirePasskey: boolean;
+  /** The policy asks this person to approve now (a later stage's approver may only decline yet). */
+  mayApprove: boolean;
 }) {
   const router = useRouter();
   const single = props.shape === 'option_select';
@@ -173,15 +175,17 @@ export function RulingForm(props: {
           />
         ) : (
           <div className="actions">
-            <button
-              ref={buttons.approve}
-              type="button"
-              className="approve"
-              disabled={needsChoice || badArguments}
-              onClick={() => setPending('approve')}
-            >
-              {props.options.length > 0 ? 'Approve selection' : 'Approve'}
-            </button>
+            {props.mayApprove && (
+              <button
+                ref={buttons.approve}
+                type="button"
+                className="approve"
+                disabled={needsChoice || badArguments}
+                onClick={() => setPending('approve')}
+              >
+                {props.options.length > 0 ? 'Approve selection' : 'Approve'}
+              </button>
+            )}
             <button ref={buttons.decline} type="button" className="decline" onClick={() => setPending('decline')}>
               Decline
             </button>

@@ -26,6 +26,9 @@ import { followTask } from '../runs/hierarchy';
 import { actionDigest, checkTargetCurrent, taskVersion } from '../grants/action';
 import { DEFAULT_GRANT_TTL_SECONDS } from '../grants/issue';
 import { artifactView, type ArtifactView } from '../artifacts/view';
+import { DEFAULT_OPTIONS, OPTION_SHAPES } from './options';
+import { policyDigest, type PolicyInput } from './policy';
+import { policyForNewDecision } from './workspace-policy';
 
 export interface CreateDecisionInput {
   title: string;
@@ -48,17 +51,8 @@ export interface CreateDecisionInput {
   require_passkey?: boolean;
   /** The artifacts the approver is shown; with an action, their digests join it before it is digested. */
   artifact_ids?: string[];
-}
-
-const DEFAULT_OPTIONS: DecisionOption[] = [
-  { id: 'approve', label: 'Approve' },
-  { id: 'decline', label: 'Decline' },
-];
-
-const OPTION_SHAPES: readonly DecisionShape[] = ['option_select', 'option_multiselect'];
-
-export function isDefaultOptions(options: readonly DecisionOption[]): boolean {
-  return options.length === 2 && options[0]?.id === 'approve' && options[1]?.id === 'decline';
+  /** Who must approve, in which stages (issue 41); without one, the workspace's first matching rule, else the default. */
+  policy?: PolicyInput;
 }
 
 export async function createDecision(tx: Tx, actor: Actor, input: CreateDecisionInput): Promise<DecisionView> {
@@ -89,6 +83,13 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
   }
   const given = input.shape_context?.options;
   const options = given && given.length > 0 ? given : OPTION_SHAPES.includes(input.shape) ? DEFAULT_OPTIONS : [];
+  const { policy, source } = await policyForNewDecision(tx, actor, {
+    policy: input.policy,
+    urgency: input.urgency,
+    tool: action?.tool ?? null,
+    editable: input.editable ?? false,
+    options,
+  });
   const now = new Date();
   const [row] = await tx
     .insert(decisions)
@@ -117,6 +118,9 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       createdByType: actor.type,
       createdById: actor.id,
       artifactIds: shown.map((a) => a.id),
+      policy,
+      policyDigest: policyDigest(policy),
+      policySource: source,
       createdAt: now,
       updatedAt: now,
     })

@@ -6,14 +6,17 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
-import { decisions, users, type DecisionAction, type DecisionResolution } from '@/db/schema';
+import { decisions, users, type DecisionAction, type DecisionResolution, type DecisionRuling } from '@/db/schema';
 import type { SigningSettings } from '@/server/ledger/checkpoints';
-import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
+import type { PayloadOf } from '@/server/ledger/event-types';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { continueAfterApproval } from './continuation';
 import { releaseHold } from './hold';
-import { isDefaultOptions } from './create-decision';
+import { isDefaultOptions } from './options';
+import { DEFAULT_POLICY, step } from './policy';
+import { membersOf } from './workspace-policy';
 import { findDecision, type DecisionRow } from './view';
 import { actionDigest, taskVersion } from '../grants/action';
 import { issueGrant } from '../grants/issue';
@@ -29,8 +32,6 @@ export interface RulingInput {
   /** The approver's passkey assertion over the ruling's statement (server/domain/passkeys/ruling.ts). */
   passkey?: PasskeyAnswer;
 }
-
-export const RULING_ROLES = ['owner', 'approver'] as const;
 
 /**
  * `signing` signs the grant an approval of a decision with an action issues (its key is made now
@@ -65,13 +66,25 @@ export async function ruleOnDecision(
 
   const [user] = await tx.select({ name: users.displayName }).from(users).where(eq(users.id, actor.id));
   const now = new Date();
+  const name = user?.name ?? null;
+  // Under the decision's policy, an approval or decline may only be recorded towards its quorum.
+  const counted = input.outcome === 'cancelled' ? null : await countRuling(tx, actor, decision, input.outcome, name, now);
+  if (counted && !counted.ends) {
+    const [recorded] = await tx
+      .update(decisions)
+      .set({ [counted.list]: counted.after, updatedAt: now, version: sql`${decisions.version} + 1` })
+      .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, actor.workspaceId), eq(decisions.status, 'pending')))
+      .returning();
+    await appendEvents(tx, actor, [...(signed?.events ?? []), recordedEvent(decisionId, counted, signed?.proof)], now);
+    return recorded!;
+  }
   const resolution: DecisionResolution = {
     outcome: input.outcome,
     option_ids: optionIds,
     note: input.note ?? null,
     resolved_by: actor.id,
     resolved_by_type: 'human',
-    resolved_by_name: user?.name ?? null,
+    resolved_by_name: name,
     resolved_at: now.toISOString(),
   };
   const [updated] = await tx
@@ -80,7 +93,9 @@ export async function ruleOnDecision(
       status: input.outcome,
       resolution,
       updatedAt: now,
-      version: sql`${decisions.version} + 1`,
+      // One version per event of the decision: the recorded ruling, when there is one, and the resolution.
+      version: sql`${decisions.version} + ${counted?.recorded ? 2 : 1}`,
+      ...(counted?.recorded ? { [counted.list]: counted.after } : {}),
       ...(approved ? { approvedAction: approved, approvedActionDigest: actionDigest(approved) } : {}),
     })
     .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, actor.workspaceId), eq(decisions.status, 'pending')))
@@ -96,6 +111,8 @@ export async function ruleOnDecision(
     [
       // A passkey the workspace's ledger has not seen yet is announced before the ruling it signs.
       ...(signed?.events ?? []),
+      // The ruling that completes the quorum (or, without veto, leaves it out of reach) is recorded too.
+      ...(counted?.recorded ? [recordedEvent(decisionId, counted)] : []),
       {
         aggregateType: 'decision',
         aggregateId: decisionId,
@@ -125,6 +142,68 @@ export async function ruleOnDecision(
     await appendEvents(tx, actor, [await issueGrant(tx, actor, updated, targetVersion, signing, now, signed !== null)], now);
   }
   return updated;
+}
+
+interface Counted {
+  recorded: DecisionRuling | null;
+  list: 'approvals' | 'declines';
+  /** The list with the ruling. */
+  after: DecisionRuling[];
+  ends: 'approved' | 'declined' | null;
+}
+
+/**
+ * The ruling under the decision's policy (server/domain/decisions/policy.ts step): 409
+ * already_ruled for a second ruling, 403 for someone the policy does not ask, else what it records
+ * and whether it ends the decision.
+ */
+async function countRuling(
+  tx: Tx,
+  actor: Actor,
+  decision: DecisionRow,
+  outcome: 'approved' | 'declined',
+  name: string | null,
+  now: Date,
+): Promise<Counted> {
+  const policy = decision.policy ?? DEFAULT_POLICY;
+  // Only a decline without veto asks who is left to approve.
+  const members = outcome === 'declined' && !policy.veto ? await membersOf(tx, actor.workspaceId) : [];
+  const raisedBy = decision.createdByType === 'human' ? decision.createdById : null;
+  const member = { user_id: actor.id, role: actor.role ?? 'viewer' };
+  const next = step(policy, decision, { member, name, at: now.toISOString() }, outcome, { members, raisedBy, escalated: 0 });
+  if (next.refused === 'already_ruled') {
+    throw new AppError('already_ruled', 'You have already ruled on this decision; its policy counts each member once.');
+  }
+  if (next.refused !== null) {
+    const stage = policy.stages[next.stage]!;
+    throw new AppError(
+      'forbidden',
+      policy.stages.length > 1
+        ? `The decision waits for its “${stage.name}” stage, and its policy does not ask you to rule on it there.`
+        : 'The decision’s policy does not ask you to rule on it.',
+      { stage: stage.name },
+    );
+  }
+  const after = next.recorded ? [...decision[next.list], next.recorded] : decision[next.list];
+  return { recorded: next.recorded, list: next.list, after, ends: next.ends };
+}
+
+/** The event of a ruling recorded towards the quorum; a passkey proof rides on it when it did not end the decision. */
+function recordedEvent(decisionId: string, counted: Counted, proof?: PayloadOf<'decision.approval_recorded'>['passkey']): NewEvent {
+  const ruling = counted.recorded!;
+  return counted.list === 'approvals'
+    ? {
+        aggregateType: 'decision',
+        aggregateId: decisionId,
+        eventType: 'decision.approval_recorded',
+        payload: { decision_id: decisionId, approval: ruling, approvals: counted.after, ...(proof ? { passkey: proof } : {}) },
+      }
+    : {
+        aggregateType: 'decision',
+        aggregateId: decisionId,
+        eventType: 'decision.decline_recorded',
+        payload: { decision_id: decisionId, decline: ruling, declines: counted.after },
+      };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Executor } from '@/db';
 import type { SigningSettings } from '@/server/ledger/checkpoints';
 import { grantToken, type GrantRow } from '../grants/token';
 import { artifactView, type ArtifactView } from '../artifacts/view';
+import { DEFAULT_POLICY, policyDigest } from './policy';
 import {
   apiKeys,
   artifacts,
@@ -17,13 +18,20 @@ import {
   users,
   type DecisionAction,
   type DecisionOption,
+  type DecisionPolicy,
   type DecisionResolution,
+  type DecisionRuling,
+  type PolicySource,
   type DecisionShape,
   type DecisionStatus,
   type DecisionUrgency,
 } from '@/db/schema';
 
 export type DecisionRow = typeof decisions.$inferSelect;
+
+// Decisions raised before policies (policy null) were ruled by the default policy, and show it.
+const DEFAULT_POLICY_DIGEST = policyDigest(DEFAULT_POLICY);
+const DEFAULT_SOURCE: PolicySource = { type: 'default', rule_index: null, rules_version: null };
 export type AttentionRow = typeof decisionAttention.$inferSelect;
 
 export interface AttentionView {
@@ -86,6 +94,14 @@ export interface DecisionView {
   grant: GrantView | null;
   /** The artifacts the approver is shown: what the decision is about, by digest. */
   artifacts: ArtifactView[];
+  /** The policy frozen when it was raised (issue 41), its digest and where it came from. */
+  policy: DecisionPolicy;
+  policy_digest: string;
+  policy_source: PolicySource;
+  /** The approvals towards the policy's quorum so far, in order. */
+  approvals: DecisionRuling[];
+  /** Declines that did not end it (a policy without veto). */
+  declines: DecisionRuling[];
   attention: AttentionView | null;
   history: HistoryEntry[];
   created_by: { type: DecisionRow['createdByType']; id: string };
@@ -140,6 +156,11 @@ export function decisionView(
     approved_action_digest: row.approvedActionDigest,
     grant,
     artifacts,
+    policy: row.policy ?? DEFAULT_POLICY,
+    policy_digest: row.policyDigest ?? DEFAULT_POLICY_DIGEST,
+    policy_source: row.policySource ?? DEFAULT_SOURCE,
+    approvals: row.approvals,
+    declines: row.declines,
     attention: attentionView(attention),
     history,
     created_by: { type: row.createdByType, id: row.createdById },

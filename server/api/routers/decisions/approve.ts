@@ -1,6 +1,6 @@
 /** POST /decisions/{id}/approve: Approve a decision (signed-in humans). */
 import { z } from 'zod';
-import { RULING_ROLES } from '@/server/domain/decisions/rule';
+import { RULING_ROLES } from '@/server/domain/decisions/policy';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { id, text } from '../../schemas';
 import { webauthnAnswer } from '../account/passkeys';
@@ -23,7 +23,7 @@ export const approveProcedure = rulingProcedure(RULING_ROLES)
         'with the approver’s passkey (403 passkey_required without it).',
     },
     auth: ['Session'],
-    errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending', 'passkey_required'],
+    errorCodes: ['forbidden', 'human_session_required', 'not_found', 'decision_not_pending', 'already_ruled', 'passkey_required'],
   })
   .input(
     z.strictObject({

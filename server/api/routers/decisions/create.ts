@@ -5,6 +5,7 @@ import { createDecision } from '@/server/domain/decisions/create-decision';
 import { approverProcedure } from '../../procedures';
 import { id, jsonBoolean, jsonNumber, mutationHeaders, text } from '../../schemas';
 import { actionInput, decisionBody, optionSchema } from './schemas';
+import { policyInput } from './policy-schemas';
 
 const createInput = z.strictObject({
   workspace_id: id().meta({ description: 'Your workspace (another workspace’s id is 403).' }),
@@ -67,6 +68,12 @@ const createInput = z.strictObject({
         '`action.artifacts` before it is digested, so approving it approves those exact bytes. 404 for one that is not ' +
         'your workspace’s.',
     }),
+  policy: policyInput.optional().meta({
+    description:
+      'Who must approve (issue 41). Without one, the first of the workspace’s rules (GET /decision-policy) that matches ' +
+      'the decision applies, else one approval from any owner or approver, and a decline declines. The decision records ' +
+      'the policy, its digest and where it came from.',
+  }),
 });
 
 export const createProcedure = approverProcedure

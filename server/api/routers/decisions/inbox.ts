@@ -4,6 +4,7 @@ import { decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { inboxCounts, inboxDecisions } from '@/server/domain/decisions/list';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { decisionViews } from '@/server/domain/decisions/view';
+import { needsYou } from '@/server/domain/decisions/turn';
 import { signingOf } from '@/server/runtime';
 import { humanMemberProcedure } from '../../procedures';
 import { id } from '../../schemas';
@@ -21,9 +22,12 @@ export const inboxProcedure = humanMemberProcedure
     const { db } = ctx.runtime;
     await sweepDecisionTimeouts(db, { workspaceId });
     const rows = await inboxDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, limit: 200 });
+    const viewer = { user_id: actor.id, role: actor.role! };
     return {
       workspaceId,
       role: actor.role!,
+      /** The pending decisions whose policy waits on this person now; the others pending wait on someone else. */
+      needsYou: rows.filter((r) => needsYou(r, viewer)).map((r) => r.id),
       decisions: await decisionViews(db, workspaceId, rows, signingOf(ctx.runtime)),
       counts: await inboxCounts(db, workspaceId),
     };

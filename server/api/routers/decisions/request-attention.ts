@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { continuationStrategies } from '@/db/schema';
 import { notifyApprovers } from '@/server/domain/decisions/notify-approvers';
 import { POLL_AFTER_MS, requestAttention } from '@/server/domain/decisions/request-attention';
-import { RULING_ROLES } from '@/server/domain/decisions/rule';
+import { RULING_ROLES } from '@/server/domain/decisions/policy';
 import { apiMeta, id, mutationHeaders, text, timestamp } from '../../schemas';
 import { decisionProcedure, settleTimeout } from './shared';
 

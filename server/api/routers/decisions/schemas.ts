@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { decisionShapes, decisionStatuses, decisionUrgencies } from '@/db/schema';
 import { id, jsonNumber, jsonObject, text, timestamp } from '../../schemas';
 import { artifactSchema } from '../artifacts/shared';
+import { policySchema, policySourceSchema, rulingSchema } from './policy-schemas';
 
 /** The most an action's arguments may take, as canonical JSON. */
 const MAX_ARGUMENTS_BYTES = 64 * 1024;
@@ -140,6 +141,13 @@ export const decisionSchema = z
     artifacts: z
       .array(artifactSchema)
       .meta({ description: 'The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest.' }),
+    policy: policySchema.meta({ description: 'Who must approve, frozen when the decision was raised (issue 41).' }),
+    policy_digest: digest().meta({ description: '`sha256:` + hex(SHA-256(JCS(policy))), as its decision.created event records it.' }),
+    policy_source: policySourceSchema,
+    approvals: z.array(rulingSchema).meta({
+      description: 'The approvals so far, in order. The decision stays pending until the last stage’s quorum is met.',
+    }),
+    declines: z.array(rulingSchema).meta({ description: 'Declines recorded under a policy without veto that did not end it.' }),
     attention: attentionSchema.nullable(),
     history: z.array(historySchema).meta({ description: 'The decision’s ledger events, oldest first.' }),
     created_by: z.object({ type: z.string(), id: z.string() }),
