@@ -54,6 +54,7 @@ import { measureSse } from './sse';
 import { measureTaskQueue } from './tasks';
 import { authenticatedFloor, claimLatency, fillReady, oursDrain, pgbenchDrain, settle } from './claims';
 import { measureCheckpointLag, measureProofs, waitForTree, type LagFigures } from './tree';
+import { fillDecided, measureDryRun } from './policy';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -66,6 +67,7 @@ const quick = process.argv.includes('--quick');
  * `--only scale`: 1, 2 and 3 instances of ours on one database (bench/scale.ts), and SSE across instances.
  * `--only verify`: ledger:verify over a 1,000,000-event ledger with 1 worker thread and one per core, twice.
  * `--only retention`: the retention job against an hour of keyed writes at ours' measured rate (bench/retention.ts), twice.
+ * `--only policy`: POST /decision-policy/dry-run over 500 decided decisions against GET /decisions?limit=100, twice (bench/policy.ts).
  * `--only proofs`: inclusion and consistency proofs from a 1,000,000-event tree (bench/tree.ts), twice.
  *   (`--only writes` also measures checkpoint lag: commit to a checkpoint covering it, while ours is loaded.)
  */
@@ -220,7 +222,9 @@ async function main(): Promise<void> {
   if (only === 'verify') return verifyOnly();
   if (only === 'retention') return retentionOnly();
   if (only === 'proofs') return proofsOnly();
-  if (only !== undefined) throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs (not ${only})`);
+  if (only === 'policy') return policyOnly();
+  if (only !== undefined)
+    throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs, policy (not ${only})`);
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 7} workspaces…`);
@@ -489,6 +493,28 @@ async function queueOnly(): Promise<void> {
       process.stdout.write(
         `run ${i + 1}: GET /tasks?ready=true&limit=50 p50 ${fmt(small.p50, 2)} ms on 1,000 tasks, ${fmt(big.p50, 2)} ms on ` +
           `${big.tasks.toLocaleString('en')} (${fmt(big.p50 / small.p50, 2)} ×; p99 ${fmt(small.p99, 2)} / ${fmt(big.p99, 2)} ms)\n`,
+      );
+    }
+  } finally {
+    await ours.stop();
+    await db.drop();
+  }
+}
+
+/** The decision-policy dry run over 500 decided decisions (target ≤ 1 s), in two workspaces, against a page of decisions. */
+async function policyOnly(): Promise<void> {
+  buildIfStale();
+  const db = await createBenchDb(2);
+  const ours = await startOurs({ DATABASE_URL: db.url });
+  try {
+    for (const [i, ws] of db.workspaces.entries()) {
+      log(`run ${i + 1}: 500 decided decisions…`);
+      const filled = await fillDecided(db, ws, 500);
+      const f = await measureDryRun(ours.url, ws, quick ? 10 : 30);
+      process.stdout.write(
+        `run ${i + 1}: dry run over ${f.dryRun.decisions} decided decisions (${f.dryRun.wouldChange} would change) p50 ` +
+          `${fmt(f.dryRun.p50, 1)} ms, max ${fmt(f.dryRun.max, 1)} ms ${f.dryRun.max <= 1000 ? '✓' : '✗'} (≤ 1,000 ms); ` +
+          `GET /decisions?limit=100 p50 ${fmt(f.page.p50, 1)} ms: ${fmt(f.dryRun.p50 / f.page.p50, 2)} × (filled in ${fmt(filled, 0)} s)\n`,
       );
     }
   } finally {

@@ -91,3 +91,56 @@ test('a decline ends a 2-of-3 at once (veto)', async ({ browser, request }) => {
   expect(polled.body.decision.approvals).toHaveLength(1);
   for (const page of [avery, quinn]) await page.context().close();
 });
+
+test('escalation: after 2 s the decision moves to “Needs you” in the escalation group’s open inbox, without a reload', async ({
+  browser,
+  request,
+}) => {
+  const title = `Restart the payments cluster ${Date.now()}`;
+  const quinn = await signedIn(browser, fixture().users.secondApprover);
+  await raise(request, title, {
+    approvers: { user_ids: [fixture().userIds.approver] },
+    escalation: [{ after_seconds: 2, notify: { user_ids: [fixture().userIds.secondApprover] } }],
+  });
+  const link = (list: string) => quinn.getByRole('list', { name: list }).getByRole('link', { name: new RegExp(title) });
+  await expect(link('Waiting on others')).toBeVisible({ timeout: 15_000 });
+  await expect(link('Needs you')).toBeVisible({ timeout: 8_000 });
+  await link('Needs you').click();
+  await expect(quinn.getByTestId('policy-words')).toContainText('after 2 seconds unruled, escalates to Quinn Quorum');
+  await expect(quinn.getByRole('button', { name: 'Approve', exact: true })).toBeVisible();
+  await quinn.context().close();
+});
+
+test('away: Avery gives her rulings to Quinn in /settings/account; Quinn approves for her; back, they are hers again', async ({
+  browser,
+  request,
+}) => {
+  const avery = await signedIn(browser, fixture().users.approver);
+  const quinn = await signedIn(browser, fixture().users.secondApprover);
+  await avery.goto('/settings/account');
+  const tomorrow = new Date(Date.now() + 86_400_000);
+  const local = new Date(tomorrow.getTime() - tomorrow.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  await avery.getByLabel('Away until').fill(local);
+  await avery.getByLabel('My rulings go to').selectOption({ label: 'Quinn Quorum' });
+  await avery.getByRole('button', { name: 'Save' }).click();
+  await expect(avery.getByTestId('away')).toContainText('your rulings go to Quinn Quorum');
+
+  const decision = await raise(request, `Renew the TLS certificate ${Date.now()}`, {
+    approvers: { user_ids: [fixture().userIds.approver] },
+  });
+  await quinn.goto(`/decisions/${decision.id}`);
+  await expect(quinn.getByTestId('acting-for')).toContainText('You rule for Avery Approver');
+  await approve(quinn, decision.id);
+  await expect(quinn.getByRole('status')).toContainText('Approved');
+  const polled = await agent(request, 'GET', `/decisions/${decision.id}`);
+  expect(polled.body.decision.approvals).toMatchObject([
+    { approver_id: fixture().userIds.secondApprover, acting_for: fixture().userIds.approver },
+  ]);
+
+  await avery.getByRole('button', { name: 'I am back' }).click();
+  await expect(avery.getByLabel('Away until')).toBeVisible();
+  const next = await raise(request, `Renew the other certificate ${Date.now()}`, { approvers: { user_ids: [fixture().userIds.approver] } });
+  await quinn.goto(`/decisions/${next.id}`);
+  await expect(quinn.getByText('Its policy does not ask you to rule on this decision.')).toBeVisible();
+  for (const page of [avery, quinn]) await page.context().close();
+});

@@ -27,9 +27,19 @@ const fixture = await runtime.db.transaction(async (tx) => {
     owner: { email: 'owner@e2e.test', displayName: 'Olive Owner', passwordHash: hash },
   });
   const actor: Actor = { type: 'system', id: 'system:e2e', ownerId: main.ownerUserId, workspaceId: main.workspaceId, trace };
-  await addMember(tx, actor, { email: 'approver@e2e.test', displayName: 'Avery Approver', passwordHash: hash, role: 'approver' });
+  const avery = await addMember(tx, actor, {
+    email: 'approver@e2e.test',
+    displayName: 'Avery Approver',
+    passwordHash: hash,
+    role: 'approver',
+  });
   // A second approver: decision policies of two approvals (e2e/decision-policies.spec.ts).
-  await addMember(tx, actor, { email: 'approver2@e2e.test', displayName: 'Quinn Quorum', passwordHash: hash, role: 'approver' });
+  const quinn = await addMember(tx, actor, {
+    email: 'approver2@e2e.test',
+    displayName: 'Quinn Quorum',
+    passwordHash: hash,
+    role: 'approver',
+  });
   await addMember(tx, actor, { email: 'viewer@e2e.test', displayName: 'Vic Viewer', passwordHash: hash, role: 'viewer' });
   const key = await createApiKey(tx, actor, { name: 'e2e agent' });
   // e2e/transport.spec.ts uses up this one's rate-limit window, so that no other test meets a 429.
@@ -44,6 +54,8 @@ const fixture = await runtime.db.transaction(async (tx) => {
     apiKey: key.secret,
     limitedKey: limited.secret,
     password,
+    /** User ids, for decision policies that name people (e2e/decision-policies.spec.ts). */
+    userIds: { owner: main.ownerUserId, approver: avery.userId, secondApprover: quinn.userId },
     users: {
       owner: 'owner@e2e.test',
       approver: 'approver@e2e.test',

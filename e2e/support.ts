@@ -15,6 +15,7 @@ export interface Fixture {
   limitedKey: string;
   password: string;
   users: { owner: string; approver: string; secondApprover: string; viewer: string; stranger: string };
+  userIds: { owner: string; approver: string; secondApprover: string };
 }
 
 let cached: Fixture | undefined;

@@ -1,5 +1,6 @@
 /**
- * Work the service does on its own: timing out overdue decisions every few seconds, failing runs
+ * Work the service does on its own: timing out overdue decisions every few seconds, escalating
+ * decisions whose policy's escalation step came due every second (server/domain/decisions/escalation.ts), failing runs
  * whose lease lapsed every second (server/domain/runs/lease-expiry.ts), deleting what
  * is kept only for a while once a minute (server/retention.ts: expired idempotency records, ended
  * dedup claims, rate-limit windows and attempt counters, old webhook delivery attempts), and
@@ -10,6 +11,7 @@ import { sql } from 'drizzle-orm';
 import { query, type Database } from '@/db';
 import { sweepDecisionTimeouts } from './domain/decisions/timeouts';
 import { expireLapsedLeases } from './domain/runs/lease-expiry';
+import { escalateDueDecisions } from './domain/decisions/escalation';
 import { attemptLimitsOf } from './auth/sign-in';
 import { describeError, log } from './log';
 import { jobSucceeded, measureDeliveryLagWith, measureTreeAlarmsWith, type DeliveryLag } from './metrics';
@@ -22,6 +24,8 @@ import { WebhookDispatcher } from './webhooks/dispatcher';
 const TIMEOUT_SWEEP_MS = 5_000;
 /** How often the retention job runs (on one instance at a time). */
 const RETENTION_MS = 60_000;
+/** How often due escalation steps of decision policies are looked for: a step reaches its people within this (+ the pass). */
+const ESCALATION_MS = 1_000;
 /** How often lapsed run leases are looked for: a run is failed within its lease_seconds + this (+ the pass). */
 const LEASE_EXPIRY_MS = 1_000;
 
@@ -57,6 +61,7 @@ export function startBackgroundJobs(
   webhooks.start();
   const stops = [
     every('decision timeout sweep', opts.sweepMs ?? TIMEOUT_SWEEP_MS, () => sweepDecisionTimeouts(runtime.db)),
+    every('decision escalation', ESCALATION_MS, () => escalateDueDecisions(runtime)),
     every('run lease expiry', opts.leaseExpiryMs ?? LEASE_EXPIRY_MS, () => expireLapsedLeases(runtime.db)),
     every('ledger integrator', runtime.env.CHECKPOINT_INTERVAL_MS, () =>
       runIntegrator(runtime.db, signingOf(runtime), runtime.env.CHECKPOINT_INTERVAL_MS),

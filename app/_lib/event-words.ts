@@ -55,6 +55,8 @@ const PHRASES: EventPhrases = {
   'membership.created': (p) => `added as ${words(p.role)}`,
   'membership.role_changed': (p) => `role changed from ${words(p.from)} to ${words(p.to)}`,
   'membership.removed': 'removed',
+  'membership.delegation_set': (p) => `away until ${p.until ?? '?'}, rulings delegated`,
+  'membership.delegation_ended': 'back: rulings no longer delegated',
   'invitation.created': (p) => `sent, to join as ${words(p.role)}`,
   'invitation.accepted': 'accepted',
   'invitation.revoked': 'revoked',
@@ -112,6 +114,8 @@ const PHRASES: EventPhrases = {
   'decision.approval_recorded': (p) =>
     `approval recorded${p.approval?.name ? ` from ${p.approval.name}` : ''}${p.approval?.stage ? ` towards ${p.approval.stage}` : ''}`,
   'decision.decline_recorded': (p) => `decline recorded${p.decline?.name ? ` from ${p.decline.name}` : ''}; the quorum can still be met`,
+  'decision.escalated': (p) =>
+    `escalated (step ${(p.step ?? 0) + 1}, after ${p.after_seconds ?? '?'} s) to ${p.notified?.length ?? 0} ${p.notified?.length === 1 ? 'member' : 'members'}`,
   'decision.approved': 'approved',
   'decision.declined': 'declined',
   'decision.expired': 'expired',

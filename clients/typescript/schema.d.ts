@@ -1482,6 +1482,10 @@ export interface components {
             /** @description `sha256:` + hex(SHA-256(JCS(policy))), as its decision.created event records it. */
             policy_digest: string;
             policy_source: components["schemas"]["DecisionPolicySource"];
+            /** @description How many of the policy’s escalation steps have been reached (decision.escalated): their people may rule too. */
+            escalated_steps: number;
+            /** @description When the next escalation step comes due, if any is left. */
+            next_escalation_at: string | null;
             /** @description The approvals so far, in order. The decision stays pending until the last stage’s quorum is met. */
             approvals: components["schemas"]["DecisionRuling"][];
             /** @description Declines recorded under a policy without veto that did not end it. */

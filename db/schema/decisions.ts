@@ -117,6 +117,9 @@ export const decisions = pgTable(
       .$type<DecisionRuling[]>()
       .notNull()
       .default(sql`'[]'::jsonb`),
+    /** How many of the policy's escalation steps have been reached, and when the next one is due (null: none left). */
+    escalatedSteps: integer('escalated_steps').notNull().default(0),
+    nextEscalationAt: ts('next_escalation_at'),
     /** Declines that did not end the decision (a policy without veto), in order. */
     declines: jsonb('declines')
       .$type<DecisionRuling[]>()
@@ -127,6 +130,10 @@ export const decisions = pgTable(
     index('decisions_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
     // GET /tasks/{id}: the decisions that name a task.
     index('decisions_task_idx').on(t.taskId),
+    // The escalation job: pending decisions whose next escalation step is due, soonest first.
+    index('decisions_escalation_due_idx')
+      .on(t.nextEscalationAt)
+      .where(sql`${t.status} = 'pending' and ${t.nextEscalationAt} is not null`),
     index('decisions_pending_due_idx')
       .on(t.dueAt)
       .where(sql`${t.status} = 'pending' and ${t.dueAt} is not null`),

@@ -71,10 +71,17 @@ export const memberships = pgTable(
       .references(() => users.id),
     role: text('role', { enum: membershipRoles }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    /**
+     * Away until then, with the member's rulings going to `delegateId` (issue 41): while it holds,
+     * the delegate may rule wherever the member may, and their rulings record whom they acted for.
+     */
+    awayUntil: timestamp('away_until', { withTimezone: true, mode: 'date', precision: 3 }),
+    delegateId: uuid('delegate_id').references(() => users.id),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.userId] }),
     check('memberships_role_check', sql`${t.role} in ('owner', 'approver', 'viewer')`),
+    check('memberships_delegation_check', sql`(${t.awayUntil} is null) = (${t.delegateId} is null) and ${t.delegateId} <> ${t.userId}`),
   ],
 );
 

@@ -153,6 +153,8 @@ const decisionCreated = z.object({
   // Decisions from before policies (issue 41) had none stored: the default policy, which they show.
   policy: decisionPolicySchema.nullable().default(null),
   policy_digest: z.string().nullable().default(null),
+  escalated_steps: z.number().default(0),
+  next_escalation_at: z.string().nullable().default(null),
   policy_source: z
     .object({ type: z.enum(['request', 'rule', 'default']), rule_index: z.number().nullable(), rules_version: z.number().nullable() })
     .nullable()
@@ -216,6 +218,16 @@ const approvalRecorded = z.object({
   approval: decisionRuling,
   approvals: z.array(decisionRuling),
   passkey: passkeyProof.optional(),
+});
+/** Steps of the policy's escalation reached (server/domain/decisions/escalation.ts): whom each told, and how far it has gone. */
+const decisionEscalated = z.object({
+  decision_id: z.string(),
+  step: z.number(),
+  after_seconds: z.number(),
+  notify: approverSet,
+  notified: z.array(z.string()),
+  escalated_steps: z.number(),
+  next_escalation_at: z.string().nullable(),
 });
 const declineRecorded = z.object({ decision_id: z.string(), decline: decisionRuling, declines: z.array(decisionRuling) });
 
@@ -329,6 +341,9 @@ const EVENTS = {
   'membership.created': writeOnly<{ user_id: string; email: string; display_name: string; role: MembershipRole; user_created: boolean }>()(
     'membership',
   ),
+  /** A member away until `until`, their rulings going to `delegate_id` (server/domain/workspaces/delegation.ts). */
+  'membership.delegation_set': writeOnly<{ user_id: string; delegate_id: string; until: string }>()('membership'),
+  'membership.delegation_ended': writeOnly<{ user_id: string; delegate_id: string; until: string }>()('membership'),
   'membership.role_changed': writeOnly<{ user_id: string; email: string; from: MembershipRole; to: MembershipRole }>()('membership'),
   'membership.removed': writeOnly<{ user_id: string; email: string; role: MembershipRole; left: boolean }>()('membership'),
 
@@ -435,6 +450,8 @@ const EVENTS = {
   'decision.approval_recorded': readBack('decision', approvalRecorded),
   /** A decline under a policy without veto; when the quorum can no longer be met, decision.declined follows. */
   'decision.decline_recorded': readBack('decision', declineRecorded),
+  /** A step of the policy's escalation came due while it was pending: the people it names are told and may rule. */
+  'decision.escalated': readBack('decision', decisionEscalated),
   'decision.approved': readBack('decision', decisionResolved),
   'decision.declined': readBack('decision', decisionResolved),
   'decision.cancelled': readBack('decision', decisionResolved),

@@ -199,6 +199,8 @@ const RULES: ProjectionRules = {
   'passkey.removed': unprojected,
   'membership.created': unprojected,
   'membership.role_changed': unprojected,
+  'membership.delegation_set': unprojected,
+  'membership.delegation_ended': unprojected,
   'membership.removed': unprojected,
   'invitation.created': unprojected,
   'invitation.accepted': unprojected,
@@ -315,6 +317,8 @@ const RULES: ProjectionRules = {
       policy: p.policy,
       policyDigest: p.policy_digest,
       policySource: p.policy_source,
+      escalatedSteps: p.escalated_steps,
+      nextEscalationAt: p.next_escalation_at ? new Date(p.next_escalation_at) : null,
       approvals: [],
       declines: [],
       approvedAction: null,
@@ -346,6 +350,15 @@ const RULES: ProjectionRules = {
     touch(must(state.decisions.get(event.aggregateId), event), { approvals: event.payload.approvals }, event),
   'decision.decline_recorded': (state, event) =>
     touch(must(state.decisions.get(event.aggregateId), event), { declines: event.payload.declines }, event),
+  'decision.escalated': (state, event) =>
+    touch(
+      must(state.decisions.get(event.aggregateId), event),
+      {
+        escalatedSteps: event.payload.escalated_steps,
+        nextEscalationAt: event.payload.next_escalation_at ? new Date(event.payload.next_escalation_at) : null,
+      },
+      event,
+    ),
   'decision.approved': decisionResolved,
   'decision.declined': decisionResolved,
   'decision.cancelled': decisionResolved,

@@ -3,45 +3,16 @@
  * ends), and invitation and attention emails sent through a real SMTP server (smtp-server on
  * 127.0.0.1). Both engines.
  */
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { users } from '@/db/schema';
 import { hashPassword } from '@/server/auth/passwords';
 import { checkSignIn } from '@/server/auth/sign-in';
 import { encodeSession } from '@/server/auth/session';
+import { startSmtp } from '../support/smtp';
 import { startTestApp, type TestApp } from '../support/app';
 import { internalClient } from '../support/internal';
-
-interface Received {
-  to: string[];
-  raw: string;
-}
-
-/** A local SMTP server that keeps every message it is given. */
-async function startSmtp(): Promise<{ url: string; messages: Received[]; close: () => Promise<void> }> {
-  const messages: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.on('data', (c: Buffer) => (raw += c.toString()));
-      stream.on('end', () => {
-        messages.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server.server, 'listening');
-  const { port } = server.server.address() as AddressInfo;
-  return { url: `smtp://127.0.0.1:${port}`, messages, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
 
 let smtp: Awaited<ReturnType<typeof startSmtp>>;
 let app: TestApp;

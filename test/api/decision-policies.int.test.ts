@@ -7,6 +7,7 @@ import { canonicalJson, sha256Hex } from '@/server/ledger/canonical';
 import { replayWorkspace } from '@/server/projections/rebuild';
 import { loadFromTables } from '@/server/projections/state';
 import { startTestApp, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
+import { internalClient } from '../support/internal';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -334,5 +335,82 @@ describe('workspace rules', () => {
     ]);
     const replayed = await replayWorkspace(app.runtime.db, ws.workspaceId);
     expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, ws.workspaceId));
+  });
+});
+
+describe('delegation while away', () => {
+  const api = () => internalClient(app.runtime);
+
+  it('the delegate rules wherever the member may, recorded acting_for; nobody counts twice; it ends, and is in the ledger', async () => {
+    const { ws, people } = await team(3);
+    const [ann, bob, cat] = people as [TestMember, TestMember, TestMember];
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const set = await api().mutate(
+      'account.setAway',
+      { workspace_id: ws.workspaceId, until, delegate_id: bob.userId },
+      { session: ann.session },
+    );
+    expect(set.status).toBe(200);
+    expect(set.data).toEqual({ until, delegate: { user_id: bob.userId, name: 'approver person' } });
+
+    // Only Ann may approve (and Cat): Bob, not asked himself, approves for Ann.
+    const d = (await raise(ws, { policy: { approvals_required: 2, approvers: { user_ids: [ann.userId, cat.userId] } } })).body.decision;
+    const forAnn = await rule(d.id, 'approve', bob);
+    expect(forAnn.status).toBe(200);
+    expect(forAnn.body.decision.approvals).toMatchObject([{ approver_id: bob.userId, acting_for: ann.userId }]);
+    // Neither Ann, back early, nor Bob again counts a second time.
+    for (const who of [ann, bob]) expect((await rule(d.id, 'approve', who)).body.error.code).toBe('already_ruled');
+    expect((await rule(d.id, 'approve', cat)).body.decision.status).toBe('approved');
+
+    // Cat cannot take Ann's rulings on through Bob: a delegate who is away cannot be chosen, and Bob's own delegate acts only for Bob.
+    const refused = await api().mutate(
+      'account.setAway',
+      { workspace_id: ws.workspaceId, until, delegate_id: ann.userId },
+      { session: cat.session },
+    );
+    expect(refused.code).toBe('validation_failed');
+    await api().mutate('account.setAway', { workspace_id: ws.workspaceId, until, delegate_id: cat.userId }, { session: bob.session });
+    const onlyAnn = (await raise(ws, { policy: { approvers: { user_ids: [ann.userId] } } })).body.decision;
+    expect((await rule(onlyAnn.id, 'approve', cat)).status).toBe(403);
+
+    // Ann is back: Bob no longer rules for her.
+    expect((await api().mutate('account.endAway', { workspace_id: ws.workspaceId }, { session: ann.session })).status).toBe(200);
+    expect((await rule(onlyAnn.id, 'approve', bob)).status).toBe(403);
+    expect((await rule(onlyAnn.id, 'approve', ann)).body.decision.status).toBe('approved');
+
+    const events = await app.request('GET', '/events/stream?type=membership.delegation_set&type=membership.delegation_ended&limit=10', {
+      key: ws.apiKey,
+    });
+    expect(events.body.data.map((e: { eventType: string; payload: { user_id: string } }) => [e.eventType, e.payload.user_id])).toEqual([
+      ['membership.delegation_set', ann.userId],
+      ['membership.delegation_set', bob.userId],
+      ['membership.delegation_ended', ann.userId],
+    ]);
+  });
+
+  it('refuses a delegation into the past, to oneself, to a viewer, or from outside the workspace; nothing is written', async () => {
+    const { ws, people } = await team(2);
+    const [ann, bob] = people as [TestMember, TestMember];
+    const viewer = await app.member('viewer', ws.workspaceId);
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    const stranger = (await team(1)).people[0]!;
+    await app.expectUnchanged(async () => {
+      const cases: [Record<string, unknown>, TestMember][] = [
+        [{ until: new Date(Date.now() - 1000).toISOString(), delegate_id: bob.userId }, ann],
+        [{ until: soon, delegate_id: ann.userId }, ann],
+        [{ until: soon, delegate_id: viewer.userId }, ann],
+        [{ until: new Date(Date.now() + 400 * 86_400_000).toISOString(), delegate_id: bob.userId }, ann],
+      ];
+      for (const [input, who] of cases) {
+        const res = await api().mutate('account.setAway', { workspace_id: ws.workspaceId, ...input }, { session: who.session });
+        expect(res.code, JSON.stringify(input)).toBe('validation_failed');
+      }
+      const outside = await api().mutate(
+        'account.setAway',
+        { workspace_id: ws.workspaceId, until: soon, delegate_id: bob.userId },
+        { session: stranger.session },
+      );
+      expect(outside.status).toBe(403);
+    });
   });
 });

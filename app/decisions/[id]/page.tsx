@@ -206,16 +206,23 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
             </dl>
           </>
         ) : canRule ? (
-          <RulingForm
-            decisionId={decision.id}
-            title={decision.title}
-            shape={decision.shape}
-            options={isDefaultOptions(options) ? [] : options}
-            recommended={recommended}
-            editableArguments={decision.action && decision.editable ? decision.action.arguments : null}
-            requirePasskey={decision.require_passkey}
-            mayApprove={turn.you.may_approve}
-          />
+          <>
+            {turn.you.acting_for && (
+              <p className="notice" data-testid="acting-for">
+                You rule for <strong>{turn.you.acting_for.name}</strong>, who is away and gave you their rulings; yours records it.
+              </p>
+            )}
+            <RulingForm
+              decisionId={decision.id}
+              title={decision.title}
+              shape={decision.shape}
+              options={isDefaultOptions(options) ? [] : options}
+              recommended={recommended}
+              editableArguments={decision.action && decision.editable ? decision.action.arguments : null}
+              requirePasskey={decision.require_passkey}
+              mayApprove={turn.you.may_approve}
+            />
+          </>
         ) : turn.you.ruled ? (
           // Shown where the ruling form was: the page refreshed after the ruling, and this is what it did.
           <p role="status">Your ruling is recorded; the decision waits for the others its policy asks.</p>

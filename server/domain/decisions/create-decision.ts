@@ -29,6 +29,7 @@ import { artifactView, type ArtifactView } from '../artifacts/view';
 import { DEFAULT_OPTIONS, OPTION_SHAPES } from './options';
 import { policyDigest, type PolicyInput } from './policy';
 import { policyForNewDecision } from './workspace-policy';
+import { escalationDue } from './escalation';
 
 export interface CreateDecisionInput {
   title: string;
@@ -121,6 +122,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
       policy,
       policyDigest: policyDigest(policy),
       policySource: source,
+      nextEscalationAt: escalationDue(policy, now, 0),
       createdAt: now,
       updatedAt: now,
     })

@@ -77,6 +77,20 @@ describe('step and reach', () => {
     expect(step(escalating, none, lead, 'approved', { ...context, escalated: 1 })).toMatchObject({ ends: 'approved' });
   });
 
+  it('a delegate rules as the member away: recorded acting_for, and neither of them rules again', () => {
+    const onlyA = resolvePolicy({ approvals_required: 2, approvers: { user_ids: ['a', 'c'] } });
+    const none = { approvals: [], declines: [] };
+    const forA = step(onlyA, none, { member: member('a'), approverId: 'd', name: 'Dee', at: 't' }, 'approved', context);
+    expect(forA).toMatchObject({ refused: null, recorded: { approver_id: 'd', acting_for: 'a', name: 'Dee' }, ends: null });
+    const after = { approvals: [(forA as { recorded: ReturnType<typeof ruling> }).recorded], declines: [] };
+    expect(step(onlyA, after, { member: member('a'), name: null, at: '' }, 'approved', context)).toMatchObject({
+      refused: 'already_ruled',
+    });
+    expect(step(onlyA, after, { member: member('c'), approverId: 'd', name: null, at: '' }, 'approved', context)).toMatchObject({
+      refused: 'already_ruled',
+    });
+  });
+
   it('canStillBeMet matches people to the approvals still missing, one approval each', () => {
     // Two stages of one approval each, both open to a and b: a and b can meet them; a alone cannot.
     const twoOfSame = resolvePolicy({ stages: [{ name: 'X' }, { name: 'Y' }], approvers: { user_ids: ['a', 'b'] } });

@@ -142,9 +142,14 @@ export interface Rulings {
   declines: readonly DecisionRuling[];
 }
 
-/** Who rules, as the policy sees them, and what their ruling records. */
+/**
+ * Who rules, as the policy sees them (`member`: whose eligibility counts), and what their ruling
+ * records. A delegate ruling for a member who is away is `approverId` acting for `member`.
+ */
 export interface Ruler {
   member: Member;
+  /** Who gives the ruling, when it is not `member` themselves: their delegate. */
+  approverId?: string;
   name: string | null;
   at: string;
 }
@@ -168,8 +173,16 @@ export function step(
   context: { members: readonly Member[]; raisedBy: string | null; escalated: number },
 ): Step {
   const stage = currentStage(policy, rulings.approvals);
-  if (hasRuled(rulings, ruler.member.user_id)) return { refused: 'already_ruled', stage };
-  const recorded: DecisionRuling = { approver_id: ruler.member.user_id, name: ruler.name, stage: policy.stages[stage]!.name, at: ruler.at };
+  const approverId = ruler.approverId ?? ruler.member.user_id;
+  // Nobody counts twice: not the member, nor their delegate, whoever of them ruled before.
+  if (hasRuled(rulings, ruler.member.user_id) || hasRuled(rulings, approverId)) return { refused: 'already_ruled', stage };
+  const recorded: DecisionRuling = {
+    approver_id: approverId,
+    name: ruler.name,
+    stage: policy.stages[stage]!.name,
+    at: ruler.at,
+    ...(approverId !== ruler.member.user_id ? { acting_for: ruler.member.user_id } : {}),
+  };
   if (outcome === 'approved') {
     if (!mayRuleAt(policy, stage, ruler.member, context.escalated)) return { refused: 'not_allowed', stage };
     const ends = currentStage(policy, [...rulings.approvals, recorded]) === -1 ? 'approved' : null;

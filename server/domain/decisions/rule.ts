@@ -17,6 +17,7 @@ import { releaseHold } from './hold';
 import { isDefaultOptions } from './options';
 import { DEFAULT_POLICY, step } from './policy';
 import { membersOf } from './workspace-policy';
+import { delegatingTo } from '../workspaces/delegation';
 import { findDecision, type DecisionRow } from './view';
 import { actionDigest, taskVersion } from '../grants/action';
 import { issueGrant } from '../grants/issue';
@@ -170,7 +171,20 @@ async function countRuling(
   const members = outcome === 'declined' && !policy.veto ? await membersOf(tx, actor.workspaceId) : [];
   const raisedBy = decision.createdByType === 'human' ? decision.createdById : null;
   const member = { user_id: actor.id, role: actor.role ?? 'viewer' };
-  const next = step(policy, decision, { member, name, at: now.toISOString() }, outcome, { members, raisedBy, escalated: 0 });
+  const context = { members, raisedBy, escalated: decision.escalatedSteps };
+  const at = now.toISOString();
+  let next = step(policy, decision, { member, name, at }, outcome, context);
+  if (next.refused === 'not_allowed') {
+    // Not asked themselves: perhaps as the delegate of a member who is away and is asked.
+    for (const away of await delegatingTo(tx, actor.workspaceId, actor.id, now)) {
+      if (away.user_id === raisedBy) continue;
+      const acting = step(policy, decision, { member: away, approverId: actor.id, name, at }, outcome, context);
+      if (acting.refused === null) {
+        next = acting;
+        break;
+      }
+    }
+  }
   if (next.refused === 'already_ruled') {
     throw new AppError('already_ruled', 'You have already ruled on this decision; its policy counts each member once.');
   }

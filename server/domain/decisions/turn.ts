@@ -8,6 +8,7 @@ import type { Executor } from '@/db';
 import { users } from '@/db/schema';
 import { currentStage, DEFAULT_POLICY, hasRuled, mayRuleAt, type Member } from './policy';
 import { membersOf } from './workspace-policy';
+import { delegatingTo } from '../workspaces/delegation';
 import type { DecisionRow } from './view';
 
 export interface Turn {
@@ -17,26 +18,53 @@ export interface Turn {
   waiting_on: { user_id: string; name: string }[];
   /** The display names of the members the policy names by id and of those who ruled. */
   names: Record<string, string>;
-  you: { may_approve: boolean; may_decline: boolean; ruled: boolean; raised: boolean };
+  /** What the person looking may do, and for whom when it is as the delegate of a member away. */
+  you: {
+    may_approve: boolean;
+    may_decline: boolean;
+    acting_for: { user_id: string; name: string } | null;
+    ruled: boolean;
+    raised: boolean;
+  };
 }
 
-/** Whether the decision waits on `viewer` now: pending, not theirs, not ruled on by them, and the stage it waits at asks them. */
-export function needsYou(row: DecisionRow, viewer: Member, escalated = 0): boolean {
-  if (row.status !== 'pending' || raisedBy(row) === viewer.user_id || hasRuled(row, viewer.user_id)) return false;
+/**
+ * Whom `viewer` would rule for on the decision now: themselves, when the stage it waits at asks
+ * them; else the first member away who asked them to take their rulings (`away`) and is asked;
+ * null when it does not wait on them (not pending, theirs, or ruled on by them).
+ */
+function rulesFor(row: DecisionRow, viewer: Member, away: readonly Member[], decline = false): Member | null {
+  if (row.status !== 'pending' || raisedBy(row) === viewer.user_id || hasRuled(row, viewer.user_id)) return null;
   const policy = row.policy ?? DEFAULT_POLICY;
-  return mayRuleAt(policy, currentStage(policy, row.approvals), viewer, escalated);
+  const stage = currentStage(policy, row.approvals);
+  if (stage === -1) return null;
+  const asked = (m: Member) =>
+    decline
+      ? policy.stages.some((_, i) => i >= stage && mayRuleAt(policy, i, m, row.escalatedSteps))
+      : mayRuleAt(policy, stage, m, row.escalatedSteps);
+  if (asked(viewer)) return viewer;
+  return away.find((m) => m.user_id !== raisedBy(row) && !hasRuled(row, m.user_id) && asked(m)) ?? null;
 }
 
-export async function turnOf(db: Executor, row: DecisionRow, viewer: Member, escalated = 0): Promise<Turn> {
+/** Whether the decision waits on `viewer` now (themselves, or for a member away whose rulings they hold). */
+export function needsYou(row: DecisionRow, viewer: Member, away: readonly Member[] = []): boolean {
+  return rulesFor(row, viewer, away) !== null;
+}
+
+export async function turnOf(db: Executor, row: DecisionRow, viewer: Member): Promise<Turn> {
   const policy = row.policy ?? DEFAULT_POLICY;
   const index = currentStage(policy, row.approvals);
-  const members = await membersOf(db, row.workspaceId);
+  const [members, away] = await Promise.all([membersOf(db, row.workspaceId), delegatingTo(db, row.workspaceId, viewer.user_id)]);
   const pending = row.status === 'pending' && index !== -1;
   const waiting = pending
-    ? members.filter((m) => m.user_id !== raisedBy(row) && !hasRuled(row, m.user_id) && mayRuleAt(policy, index, m, escalated))
+    ? members.filter((m) => m.user_id !== raisedBy(row) && !hasRuled(row, m.user_id) && mayRuleAt(policy, index, m, row.escalatedSteps))
     : [];
+  const approvesFor = rulesFor(row, viewer, away);
+  const declinesFor = rulesFor(row, viewer, away, true);
   const named = new Set([
     ...waiting.map((m) => m.user_id),
+    ...away.map((m) => m.user_id),
+    ...[...row.approvals, ...row.declines].flatMap((r) => (r.acting_for ? [r.acting_for] : [])),
     ...[...policy.stages.map((s) => s.approvers), ...policy.escalation.map((e) => e.notify)].flatMap((s) => s.user_ids),
   ]);
   const people =
@@ -48,8 +76,7 @@ export async function turnOf(db: Executor, row: DecisionRow, viewer: Member, esc
       : [];
   const names = Object.fromEntries(people.map((p) => [p.id, p.name]));
   const stage = policy.stages[index];
-  const mine = raisedBy(row) === viewer.user_id;
-  const ruled = hasRuled(row, viewer.user_id);
+  const acting = approvesFor ?? declinesFor;
   return {
     stage:
       pending && stage
@@ -63,10 +90,12 @@ export async function turnOf(db: Executor, row: DecisionRow, viewer: Member, esc
     waiting_on: waiting.map((m) => ({ user_id: m.user_id, name: names[m.user_id] ?? m.user_id })),
     names,
     you: {
-      may_approve: pending && !mine && !ruled && mayRuleAt(policy, index, viewer, escalated),
-      may_decline: pending && !mine && !ruled && policy.stages.some((_, i) => i >= index && mayRuleAt(policy, i, viewer, escalated)),
-      ruled,
-      raised: mine,
+      may_approve: approvesFor !== null,
+      may_decline: declinesFor !== null,
+      acting_for:
+        acting && acting.user_id !== viewer.user_id ? { user_id: acting.user_id, name: names[acting.user_id] ?? acting.user_id } : null,
+      ruled: hasRuled(row, viewer.user_id),
+      raised: raisedBy(row) === viewer.user_id,
     },
   };
 }

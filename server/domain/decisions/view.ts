@@ -98,6 +98,9 @@ export interface DecisionView {
   policy: DecisionPolicy;
   policy_digest: string;
   policy_source: PolicySource;
+  /** How many of the policy's escalation steps have been reached, and when the next one is due. */
+  escalated_steps: number;
+  next_escalation_at: string | null;
   /** The approvals towards the policy's quorum so far, in order. */
   approvals: DecisionRuling[];
   /** Declines that did not end it (a policy without veto). */
@@ -159,6 +162,8 @@ export function decisionView(
     policy: row.policy ?? DEFAULT_POLICY,
     policy_digest: row.policyDigest ?? DEFAULT_POLICY_DIGEST,
     policy_source: row.policySource ?? DEFAULT_SOURCE,
+    escalated_steps: row.escalatedSteps,
+    next_escalation_at: row.nextEscalationAt?.toISOString() ?? null,
     approvals: row.approvals,
     declines: row.declines,
     attention: attentionView(attention),

@@ -1,6 +1,6 @@
 /**
  * A person's own account and the links that bring people in, for the web interface: changing
- * one's password, one's passkeys, opening and accepting an invitation, and the one-time setup of an empty
+ * one's password, one's passkeys, one's delegation while away, opening and accepting an invitation, and the one-time setup of an empty
  * installation. One file per procedure; shared.ts holds their fields and how a link is spent.
  */
 import { router } from '../../trpc';
@@ -17,6 +17,7 @@ import {
   passkeySignInOptionsProcedure,
   removePasskeyProcedure,
 } from './passkeys';
+import { awayProcedure, endAwayProcedure, setAwayProcedure } from './away';
 
 export const accountRouter = router({
   changePassword: changePasswordProcedure,
@@ -30,4 +31,7 @@ export const accountRouter = router({
   addPasskey: addPasskeyProcedure,
   removePasskey: removePasskeyProcedure,
   passkeySignInOptions: passkeySignInOptionsProcedure,
+  away: awayProcedure,
+  setAway: setAwayProcedure,
+  endAway: endAwayProcedure,
 });

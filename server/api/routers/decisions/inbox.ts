@@ -5,6 +5,7 @@ import { inboxCounts, inboxDecisions } from '@/server/domain/decisions/list';
 import { sweepDecisionTimeouts } from '@/server/domain/decisions/timeouts';
 import { decisionViews } from '@/server/domain/decisions/view';
 import { needsYou } from '@/server/domain/decisions/turn';
+import { delegatingTo } from '@/server/domain/workspaces/delegation';
 import { signingOf } from '@/server/runtime';
 import { humanMemberProcedure } from '../../procedures';
 import { id } from '../../schemas';
@@ -23,11 +24,12 @@ export const inboxProcedure = humanMemberProcedure
     await sweepDecisionTimeouts(db, { workspaceId });
     const rows = await inboxDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, limit: 200 });
     const viewer = { user_id: actor.id, role: actor.role! };
+    const away = await delegatingTo(db, workspaceId, actor.id);
     return {
       workspaceId,
       role: actor.role!,
       /** The pending decisions whose policy waits on this person now; the others pending wait on someone else. */
-      needsYou: rows.filter((r) => needsYou(r, viewer)).map((r) => r.id),
+      needsYou: rows.filter((r) => needsYou(r, viewer, away)).map((r) => r.id),
       decisions: await decisionViews(db, workspaceId, rows, signingOf(ctx.runtime)),
       counts: await inboxCounts(db, workspaceId),
     };

@@ -144,6 +144,10 @@ export const decisionSchema = z
     policy: policySchema.meta({ description: 'Who must approve, frozen when the decision was raised (issue 41).' }),
     policy_digest: digest().meta({ description: '`sha256:` + hex(SHA-256(JCS(policy))), as its decision.created event records it.' }),
     policy_source: policySourceSchema,
+    escalated_steps: z.int().min(0).meta({
+      description: 'How many of the policy’s escalation steps have been reached (decision.escalated): their people may rule too.',
+    }),
+    next_escalation_at: timestamp().nullable().meta({ description: 'When the next escalation step comes due, if any is left.' }),
     approvals: z.array(rulingSchema).meta({
       description: 'The approvals so far, in order. The decision stays pending until the last stage’s quorum is met.',
     }),
