@@ -92,9 +92,19 @@ function httpPost(agent: http.Agent, url: string, headers: Record<string, string
   });
 }
 
+/**
+ * Whether decision `i` of fillDecided would come out otherwise under RULES, worked out by hand:
+ * i % 3 = 0 (payments, one approval) meets rule 0's two approvals no more; i % 3 = 1 (deploy, two
+ * approvers) critical meets rule 1's second stage (an owner) no more, otherwise rule 2's two; i % 3
+ * = 2 (email, one decline) stays declined under rule 1 (veto) and the default alike.
+ */
+function wouldChange(i: number): boolean {
+  return i % 3 === 0 || (i % 3 === 1 && i % 5 === 0);
+}
+
 export interface DryRunFigures {
   /** POST /decision-policy/dry-run over the last 500 decided decisions: p50 and max, ms. */
-  dryRun: { p50: number; max: number; decisions: number; wouldChange: number };
+  dryRun: { p50: number; max: number; decisions: number; wouldChange: number; wrong: number };
   /** GET /decisions?limit=100 on the same workspace: p50, ms. */
   page: { p50: number };
 }
@@ -106,15 +116,20 @@ export async function measureDryRun(baseUrl: string, ws: BenchWorkspace, samples
   try {
     const dry: number[] = [];
     const page: number[] = [];
-    let last = { decisions: 0, wouldChange: 0 };
+    let last = { decisions: 0, wouldChange: 0, wrong: 0 };
     // Interleaved, so that the machine's swings touch both alike; the first of each warms up.
     for (let i = 0; i <= samples; i++) {
       let t = performance.now();
       const answer = await httpPost(agent, `${baseUrl}/api/v1/decision-policy/dry-run`, headers, body);
       if (answer.status !== 200) throw new Error(`dry run answered ${answer.status}: ${answer.body.slice(0, 300)}`);
       if (i > 0) dry.push(performance.now() - t);
-      const totals = (JSON.parse(answer.body) as { totals: { decisions: number; would_change: number } }).totals;
-      last = { decisions: totals.decisions, wouldChange: totals.would_change };
+      const { data, totals } = JSON.parse(answer.body) as {
+        data: { title: string; would_change: boolean }[];
+        totals: { decisions: number; would_change: number };
+      };
+      // Exactly which: every answer checked against the hand-worked one.
+      const wrong = data.filter((d) => d.would_change !== wouldChange(Number(d.title.replace('Decision ', '')))).length;
+      last = { decisions: totals.decisions, wouldChange: totals.would_change, wrong };
       t = performance.now();
       const listed = await httpGet(agent, `${baseUrl}/api/v1/decisions?limit=100`, { authorization: headers.authorization });
       if (listed.status !== 200) throw new Error(`GET /decisions answered ${listed.status}`);

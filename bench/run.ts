@@ -512,7 +512,8 @@ async function policyOnly(): Promise<void> {
       const filled = await fillDecided(db, ws, 500);
       const f = await measureDryRun(ours.url, ws, quick ? 10 : 30);
       process.stdout.write(
-        `run ${i + 1}: dry run over ${f.dryRun.decisions} decided decisions (${f.dryRun.wouldChange} would change) p50 ` +
+        `run ${i + 1}: dry run over ${f.dryRun.decisions} decided decisions (${f.dryRun.wouldChange} would change, ` +
+          `${f.dryRun.wrong === 0 ? 'exactly those worked out by hand ✓' : `${f.dryRun.wrong} answered wrong ✗`}) p50 ` +
           `${fmt(f.dryRun.p50, 1)} ms, max ${fmt(f.dryRun.max, 1)} ms ${f.dryRun.max <= 1000 ? '✓' : '✗'} (≤ 1,000 ms); ` +
           `GET /decisions?limit=100 p50 ${fmt(f.page.p50, 1)} ms: ${fmt(f.dryRun.p50 / f.page.p50, 2)} × (filled in ${fmt(filled, 0)} s)\n`,
       );

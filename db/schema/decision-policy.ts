@@ -43,7 +43,7 @@ export interface DecisionRule {
   match: {
     /** Any of these urgencies (absent: any). */
     urgency?: ('deferred' | 'standard' | 'urgent' | 'critical')[];
-    /** A glob on action.tool (picomatch); a decision without an action matches no rule with one. */
+    /** A glob on action.tool (`*` any run, `?` any one character); a decision without an action matches no rule with one. */
     tool?: string;
   };
   policy: DecisionPolicy;

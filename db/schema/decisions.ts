@@ -46,6 +46,8 @@ export interface DecisionResolution {
   resolved_by_type: 'human' | 'system';
   resolved_by_name: string | null;
   resolved_at: string;
+  /** The member a delegate ruled for, while they were away (issue 41). */
+  acting_for?: string;
 }
 
 /**

@@ -93,6 +93,7 @@ const decisionResolution: z.ZodType<DecisionResolution> = z.object({
   resolved_by_type: z.enum(['human', 'system']),
   resolved_by_name: z.string().nullable(),
   resolved_at: z.string(),
+  acting_for: z.string().optional(),
 });
 
 /** The action under decision (db/schema/decisions.ts DecisionAction). */

@@ -4,7 +4,9 @@
  * SMTP server (smtp-server on 127.0.0.1) and by webhook delivery to a real receiver, with one
  * `decision.escalated` event; the people it names may rule from then on, and not before. Both engines.
  */
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decisions } from '@/db/schema';
 import { startBackgroundJobs } from '@/server/jobs';
 import { replayWorkspace } from '@/server/projections/rebuild';
 import { loadFromTables } from '@/server/projections/state';
@@ -89,6 +91,28 @@ describe('escalation', () => {
     expect(ruled.body.decision.status).toBe('approved');
     const replayed = await replayWorkspace(app.runtime.db, ws.workspaceId);
     expect(replayed.state).toEqual(await loadFromTables(app.runtime.db, ws.workspaceId));
+  });
+
+  it('a decision overdue before its step comes is timed out, not escalated', async () => {
+    const ws = await app.createWorkspace();
+    const raised = await app.request('POST', '/decisions', {
+      key: ws.apiKey,
+      body: {
+        workspace_id: ws.workspaceId,
+        title: 'Late one',
+        due_at: new Date(Date.now() + 1_500).toISOString(),
+        on_timeout: 'decline',
+        policy: { escalation: [{ after_seconds: 2, notify: { roles: ['owner'] } }] },
+      },
+    });
+    expect(raised.status).toBe(201);
+    // Past the step's time and the job's next pass, but before the timeout sweep's (every 5 s).
+    await new Promise((r) => setTimeout(r, 3_500));
+    const rows = await app.runtime.db.select().from(decisions).where(eq(decisions.id, raised.body.decision.id));
+    expect(rows[0]!.status).toBe('declined');
+    expect(rows[0]!.escalatedSteps).toBe(0);
+    const polled = (await app.request('GET', `/decisions/${raised.body.decision.id}`, { key: ws.apiKey })).body.decision;
+    expect(polled.history.map((h: { event_type: string }) => h.event_type)).toEqual(['decision.created', 'decision.declined']);
   });
 
   it('a decision ruled before its step is due is never escalated', async () => {

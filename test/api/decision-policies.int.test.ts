@@ -373,6 +373,11 @@ describe('delegation while away', () => {
     const onlyAnn = (await raise(ws, { policy: { approvers: { user_ids: [ann.userId] } } })).body.decision;
     expect((await rule(onlyAnn.id, 'approve', cat)).status).toBe(403);
 
+    // A veto decline by the delegate ends the decision, and its resolution says for whom.
+    const vetoed = (await raise(ws, { policy: { approvers: { user_ids: [ann.userId] } } })).body.decision;
+    const declined = await rule(vetoed.id, 'decline', bob);
+    expect(declined.body.decision.resolution).toMatchObject({ outcome: 'declined', resolved_by: bob.userId, acting_for: ann.userId });
+
     // Ann is back: Bob no longer rules for her.
     expect((await api().mutate('account.endAway', { workspace_id: ws.workspaceId }, { session: ann.session })).status).toBe(200);
     expect((await rule(onlyAnn.id, 'approve', bob)).status).toBe(403);

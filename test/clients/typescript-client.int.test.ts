@@ -3,7 +3,7 @@
  * resumes after a lease is cut mid-stream, from the last event it yielded, with no gap and no
  * repeat; it refuses a stream whose links do not hold; it sends one Idempotency-Key per write; it
  * claims work and keeps (or loses) a run's lease; it registers artifacts with their digest and
- * downloads them checked against it.
+ * downloads them checked against it; and its types carry decision policies.
  * (The retry of a 503 from a stopped database: typescript-client.postgres.int.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +116,24 @@ describe('the typed client', () => {
     };
     const tampered = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: app.ws.apiKey, fetch: tampering });
     await expect(tampered.artifacts.download(artifact.id)).rejects.toBeInstanceOf(DigestMismatchError);
+  });
+
+  it('speaks decision policies in the types it was generated with: a policy on a decision, the workspace’s rules, a dry run', async () => {
+    const ws = await app.createWorkspace();
+    const aws = createAwsClient({ baseUrl: `${app.url}/api/v1`, apiKey: ws.apiKey });
+    const rules = await aws.api.PUT('/decision-policy', {
+      body: { rules: [{ match: { tool: 'payments.*', urgency: ['urgent'] }, policy: { approvals_required: 1, veto: false } }] },
+    });
+    expect(rules.data?.version).toBe(1);
+    const raised = await aws.api.POST('/decisions', {
+      body: { workspace_id: ws.workspaceId, title: 'Pay?', action: { tool: 'payments.send', arguments: { cents: 1 } } },
+    });
+    const decision = raised.data!.decision;
+    expect(decision.policy.veto).toBe(false);
+    expect(decision.policy_source).toEqual({ type: 'rule', rule_index: 0, rules_version: 1 });
+    expect(decision.approvals).toEqual([]);
+    const dry = await aws.api.POST('/decision-policy/dry-run', { body: { rules: [] } });
+    expect(dry.data?.totals).toEqual({ decisions: 0, would_change: 0, would_be: { approved: 0, declined: 0, pending: 0 } });
   });
 
   it('sends one Idempotency-Key per write, a UUID unless the caller gives one; reads carry none', async () => {

@@ -3,7 +3,7 @@
  * proposed rules. For each, the rule that would apply and whether the rulings it recorded would
  * have met that rule's policy: the same outcome, another, or still pending. Reads only.
  */
-import { and, desc, eq, inArray } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import { decisions, type DecisionRule } from '@/db/schema';
 import type { DecisionRow as Row } from './view';
@@ -29,9 +29,28 @@ export async function dryRun(db: Executor, workspaceId: string, input: readonly 
   const rules: DecisionRule[] = resolveRules(input);
   const [rows, members] = await Promise.all([
     db
-      .select()
+      // What a replay reads, not the whole rows (an action's arguments may take 64 KiB each).
+      .select({
+        id: decisions.id,
+        title: decisions.title,
+        status: decisions.status,
+        urgency: decisions.urgency,
+        tool: sql<string | null>`${decisions.action}->>'tool'`,
+        createdByType: decisions.createdByType,
+        createdById: decisions.createdById,
+        resolution: decisions.resolution,
+        approvals: decisions.approvals,
+        declines: decisions.declines,
+      })
       .from(decisions)
-      .where(and(eq(decisions.workspaceId, workspaceId), inArray(decisions.status, ['approved', 'declined'])))
+      .where(
+        and(
+          eq(decisions.workspaceId, workspaceId),
+          inArray(decisions.status, ['approved', 'declined']),
+          // A timeout that declined it was no one's ruling: no policy would have changed it.
+          sql`${decisions.resolution}->>'resolved_by_type' = 'human'`,
+        ),
+      )
       .orderBy(desc(decisions.createdAt), desc(decisions.id))
       .limit(limit),
     membersOf(db, workspaceId),
@@ -40,9 +59,7 @@ export async function dryRun(db: Executor, workspaceId: string, input: readonly 
   const totals = { decisions: 0, would_change: 0, would_be: { approved: 0, declined: 0, pending: 0 } };
   const data: DryRunEntry[] = [];
   for (const row of rows) {
-    // A timeout that declined it was no one's ruling: no policy would have changed it.
-    if (row.resolution?.resolved_by_type !== 'human') continue;
-    const index = matchingRule(rules, { urgency: row.urgency, tool: row.action?.tool ?? null });
+    const index = matchingRule(rules, { urgency: row.urgency, tool: row.tool });
     const policy = index === -1 ? DEFAULT_POLICY : rules[index]!.policy;
     const raisedBy = row.createdByType === 'human' ? row.createdById : null;
     const wouldBe = replay(policy, recordedRulings(row), members, raisedBy);
@@ -67,7 +84,7 @@ export async function dryRun(db: Executor, workspaceId: string, input: readonly 
  * the ruling that resolved it when it is not among them (a veto decline; an approval from before
  * policies, which recorded none).
  */
-function recordedRulings(row: Row): RecordedRuling[] {
+function recordedRulings(row: Pick<Row, 'approvals' | 'declines' | 'resolution'>): RecordedRuling[] {
   const timed = [
     ...row.approvals.map((a) => ({ user_id: a.acting_for ?? a.approver_id, outcome: 'approved' as const, at: a.at })),
     ...row.declines.map((d) => ({ user_id: d.acting_for ?? d.approver_id, outcome: 'declined' as const, at: d.at })),
@@ -75,6 +92,7 @@ function recordedRulings(row: Row): RecordedRuling[] {
   const resolution = row.resolution!;
   const outcome = resolution.outcome as 'approved' | 'declined';
   const counted = (outcome === 'approved' ? row.approvals : row.declines).some((r) => r.approver_id === resolution.resolved_by);
-  if (!counted) timed.push({ user_id: resolution.resolved_by, outcome, at: resolution.resolved_at });
+  // A delegate's ruling is the ruling of the member they acted for.
+  if (!counted) timed.push({ user_id: resolution.acting_for ?? resolution.resolved_by, outcome, at: resolution.resolved_at });
   return timed.sort((a, b) => a.at.localeCompare(b.at)).map(({ user_id, outcome: o }) => ({ user_id, outcome: o }));
 }

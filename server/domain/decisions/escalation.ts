@@ -14,7 +14,7 @@ import { INSTANCE_ID, releaseLease, takeLease } from '@/server/job-lease';
 import { describeError, log } from '@/server/log';
 import { sendMail, type Mail } from '@/server/mail';
 import type { Runtime } from '@/server/runtime';
-import { systemActor } from './timeouts';
+import { expireIfDue, systemActor } from './timeouts';
 import { RULING_ROLES } from './policy';
 
 const BATCH = 100;
@@ -53,6 +53,11 @@ async function escalateIfDue(tx: Tx, workspaceId: string, decisionId: string, no
     .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, workspaceId)));
   // A ruling, a timeout or another instance's pass that committed first wins.
   if (!row || row.status !== 'pending' || !row.policy || !row.nextEscalationAt || row.nextEscalationAt > now) return null;
+  // Overdue: it times out first (the sweep runs less often than this job), and is not escalated.
+  if (row.dueAt && row.dueAt <= now) {
+    await expireIfDue(tx, workspaceId, decisionId, now);
+    return null;
+  }
   const policy = row.policy;
   const events: NewEvent[] = [];
   const notified = new Set<string>();

@@ -1,6 +1,7 @@
 /** What a decision policy means (policy.ts): resolving, stages, reach, and replaying recorded rulings. */
 import { describe, expect, it } from 'vitest';
 import { policyWords } from '@/app/_lib/policy-words';
+import { globMatch } from './workspace-policy';
 import { canStillBeMet, currentStage, DEFAULT_POLICY, policyDigest, replay, resolvePolicy, step, type Member } from './policy';
 
 const member = (user_id: string, role: Member['role'] = 'approver'): Member => ({ user_id, role });
@@ -143,6 +144,46 @@ describe('replay', () => {
     expect(replay(onlyOwner, [{ user_id: 'a', outcome: 'approved' }], members, null)).toBe('pending');
     expect(replay(onlyOwner, [{ user_id: 'o', outcome: 'approved' }], members, 'o')).toBe('pending');
     expect(replay(onlyOwner, [{ user_id: 'o', outcome: 'approved' }], members, null)).toBe('approved');
+  });
+});
+
+describe('replay, in any order', () => {
+  it('an approval given before its stage came counts once the stage before it has passed', () => {
+    const legalThenFinance = resolvePolicy({
+      stages: [
+        { name: 'Legal', approvers: { user_ids: ['l'] } },
+        { name: 'Finance', approvers: { user_ids: ['f'] } },
+      ],
+    });
+    const members = [member('l'), member('f')];
+    const rulings = [
+      { user_id: 'f', outcome: 'approved' as const },
+      { user_id: 'l', outcome: 'approved' as const },
+    ];
+    expect(replay(legalThenFinance, rulings, members, null)).toBe('approved');
+    expect(replay(legalThenFinance, rulings.slice(0, 1), members, null)).toBe('pending');
+  });
+});
+
+describe('globMatch', () => {
+  it('* is any run of characters, ? any one, the rest itself', () => {
+    expect(globMatch('payments.*', 'payments.send')).toBe(true);
+    expect(globMatch('payments.*', 'payments.')).toBe(true);
+    expect(globMatch('payments.*', 'paymentsXsend')).toBe(false);
+    expect(globMatch('*', 'mcp/github/merge')).toBe(true);
+    expect(globMatch('deploy.prod-?', 'deploy.prod-2')).toBe(true);
+    expect(globMatch('deploy.prod-?', 'deploy.prod-12')).toBe(false);
+    expect(globMatch('*.send', 'payments.send')).toBe(true);
+    expect(globMatch('a*b*c', 'aXXbYYc')).toBe(true);
+    expect(globMatch('a*b*c', 'aXXbYY')).toBe(false);
+    expect(globMatch('exact', 'exact')).toBe(true);
+    expect(globMatch('exact', 'exactly')).toBe(false);
+  });
+
+  it('answers a pattern that makes a regular expression backtrack for ever, at once', () => {
+    // picomatch took 9 s on this one; the walk takes at most length × length steps.
+    expect(globMatch(`${'*a'.repeat(60)}b`, 'a'.repeat(200))).toBe(false);
+    expect(globMatch(`${'*a'.repeat(60)}*`, 'a'.repeat(200))).toBe(true);
   });
 });
 

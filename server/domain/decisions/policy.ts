@@ -163,7 +163,15 @@ export interface Ruler {
  */
 export type Step =
   | { refused: 'already_ruled' | 'not_allowed'; stage: number }
-  | { refused: null; stage: number; recorded: DecisionRuling | null; list: 'approvals' | 'declines'; ends: 'approved' | 'declined' | null };
+  | {
+      refused: null;
+      stage: number;
+      recorded: DecisionRuling | null;
+      list: 'approvals' | 'declines';
+      ends: 'approved' | 'declined' | null;
+      /** The member a delegate ruled for (also when nothing is recorded: a veto decline). */
+      actingFor: string | undefined;
+    };
 
 export function step(
   policy: DecisionPolicy,
@@ -186,15 +194,16 @@ export function step(
   if (outcome === 'approved') {
     if (!mayRuleAt(policy, stage, ruler.member, context.escalated)) return { refused: 'not_allowed', stage };
     const ends = currentStage(policy, [...rulings.approvals, recorded]) === -1 ? 'approved' : null;
-    return { refused: null, stage, recorded, list: 'approvals', ends };
+    return { refused: null, stage, recorded, list: 'approvals', ends, actingFor: recorded.acting_for };
   }
   if (!policy.stages.some((_, i) => i >= stage && mayRuleAt(policy, i, ruler.member, context.escalated))) {
     return { refused: 'not_allowed', stage };
   }
-  if (policy.veto) return { refused: null, stage, recorded: null, list: 'declines', ends: 'declined' };
+  if (policy.veto) return { refused: null, stage, recorded: null, list: 'declines', ends: 'declined', actingFor: recorded.acting_for };
   const after = { approvals: rulings.approvals, declines: [...rulings.declines, recorded] };
   const left = context.members.filter((m) => m.user_id !== context.raisedBy && !hasRuled(after, m.user_id));
-  return { refused: null, stage, recorded, list: 'declines', ends: canStillBeMet(policy, after.approvals, left) ? null : 'declined' };
+  const ends = canStillBeMet(policy, after.approvals, left) ? null : 'declined';
+  return { refused: null, stage, recorded, list: 'declines', ends, actingFor: recorded.acting_for };
 }
 
 export type ReplayOutcome = 'approved' | 'declined' | 'pending';
@@ -219,13 +228,35 @@ export function replay(
   const roleOf = new Map(members.map((m) => [m.user_id, m.role]));
   const state = { approvals: [] as DecisionRuling[], declines: [] as DecisionRuling[] };
   const context = { members, raisedBy, escalated: policy.escalation.length };
-  for (const r of rulings) {
+  // Approvals a later stage asks for, given before their stage came: they count once it does.
+  let waiting: RecordedRuling[] = [];
+  const apply = (r: RecordedRuling): Step | null => {
     const role = roleOf.get(r.user_id);
-    if (!role || r.user_id === raisedBy) continue;
-    const next = step(policy, state, { member: { user_id: r.user_id, role }, name: null, at: '' }, r.outcome, context);
-    if (next.refused) continue;
+    if (!role || r.user_id === raisedBy) return null;
+    return step(policy, state, { member: { user_id: r.user_id, role }, name: null, at: '' }, r.outcome, context);
+  };
+  for (const r of rulings) {
+    const next = apply(r);
+    if (!next) continue;
+    if (next.refused) {
+      if (next.refused === 'not_allowed' && r.outcome === 'approved') waiting.push(r);
+      continue;
+    }
     if (next.ends) return next.ends;
     state[next.list].push(next.recorded!);
+    // A stage may have passed: try the approvals that were early, until none counts any more.
+    for (let counted = true; counted;) {
+      counted = false;
+      for (const early of waiting) {
+        const tried = apply(early);
+        if (!tried || tried.refused) continue;
+        if (tried.ends) return tried.ends;
+        state.approvals.push(tried.recorded!);
+        waiting = waiting.filter((w) => w !== early);
+        counted = true;
+        break;
+      }
+    }
   }
   return 'pending';
 }

@@ -87,6 +87,7 @@ export async function ruleOnDecision(
     resolved_by_type: 'human',
     resolved_by_name: name,
     resolved_at: now.toISOString(),
+    ...(counted?.actingFor ? { acting_for: counted.actingFor } : {}),
   };
   const [updated] = await tx
     .update(decisions)
@@ -147,6 +148,8 @@ export async function ruleOnDecision(
 
 interface Counted {
   recorded: DecisionRuling | null;
+  /** The member a delegate ruled for. */
+  actingFor: string | undefined;
   list: 'approvals' | 'declines';
   /** The list with the ruling. */
   after: DecisionRuling[];
@@ -199,7 +202,7 @@ async function countRuling(
     );
   }
   const after = next.recorded ? [...decision[next.list], next.recorded] : decision[next.list];
-  return { recorded: next.recorded, list: next.list, after, ends: next.ends };
+  return { recorded: next.recorded, actingFor: next.actingFor, list: next.list, after, ends: next.ends };
 }
 
 /** The event of a ruling recorded towards the quorum; a passkey proof rides on it when it did not end the decision. */

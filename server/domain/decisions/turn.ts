@@ -6,7 +6,7 @@
 import { inArray } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import { users } from '@/db/schema';
-import { currentStage, DEFAULT_POLICY, hasRuled, mayRuleAt, type Member } from './policy';
+import { currentStage, DEFAULT_POLICY, hasRuled, mayRuleAt, RULING_ROLES, type Member } from './policy';
 import { membersOf } from './workspace-policy';
 import { delegatingTo } from '../workspaces/delegation';
 import type { DecisionRow } from './view';
@@ -35,6 +35,8 @@ export interface Turn {
  */
 function rulesFor(row: DecisionRow, viewer: Member, away: readonly Member[], decline = false): Member | null {
   if (row.status !== 'pending' || raisedBy(row) === viewer.user_id || hasRuled(row, viewer.user_id)) return null;
+  // A viewer rules on nothing, not even as someone's delegate.
+  if (!(RULING_ROLES as readonly string[]).includes(viewer.role)) return null;
   const policy = row.policy ?? DEFAULT_POLICY;
   const stage = currentStage(policy, row.approvals);
   if (stage === -1) return null;

@@ -5,10 +5,10 @@
  * it lapses by itself at its time. Delegation is one hop: a delegate's own delegate does not act for
  * the members who chose the first, and a member who is away cannot be chosen.
  */
-import { and, eq, gt, inArray } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray } from 'drizzle-orm';
 import type { Executor, Tx } from '@/db';
 import { memberships, users, type MembershipRole } from '@/db/schema';
-import { appendEvents } from '@/server/ledger/append';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { RULING_ROLES } from '../decisions/policy';
@@ -34,10 +34,14 @@ export async function readAway(db: Executor, workspaceId: string, userId: string
 
 /** The members whose rulings go to `delegateId` now, with their roles (what a policy asks of them). */
 export async function delegatingTo(db: Executor, workspaceId: string, delegateId: string, now = new Date()) {
-  return db
-    .select({ user_id: memberships.userId, role: memberships.role })
-    .from(memberships)
-    .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.delegateId, delegateId), gt(memberships.awayUntil, now)));
+  return (
+    db
+      .select({ user_id: memberships.userId, role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.delegateId, delegateId), gt(memberships.awayUntil, now)))
+      // One order for the page and the ruling: the member a delegate is shown to rule for is the one recorded.
+      .orderBy(asc(memberships.userId))
+  );
 }
 
 function invalid(path: string, message: string): never {
@@ -50,11 +54,12 @@ export async function setAway(tx: Tx, actor: Actor, input: { until: Date; delega
   if (input.until.getTime() <= now.getTime()) invalid('until', 'must be in the future');
   if (input.until.getTime() - now.getTime() > MAX_AWAY_MS) invalid('until', 'must be within a year');
   if (input.delegateId === actor.id) invalid('delegate_id', 'must be another member');
+  // The ledger first, as a change of role or a removal takes it before the same rows.
+  await lockWorkspaceLedger(tx, actor.workspaceId);
   const rows = await tx
     .select({ userId: memberships.userId, role: memberships.role, awayUntil: memberships.awayUntil })
     .from(memberships)
-    .where(and(eq(memberships.workspaceId, actor.workspaceId), inArray(memberships.userId, [actor.id, input.delegateId])))
-    .for('update');
+    .where(and(eq(memberships.workspaceId, actor.workspaceId), inArray(memberships.userId, [actor.id, input.delegateId])));
   const me = rows.find((r) => r.userId === actor.id);
   const delegate = rows.find((r) => r.userId === input.delegateId);
   if (!me) throw new AppError('not_found', 'You are not a member of this workspace.');
@@ -80,6 +85,7 @@ export async function setAway(tx: Tx, actor: Actor, input: { until: Date; delega
 /** Ends the signed-in member's delegation now (nothing to end: nothing written). */
 export async function endAway(tx: Tx, actor: Actor, now = new Date()): Promise<void> {
   if (actor.type !== 'human') throw new AppError('human_session_required');
+  await lockWorkspaceLedger(tx, actor.workspaceId);
   const current = await readAway(tx, actor.workspaceId, actor.id, now);
   await tx
     .update(memberships)

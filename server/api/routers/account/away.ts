@@ -23,12 +23,19 @@ export const awayProcedure = humanMemberProcedure.input(z.strictObject({ workspa
   return { away: await readAway(db, actor.workspaceId, actor.id), candidates };
 });
 
+const awaySchema = z.object({ until: z.string(), delegate: z.object({ user_id: z.uuid(), name: z.string() }) });
+
 export const setAwayProcedure = humanMemberProcedure
   .input(z.strictObject({ workspace_id: id(), until: z.iso.datetime({ offset: true }), delegate_id: id() }))
+  .output(awaySchema)
   .mutation(({ ctx, actor, input }) =>
     ctx.runtime.db.transaction((tx) => setAway(tx, actor, { until: new Date(input.until), delegateId: input.delegate_id })),
   );
 
 export const endAwayProcedure = humanMemberProcedure
   .input(z.strictObject({ workspace_id: id() }))
-  .mutation(({ ctx, actor }) => ctx.runtime.db.transaction((tx) => endAway(tx, actor)));
+  .output(z.object({ away: z.null() }))
+  .mutation(async ({ ctx, actor }) => {
+    await ctx.runtime.db.transaction((tx) => endAway(tx, actor));
+    return { away: null };
+  });

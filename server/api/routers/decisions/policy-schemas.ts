@@ -115,7 +115,7 @@ export const ruleInput = z.strictObject({
     urgency: z.array(z.enum(decisionUrgencies)).min(1).max(4).optional().meta({ description: 'Any of these urgencies (absent: any).' }),
     tool: text(1, 200).optional().meta({
       description:
-        'A glob on the decision’s `action.tool` (picomatch: `*` stops at `/`, `**` does not; `payments.*`, `deploy.{prod,staging}`). A decision without an action matches no rule with one.',
+        'A glob on the decision’s `action.tool`: `*` any run of characters, `?` any one, everything else itself (`payments.*`, `deploy.prod-?`). A decision without an action matches no rule with one.',
     }),
   }),
   policy: policyInput,

@@ -82,6 +82,7 @@ const resolutionSchema = z
     resolved_by_type: z.enum(['human', 'system']),
     resolved_by_name: z.string().nullable(),
     resolved_at: timestamp(),
+    acting_for: z.uuid().optional().meta({ description: 'The member the ruling was given for by their delegate, while they were away.' }),
   })
   .meta({ id: 'DecisionResolution' });
 
