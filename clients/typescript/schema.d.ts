@@ -1538,6 +1538,11 @@ export interface components {
              * @example 2026-11-20T10:00:00.000Z
              */
             resolved_at: string;
+            /**
+             * Format: uuid
+             * @description The member the ruling was given for by their delegate, while they were away.
+             */
+            acting_for?: string;
         };
         DecisionAction: {
             tool: string;
@@ -8747,7 +8752,7 @@ export interface operations {
                         match: {
                             /** @description Any of these urgencies (absent: any). */
                             urgency?: ("deferred" | "standard" | "urgent" | "critical")[];
-                            /** @description A glob on the decision’s `action.tool` (picomatch: `*` stops at `/`, `**` does not; `payments.*`, `deploy.{prod,staging}`). A decision without an action matches no rule with one. */
+                            /** @description A glob on the decision’s `action.tool`: `*` any run of characters, `?` any one, everything else itself (`payments.*`, `deploy.prod-?`). A decision without an action matches no rule with one. */
                             tool?: string;
                         };
                         policy: components["schemas"]["DecisionPolicyInput"];
@@ -8930,7 +8935,7 @@ export interface operations {
                         match: {
                             /** @description Any of these urgencies (absent: any). */
                             urgency?: ("deferred" | "standard" | "urgent" | "critical")[];
-                            /** @description A glob on the decision’s `action.tool` (picomatch: `*` stops at `/`, `**` does not; `payments.*`, `deploy.{prod,staging}`). A decision without an action matches no rule with one. */
+                            /** @description A glob on the decision’s `action.tool`: `*` any run of characters, `?` any one, everything else itself (`payments.*`, `deploy.prod-?`). A decision without an action matches no rule with one. */
                             tool?: string;
                         };
                         policy: components["schemas"]["DecisionPolicyInput"];
