@@ -13,14 +13,22 @@ export async function register(): Promise<void> {
   const { boot } = await import('./server/boot');
   const waiting = (globalThis as { [key: symbol]: ((hooks: ServerHooks) => void) | undefined })[Symbol.for('aws.serve-hooks')];
   if (waiting) {
-    const [{ handleApiRequest }, { boundedForNext }, { endEventStreams }, { onStop }, { metricsText }] = await Promise.all([
+    const [
+      { handleApiRequest },
+      { handleMcpRequest, endMcpSessions },
+      { boundedForNext },
+      { endEventStreams },
+      { onStop },
+      { metricsText },
+    ] = await Promise.all([
       import('./server/http/node-api'),
+      import('./server/http/node-mcp'),
       import('./server/http/next-bodies'),
       import('./server/api/event-stream'),
       import('./server/shutdown'),
       import('./server/metrics'),
     ]);
-    waiting({ handleApiRequest, boundedForNext, endEventStreams, onStop, metricsText, boot });
+    waiting({ handleApiRequest, handleMcpRequest, endMcpSessions, boundedForNext, endEventStreams, onStop, metricsText, boot });
   }
   await boot();
 }

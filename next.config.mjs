@@ -1,7 +1,8 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
-  // PGlite ships WASM and data files that bundling breaks; argon2 is a native addon.
-  serverExternalPackages: ['@electric-sql/pglite', '@node-rs/argon2', 'postgres'],
+  // PGlite ships WASM and data files that bundling breaks; argon2 is a native addon; the MCP SDK
+  // brings its own HTTP stack (hono, express) that the server needs as it ships, not bundled.
+  serverExternalPackages: ['@electric-sql/pglite', '@node-rs/argon2', 'postgres', '@modelcontextprotocol/sdk'],
   poweredByHeader: false,
   reactStrictMode: true,
   // The API sets its own security headers; these cover the human pages.

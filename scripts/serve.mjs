@@ -4,6 +4,8 @@
 //   Next.js's request pipeline costs more than the whole API request behind it (README,
 //   Performance). The handler comes from the server Next has built and loaded (instrumentation.ts
 //   hands it over), so there is one copy of server/ in the process.
+// - /mcp goes to the MCP endpoint (server/mcp/http.ts), whose tools run through the same REST
+//   transport in this process.
 // - Everything else (pages, /api/auth, /api/trpc) goes to the built Next.js app, its body (if any)
 //   read first under a limit (server/http/next-bodies.ts).
 //
@@ -29,7 +31,7 @@ const hooks = new Promise((resolve) => {
   globalThis[Symbol.for('aws.serve-hooks')] = resolve;
 });
 await app.prepare();
-const { handleApiRequest, boundedForNext, endEventStreams, onStop, metricsText, boot } = await hooks;
+const { handleApiRequest, handleMcpRequest, endMcpSessions, boundedForNext, endEventStreams, onStop, metricsText, boot } = await hooks;
 // Next runs instrumentation.ts (server/boot.ts) without waiting for it; the banner waits, and a
 // start that failed (a database that cannot be opened) says why in one line.
 await boot().catch((err) => {
@@ -38,6 +40,7 @@ await boot().catch((err) => {
 });
 
 const isApi = (url) => url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?');
+const isMcp = (url) => url === '/mcp' || url.startsWith('/mcp/') || url.startsWith('/mcp?');
 
 // Requests whose response has not finished: stopping waits for them (up to DRAIN_MS).
 let inFlight = 0;
@@ -72,6 +75,10 @@ const server = http.createServer(timeouts, (req, res) => {
     void handleApiRequest(req, res);
     return;
   }
+  if (isMcp(req.url ?? '/')) {
+    void handleMcpRequest(req, res);
+    return;
+  }
   // Next reads bodies whole and unbounded: each is read here first, under its limit (413 beyond).
   boundedForNext(req, res)
     .then((bounded) => bounded && handleNext(bounded, res))
@@ -94,14 +101,15 @@ const DRAIN_DELAY_MS = Math.min(Math.max(Number(process.env.DRAIN_DELAY_MS ?? 0)
 // are cut. With the delay, under the 10 s the launcher promises, with room for closing the database after.
 const DRAIN_MS = 7_000 - DRAIN_DELAY_MS;
 // On SIGINT or SIGTERM (server/shutdown.ts, installed by server/boot.ts): after DRAIN_DELAY_MS,
-// take no new connection, end event-stream leases with lease_end, let the rest finish; then the
+// take no new connection, end event-stream leases with lease_end and MCP waits with the decision as
+// it stands, let the rest finish; then the
 // jobs and the database stop.
 onStop('requests', async () => {
   if (DRAIN_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, DRAIN_DELAY_MS));
   stopping = true;
   server.close();
   server.closeIdleConnections();
-  await endEventStreams();
+  await Promise.all([endEventStreams(), endMcpSessions()]);
   if (inFlight > 0) {
     await new Promise((resolve) => {
       drained = resolve;

@@ -46,6 +46,11 @@ const envSchema = z.object({
    * and a place in its workspace's feed, so a leaking or hostile client cannot pile them up.
    */
   SSE_LEASES_PER_KEY: intFromString(20, 1, 100_000),
+  /**
+   * An MCP session (server/mcp/http.ts) with no request for this long, and none in flight, is
+   * closed; its client starts a new one when it next calls (the protocol's 404 rule).
+   */
+  MCP_SESSION_IDLE_MS: intFromString(30 * 60_000, 1000, 24 * 60 * 60_000),
   /** Requests a minute one API key may make to /api/v1 (all instances together). */
   RATE_LIMIT_API_PER_MIN: intFromString(1200, 1, 10_000_000),
   /** Requests a minute one client address may make to the public receipt validator (all instances together). */

@@ -17,7 +17,7 @@ import { describeError as describe, log, logs, stackFrames } from '@/server/log'
 import { countDbError, countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
 import { readStrictJson, utf8 } from '@/server/strict-json';
-import { presentKey } from './api-key-auth';
+import { presentKey, type PresentedKey } from './api-key-auth';
 import { callProcedure } from './call';
 import { jsonText } from './mutation';
 import { createApiContext } from './context';
@@ -59,7 +59,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * `sandbox` puts whatever a browser does render (an artifact's content opened directly, issue 40)
  * in an opaque origin without scripts: never a page of the app's origin.
  */
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; sandbox",
   'X-Frame-Options': 'DENY',
@@ -78,9 +78,18 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
   return false;
 }
 
+/**
+ * A request's credential already resolved and counted by the door it came through: the MCP
+ * endpoint (server/mcp/http.ts) resolves the key of each of its HTTP requests once, and its tool
+ * calls run here without being counted a second time.
+ */
+export interface ResolvedCredential {
+  presented: PresentedKey | null;
+}
+
 /** Builds the handler for every /api/v1 request. */
 export function createRestHandler(opts: RestHandlerOptions) {
-  return async function handle(request: ApiRequest): Promise<Answer> {
+  return async function handle(request: ApiRequest, credential?: ResolvedCredential): Promise<Answer> {
     const requestId = randomUUID();
     const started = performance.now();
     // Headers decided before the answer is (the rate limit's), for success and error alike.
@@ -90,7 +99,7 @@ export function createRestHandler(opts: RestHandlerOptions) {
     const seen: Seen = { operation: 'unmatched' };
     let answer: Answer;
     try {
-      answer = await dispatch(request, requestId, opts, extraHeaders, seen);
+      answer = await dispatch(request, requestId, opts, extraHeaders, seen, credential);
     } catch (err) {
       answer = errorAnswer(requestId, toAppError(err, requestId, seen.input), await appUrlOf(opts));
     }
@@ -126,6 +135,7 @@ async function dispatch(
   opts: RestHandlerOptions,
   extraHeaders: Record<string, string>,
   seen: Seen,
+  credential: ResolvedCredential | undefined,
 ): Promise<Answer> {
   const { url, method } = request;
   if (!url.pathname.startsWith(API_BASE + '/') && url.pathname !== API_BASE) {
@@ -155,7 +165,11 @@ async function dispatch(
   const runtime = await opts.runtime();
   // A presented API key is resolved and counted once, before the body is read, on every route
   // that is not public (unknown routes too); its 401, if any, comes where a credential is needed.
-  const presented = match?.operation.isPublic ? null : await presentKey(runtime, request.headers.get('authorization'));
+  const presented = match?.operation.isPublic
+    ? null
+    : credential
+      ? credential.presented
+      : await presentKey(runtime, request.headers.get('authorization'));
   if (presented) Object.assign(extraHeaders, presented.headers);
   if (presented?.key) Object.assign(seen, { keyId: presented.key.keyId, workspaceId: presented.key.workspaceId });
   if (method === 'POST' && apiPath === '/agent-work-receipts/import') {
@@ -358,7 +372,8 @@ async function appUrlOf(opts: RestHandlerOptions): Promise<string> {
   }
 }
 
-function errorBody(requestId: string, error: AppError, appUrl: string) {
+/** The contract's error body (section 1): what every door answers an error with. */
+export function errorBody(requestId: string, error: AppError, appUrl: string) {
   return {
     error: {
       code: error.code,

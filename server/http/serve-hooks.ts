@@ -9,6 +9,10 @@ import type { StopPhase } from '@/server/shutdown';
 export interface ServerHooks {
   /** Serves one /api/v1 request (server/http/node-api.ts). */
   handleApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Serves one /mcp request (server/http/node-mcp.ts). */
+  handleMcpRequest(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Ends MCP waits and sessions (stopping). */
+  endMcpSessions(): Promise<void>;
   /** The request to hand Next with its body read under the limit, or null once answered (server/http/next-bodies.ts). */
   boundedForNext(req: IncomingMessage, res: ServerResponse): Promise<IncomingMessage | null>;
   /** Ends open event-stream leases with lease_end (stopping). */

@@ -45,7 +45,7 @@ function declaredOptions(file: string): { name: string; type: string }[] {
 }
 
 describe('every command-line tool', () => {
-  it('is found: eleven tools', () => {
+  it('is found: twelve tools', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([
       'key:create',
       'key:revoke',
@@ -53,6 +53,7 @@ describe('every command-line tool', () => {
       'ledger:rotate-key',
       'ledger:verify',
       'ledger:witness',
+      'mcp',
       'projections:rebuild',
       'user:add',
       'user:reset-password',

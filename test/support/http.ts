@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { Agent, request as send } from 'undici';
 import { createRestHandler } from '@/server/api/rest';
 import { nodeApiHandler } from '@/server/http/node-api';
+import { createMcpHandler, isMcpPath } from '@/server/mcp/http';
 import type { Runtime } from '@/server/runtime';
 
 export interface HttpServer {
@@ -34,8 +35,11 @@ export interface HttpServer {
 }
 
 export async function serveApi(runtime: Runtime): Promise<HttpServer> {
-  const handle = nodeApiHandler(createRestHandler({ runtime: async () => runtime }));
-  const server = http.createServer((req, res) => void handle(req, res));
+  const rest = createRestHandler({ runtime: async () => runtime });
+  const handle = nodeApiHandler(rest);
+  // /mcp as scripts/serve.mjs routes it: the MCP endpoint over the same REST transport.
+  const mcp = createMcpHandler({ runtime: async () => runtime, handle: rest });
+  const server = http.createServer((req, res) => void (isMcpPath(req.url ?? '/') ? mcp(req, res) : handle(req, res)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
@@ -81,6 +85,7 @@ export async function serveApi(runtime: Runtime): Promise<HttpServer> {
       return over(request.method, `${target.pathname}${target.search}`, headers, request.body ?? undefined, request.signal);
     },
     async close() {
+      await mcp.close();
       await pool.close().catch(() => undefined);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

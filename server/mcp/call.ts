@@ -1,0 +1,115 @@
+/**
+ * Running a tool: its arguments put back where the REST operation takes them (path, query,
+ * headers, JSON body) and the request handed to the REST transport in this process, with the
+ * caller's key as the MCP endpoint resolved it. The procedure, its checks, its errors, its
+ * idempotency record and its ledger events are exactly the REST request's: a tool call is one.
+ *
+ * An argument the tool does not define goes where the operation's other members go, so the
+ * transport refuses it by name (400 unknown_field), as it refuses one sent over REST.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PresentedKey } from '@/server/api/api-key-auth';
+import { errorBody, type ResolvedCredential } from '@/server/api/rest';
+import { AppError } from '@/server/errors';
+import type { Answer, ApiRequest } from '@/server/http/exchange';
+import type { Tool } from './tools';
+
+export type RestHandle = (request: ApiRequest, credential?: ResolvedCredential) => Promise<Answer>;
+
+/** Who calls: the key as the endpoint resolved and counted it, and the Authorization header that presented it. */
+export interface Caller {
+  presented: PresentedKey;
+  authorization: string;
+}
+
+/** What a tool call answered: the REST status, the body it would have sent (parsed), and its headers. */
+export interface ToolAnswer {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+const never = new AbortController().signal;
+
+/** A refusal before the operation runs (an argument that cannot be placed), in the contract's envelope. */
+export function refusal(error: AppError, appUrl: string): ToolAnswer {
+  const requestId = randomUUID();
+  return { status: error.status, body: errorBody(requestId, error, appUrl), headers: { 'X-Request-Id': requestId } };
+}
+
+/** Builds the REST request for `args` (without the tool's own arguments); throws AppError for one that cannot be placed. */
+function requestFor(tool: Tool, args: Record<string, unknown>, authorization: string): ApiRequest {
+  let path = tool.path;
+  for (const [name, value] of Object.entries(tool.fixed ?? {})) path = path.replace(`{${name}}`, value);
+  const query = new URLSearchParams();
+  const headers = new Map<string, string>();
+  const body: Record<string, unknown> = {};
+  for (const [arg, place] of tool.places) {
+    if (place.in !== 'path') continue;
+    const value = args[arg];
+    if (typeof value !== 'string' || value === '') {
+      throw new AppError('validation_failed', `${arg}: required, a string.`, { issues: [{ path: arg, message: 'Required, a string.' }] });
+    }
+    path = path.replace(`{${place.name}}`, encodeURIComponent(value));
+  }
+  for (const [arg, value] of Object.entries(args)) {
+    if (value === undefined || tool.own?.[arg]) continue;
+    const place = tool.places.get(arg) ?? { in: tool.method === 'GET' ? 'query' : 'body', name: arg };
+    if (place.in === 'path') continue;
+    if (place.in === 'body') body[place.name] = value;
+    else if (place.in === 'header') {
+      if (typeof value !== 'string') {
+        throw new AppError('validation_failed', `${arg}: must be a string.`, { issues: [{ path: arg, message: 'Must be a string.' }] });
+      }
+      headers.set(place.name, value);
+    } else {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (item !== null && typeof item === 'object') {
+          throw new AppError('validation_failed', `${arg}: must be a string, number or boolean, or a list of them.`, {
+            issues: [{ path: arg, message: 'Must be a string, number or boolean, or a list of them.' }],
+          });
+        }
+        query.append(place.name, String(item));
+      }
+    }
+  }
+  headers.set('authorization', authorization);
+  const url = new URL(`/api/v1${path}`, 'http://127.0.0.1');
+  url.search = query.toString();
+  let bytes: Buffer | undefined;
+  if (tool.method !== 'GET') {
+    bytes = Buffer.from(JSON.stringify(body), 'utf8');
+    headers.set('content-type', 'application/json');
+  }
+  return {
+    method: tool.method,
+    url,
+    headers: { get: (name) => headers.get(name.toLowerCase()) ?? null },
+    signal: never,
+    body: (limit) => Promise.resolve(bytes === undefined ? Buffer.alloc(0) : bytes.length > limit ? null : bytes),
+  };
+}
+
+/** Runs `tool` with `args` as `caller`, through the REST transport. */
+export async function callTool(
+  handle: RestHandle,
+  tool: Tool,
+  args: Record<string, unknown>,
+  caller: Caller,
+  appUrl: string,
+): Promise<ToolAnswer> {
+  let request: ApiRequest;
+  // Left out, the workspace is the key's (server/mcp/tools.ts).
+  if (tool.places.has('workspace_id') && args.workspace_id === undefined)
+    args = { ...args, workspace_id: caller.presented.key!.workspaceId };
+  try {
+    request = requestFor(tool, args, caller.authorization);
+  } catch (err) {
+    if (err instanceof AppError) return refusal(err, appUrl);
+    throw err;
+  }
+  const answer = await handle(request, { presented: caller.presented });
+  const text = answer.body === undefined ? '' : String(answer.body);
+  const json = (answer.headers['Content-Type'] ?? '').startsWith('application/json');
+  return { status: answer.status, body: json && text !== '' ? (JSON.parse(text) as unknown) : text, headers: answer.headers };
+}

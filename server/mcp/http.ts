@@ -1,0 +1,222 @@
+/**
+ * /mcp: the MCP Streamable HTTP endpoint on the app's port (scripts/serve.mjs routes it here).
+ *
+ * Every HTTP request presents an API key (`Authorization: Bearer`), resolved and counted against
+ * the key's rate limit as a REST request is; an unknown or revoked key is 401, over the limit 429,
+ * a body over the limit 413, all in the contract's error envelope. A browser page of another
+ * origin is refused (403): the protocol asks servers to check Origin against DNS rebinding.
+ *
+ * Sessions (Mcp-Session-Id) live in this process: each holds one MCP server (server/mcp/server.ts)
+ * and its transport, bound to the key that opened it. Another key presenting the id gets 404, as
+ * an unknown id does, and a client that gets 404 starts a new session (the protocol's rule): after
+ * a restart, or on another instance, nothing is lost but the handshake. A session whose client has
+ * sent nothing for MCP_SESSION_IDLE_MS (default 30 minutes), and that has no call in flight, is
+ * closed (a standalone GET stream, which only listens, does not keep it).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { presentKey } from '@/server/api/api-key-auth';
+import { errorBody, SECURITY_HEADERS } from '@/server/api/rest';
+import { AppError } from '@/server/errors';
+import { nodeHeaders } from '@/server/http/exchange';
+import { readBody } from '@/server/http/node-api';
+import { addressedOrigin } from '@/server/http/origin';
+import { describeError, log, logs } from '@/server/log';
+import { countRequest } from '@/server/metrics';
+import type { Runtime } from '@/server/runtime';
+import { utf8 } from '@/server/strict-json';
+import type { Caller, RestHandle } from './call';
+import { createMcpServer } from './server';
+import { tools } from './tools';
+
+const MCP_PATH = '/mcp';
+
+/** True for a request target the MCP endpoint serves. */
+export const isMcpPath = (url: string) => url === MCP_PATH || url.startsWith(`${MCP_PATH}?`) || url.startsWith(`${MCP_PATH}/`);
+
+const SWEEP_MS = 60_000;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  keyId: string;
+  /** When the client last sent a message (a POST): a GET's standalone stream, which only listens, does not count. */
+  lastSeen: number;
+  /** POSTs not yet answered (a waiting request_decision among them): never idle while one is; stopping lets them answer. */
+  posting: number;
+}
+
+export interface McpHandlerOptions {
+  runtime: () => Promise<Runtime>;
+  /** The REST transport the tools run through (server/api/rest.ts). */
+  handle: RestHandle;
+}
+
+export interface McpHandler {
+  (req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Open sessions (the metrics, the tests). */
+  readonly sessions: () => number;
+  /** The service is stopping: waits answer the decision as it stands, then every session closes. */
+  close(): Promise<void>;
+}
+
+/** A JSON-RPC error outside any request (the protocol's shape for what the transport refuses). */
+function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
+  const sessions = new Map<string, Session>();
+  const stopping = new AbortController();
+  // Whatever the largest tool body may be (an artifact's content), and the JSON-RPC around it.
+  let bodyLimit = 0;
+
+  // Started with the first session, so a handler never used costs no timer.
+  let sweep: NodeJS.Timeout | null = null;
+  const startSweep = (runtime: Runtime) => {
+    sweep ??= setInterval(
+      () => {
+        const idle = Date.now() - runtime.env.MCP_SESSION_IDLE_MS;
+        for (const session of sessions.values()) if (session.posting === 0 && session.lastSeen < idle) void session.transport.close();
+      },
+      Math.min(SWEEP_MS, runtime.env.MCP_SESSION_IDLE_MS),
+    );
+    sweep.unref();
+  };
+
+  async function open(runtime: Runtime, keyId: string): Promise<StreamableHTTPServerTransport> {
+    startSweep(runtime);
+    const server = createMcpServer({ runtime, handle: opts.handle, stopping: stopping.signal });
+    const session: Partial<Session> = { server, keyId, lastSeen: Date.now(), posting: 0 };
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => void sessions.set(id, session as Session),
+    });
+    session.transport = transport;
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    return transport;
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const runtime = await opts.runtime();
+    const headers = nodeHeaders(req.headers);
+    const origin = headers.get('origin');
+    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`);
+    if (origin && origin !== addressedOrigin(headers, url, runtime.env.TRUSTED_PROXY_HOPS)) {
+      throw new AppError('forbidden', 'The MCP endpoint takes no requests from a page of another origin.');
+    }
+    const presented = await presentKey(runtime, headers.get('authorization'));
+    if (presented) for (const [name, value] of Object.entries(presented.headers)) res.setHeader(name, value);
+    if (!presented) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');
+    if (!presented.key) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+    const key = presented.key;
+
+    let parsed: unknown;
+    if (req.method === 'POST') {
+      bodyLimit ||= Math.max(runtime.env.API_BODY_LIMIT_BYTES, ...[...tools().values()].map((t) => t.bodyLimitBytes ?? 0)) + 64 * 1024;
+      const bytes = await readBody(req, bodyLimit);
+      if (!bytes) throw new AppError('payload_too_large', `The body is larger than ${bodyLimit} bytes.`, { limitBytes: bodyLimit });
+      const text = utf8(bytes);
+      try {
+        if (text === null) throw new Error('not UTF-8');
+        parsed = JSON.parse(text);
+      } catch {
+        return rpcError(res, 400, -32700, 'Parse error: the body is not UTF-8 JSON.');
+      }
+    }
+
+    const sessionId = headers.get('mcp-session-id');
+    const session = sessionId ? sessions.get(sessionId) : undefined;
+    if (sessionId && (!session || session.keyId !== key.keyId)) {
+      return rpcError(res, 404, -32001, 'Session not found: start a new one with initialize.');
+    }
+    let transport = session?.transport;
+    if (!transport) {
+      const initialize = Array.isArray(parsed) ? parsed.some((m) => isInitializeRequest(m)) : isInitializeRequest(parsed);
+      if (req.method !== 'POST' || !initialize) {
+        return rpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id it answers.');
+      }
+      transport = await open(runtime, key.keyId);
+    }
+    if (session && req.method === 'POST') {
+      const seen = session;
+      seen.lastSeen = Date.now();
+      seen.posting++;
+      res.once('close', () => {
+        seen.posting--;
+        seen.lastSeen = Date.now();
+      });
+    }
+    (req as IncomingMessage & { auth?: unknown }).auth = {
+      token: 'api-key',
+      clientId: key.keyId,
+      scopes: [],
+      extra: { presented, authorization: headers.get('authorization')! } satisfies Caller,
+    };
+    await transport.handleRequest(req, res, parsed);
+  }
+
+  const handler = async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    const started = performance.now();
+    // The API's headers (data, never a page), and no caching.
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Request-Id', requestId);
+    res.once('close', () => {
+      const seconds = (performance.now() - started) / 1000;
+      countRequest(`${req.method} ${MCP_PATH}`, res.statusCode, seconds);
+      const level = res.statusCode >= 500 ? 'warn' : 'info';
+      if (logs(level))
+        log(level, 'request', {
+          requestId,
+          operation: `${req.method} ${MCP_PATH}`,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+        });
+    });
+    try {
+      await serve(req, res);
+    } catch (err) {
+      if (res.headersSent) {
+        log('warn', 'mcp request failed after its answer began', { requestId, error: describeError(err) });
+        res.destroy();
+        return;
+      }
+      const error = err instanceof AppError ? err : null;
+      if (!error) log('error', 'unexpected error', { requestId, error: describeError(err) });
+      const shown = error ?? new AppError('internal_error', 'An unexpected error occurred.');
+      const appUrl = await opts
+        .runtime()
+        .then((r) => r.env.APP_URL)
+        .catch(() => 'http://localhost:3000');
+      const body = JSON.stringify(errorBody(requestId, shown, appUrl));
+      const extra: Record<string, string> = { ...shown.extras.headers };
+      if (shown.retryAfter > 0) extra['Retry-After'] = String(shown.retryAfter);
+      if (shown.status === 401) extra['WWW-Authenticate'] = 'Bearer realm="mcp"';
+      // Answered before the body was read (401, 413): the connection closes rather than reading on.
+      if (!req.complete) extra.Connection = 'close';
+      res.writeHead(shown.status, { ...extra, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+    }
+  } as McpHandler;
+  Object.defineProperty(handler, 'sessions', { value: () => sessions.size });
+  handler.close = async () => {
+    stopping.abort();
+    if (sweep) clearInterval(sweep);
+    // Waits answer at once on `stopping` (the decision as it stands): their answers go out before
+    // the transports close, within the drain the launcher allows.
+    const until = Date.now() + 5_000;
+    while ([...sessions.values()].some((s) => s.posting > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
+  };
+  return handler;
+}

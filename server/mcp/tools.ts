@@ -1,0 +1,324 @@
+/**
+ * The MCP tools: each one a REST operation of /api/v1 (its procedure, its errors, its idempotency,
+ * its ledger events), named and described for a language model. Nothing here decides anything
+ * about work, runs or decisions: server/mcp/call.ts runs the operation through the REST transport.
+ *
+ * A tool's input schema is the operation's, read from the OpenAPI document (itself generated from
+ * the procedures' zod schemas): the path and query parameters and the JSON body's members become
+ * one flat object, and the headers an agent sets (Idempotency-Key, X-Correlation-Id,
+ * X-Context-Manifest-Digest) become `idempotency_key`, `correlation_id` and
+ * `context_manifest_digest`. The component schemas a body refers to are carried along as `$defs`.
+ */
+import { openApiDocument } from '@/server/api/openapi';
+import { operations } from '@/server/api/operations';
+
+type Json = Record<string, unknown>;
+
+/** Where a tool argument goes in the REST request. */
+interface ArgPlace {
+  in: 'path' | 'query' | 'header' | 'body';
+  /** Its name there (a header's, lower-case). */
+  name: string;
+}
+
+interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  /** The REST operation it runs. */
+  method: 'GET' | 'POST';
+  path: string;
+  /** Parameters and body members the tool does not offer (the event stream's SSE settings). */
+  omit?: string[];
+  /** Path parameters the tool sets itself (resume_run's action). */
+  fixed?: Record<string, string>;
+  /** Arguments of the tool's own, beside the operation's (request_decision's wait_seconds). */
+  own?: Record<string, Json>;
+  readOnly: boolean;
+}
+
+/** The request_decision tool's own argument: how long to wait for the ruling. */
+export const WAIT_SECONDS_MAX = 600;
+
+const TOOLS: ToolDefinition[] = [
+  {
+    name: 'create_work',
+    title: 'Create work',
+    description:
+      'Create a task (a piece of work) with its receipt, recorded in the workspace’s ledger. Give a title and, optionally, ' +
+      'a description, priority, an estimate and where it belongs in the plan (initiative, workstream, milestone; the Inbox when none). ' +
+      'Pass idempotency_key to make a retry safe: the same key and arguments return the first answer and record nothing new.',
+    method: 'POST',
+    path: '/work',
+    readOnly: false,
+  },
+  {
+    name: 'create_initiative',
+    title: 'Plan an initiative',
+    description:
+      'Create an initiative with its plan in one call: workstreams, their milestones, and tasks, each task optionally ' +
+      'depending on siblings (depends_on, by ref). Give each node a ref to get its id back (data.refs); put later work ' +
+      'in the plan with create_work and the three ids (initiative, workstream, milestone).',
+    method: 'POST',
+    path: '/initiatives',
+    readOnly: false,
+  },
+  {
+    name: 'list_tasks',
+    title: 'List tasks',
+    description:
+      'List the workspace’s tasks, newest first, filtered by status, type, priority, initiative, workstream or milestone. ' +
+      'With ready=true, only tasks that can be started now (todo, every dependency done), in the order an agent should take them. ' +
+      'Page with the cursor from the previous answer (meta.nextCursor).',
+    method: 'GET',
+    path: '/tasks',
+    readOnly: true,
+  },
+  {
+    name: 'claim_task',
+    title: 'Claim the next ready task',
+    description:
+      'Claim the next ready task as agent_id (your agent’s name; filters narrow it to an initiative, type or priority) and ' +
+      'start a run of it, with a lease: ' +
+      'no other agent gets the same task while the lease holds. Keep the lease with heartbeat or checkpoint before it ' +
+      'expires (lease.expires_at), and end the run with finish_run. Answers the task, the run and its lease, or nothing ' +
+      'when no task is ready.',
+    method: 'POST',
+    path: '/tasks/claim',
+    readOnly: false,
+  },
+  {
+    name: 'checkpoint',
+    title: 'Record a checkpoint',
+    description:
+      'Record progress on a run (a label and, optionally, state to resume from): it is kept in the ledger and ' +
+      'renews the run’s lease. Use the run id claim_task gave.',
+    method: 'POST',
+    path: '/runs/{runId}/checkpoints',
+    readOnly: false,
+  },
+  {
+    name: 'heartbeat',
+    title: 'Renew a run’s lease',
+    description:
+      'Tell the service the run is still alive, renewing its lease (and the fencing token stays the same). Call it well ' +
+      'before lease.expires_at while working without checkpoints; a run whose lease lapsed can no longer write.',
+    method: 'POST',
+    path: '/runs/{runId}/heartbeat',
+    readOnly: false,
+  },
+  {
+    name: 'finish_run',
+    title: 'Finish a run',
+    description:
+      'End a run with its outcome (completed: the task is done; or failed), a summary and the ids of the artifacts it delivered ' +
+      '(from register_artifact). Its receipt records what happened.',
+    method: 'POST',
+    path: '/runs/{runId}/finish',
+    readOnly: false,
+  },
+  {
+    name: 'resume_run',
+    title: 'Resume a paused run',
+    description:
+      'Resume a run that paused, as a run raised a blocking decision on pauses (blocks_task true): once the decision is ' +
+      'approved, resume it to get a new lease, then go on and finish it. A run already running answers as it is.',
+    method: 'POST',
+    path: '/runs/{runId}/actions/{action}',
+    fixed: { action: 'resume' },
+    omit: ['checkpointId'],
+    readOnly: false,
+  },
+  {
+    name: 'request_decision',
+    title: 'Ask a human for a ruling',
+    description:
+      'Raise a decision for a human to approve or decline: a title, the question, the options or the exact action ' +
+      '(tool and arguments) to approve, an urgency, and optionally the task and run it concerns. With blocks_task true and ' +
+      'a run_id, the run pauses while the human decides (it holds no lease to keep): resume it with resume_run once ' +
+      'approved. With wait_seconds (up to 600) the ' +
+      'tool waits for the ruling and answers the decision as it then stands: status (pending, approved, declined, ' +
+      'cancelled, expired), the chosen option, the arguments as the human edited them, and the grant to present with ' +
+      'consume_grant before running an approved action. While it waits it reports progress; a client that can open a URL ' +
+      'is offered the decision page. A decision still pending when the wait ends is not lost: wait again with ' +
+      'get_decision or another request_decision with the same idempotency_key.',
+    method: 'POST',
+    path: '/decisions',
+    own: {
+      wait_seconds: {
+        type: 'integer',
+        minimum: 0,
+        maximum: WAIT_SECONDS_MAX,
+        default: 0,
+        description: `Seconds to wait for the ruling before answering (0 to ${WAIT_SECONDS_MAX}; 0 answers at once).`,
+      },
+    },
+    readOnly: false,
+  },
+  {
+    name: 'get_decision',
+    title: 'Read a decision',
+    description:
+      'Read a decision as it stands now: its status, the ruling, the chosen option, edited arguments and, once approved, ' +
+      'the grant. Also readable as the resource decision://{id}.',
+    method: 'GET',
+    path: '/decisions/{id}',
+    readOnly: true,
+  },
+  {
+    name: 'consume_grant',
+    title: 'Use a grant, once',
+    description:
+      'Before running an action a human approved, present the decision’s grant token with the digest of the action you ' +
+      'are about to run (sha256: + hex SHA-256 of the RFC 8785 JSON of {tool, arguments, target?}). The service checks ' +
+      'the grant was issued for exactly that action and marks it used; a second use, another action or an expired grant ' +
+      'is refused, and then the action must not run.',
+    method: 'POST',
+    path: '/grants/consume',
+    readOnly: false,
+  },
+  {
+    name: 'register_artifact',
+    title: 'Register an artifact',
+    description:
+      'Record something a run delivered: its type from the artifact catalog, a name, and either its content (standard ' +
+      'base64, up to 1 MiB) or a URI with its SHA-256 and size. The ledger records its digest; pass the returned id to ' +
+      'finish_run in artifact_ids.',
+    method: 'POST',
+    path: '/artifacts',
+    readOnly: false,
+  },
+  {
+    name: 'verify_ledger',
+    title: 'Verify the ledger',
+    description:
+      'Check the workspace’s hash-chained ledger from its first event to its head: every event’s digest and link. ' +
+      'Answers whether it is intact, the head, and the first break if there is one.',
+    method: 'GET',
+    path: '/ledger/verify',
+    readOnly: true,
+  },
+  {
+    name: 'read_events',
+    title: 'Read ledger events',
+    description:
+      'Read the workspace’s ledger events in order, oldest first, optionally only some types (e.g. decision.approved). ' +
+      'Pass the cursor from the previous answer (meta.nextCursor) to go on from there.',
+    method: 'GET',
+    path: '/events/stream',
+    omit: ['format', 'last_event_id', 'lease_ms', 'poll_ms'],
+    readOnly: true,
+  },
+];
+
+/** A header parameter as a tool argument: X-Correlation-Id → correlation_id. */
+const argOfHeader = (header: string) => header.toLowerCase().replace(/^x-/, '').replaceAll('-', '_');
+
+export interface Tool extends ToolDefinition {
+  inputSchema: Json & { type: 'object' };
+  places: Map<string, ArgPlace>;
+  /** The operation's own body limit, when it has one (register_artifact's content). */
+  bodyLimitBytes: number | undefined;
+}
+
+/**
+ * Copies `schema`, pointing its component references at `$defs` and collecting each component it
+ * reaches (and theirs) into `defs`.
+ */
+function carry(schema: unknown, components: Record<string, unknown>, defs: Record<string, unknown>): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => carry(s, components, defs));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) {
+      const name = value.slice('#/components/schemas/'.length);
+      if (!(name in defs)) {
+        defs[name] = true; // placeholder: a component that refers to itself stops here
+        defs[name] = carry(components[name], components, defs);
+      }
+      out.$ref = `#/$defs/${name}`;
+    } else out[key] = carry(value, components, defs);
+  }
+  return out;
+}
+
+function toolOf(def: ToolDefinition, doc: Json): Tool {
+  const paths = doc.paths as Record<string, Record<string, Json>>;
+  const operation = paths[def.path]?.[def.method.toLowerCase()];
+  if (!operation) {
+    throw new Error(`MCP tool ${def.name}: no operation ${def.method} ${def.path}`);
+  }
+  const components = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, unknown>;
+  const defs: Record<string, unknown> = {};
+  const properties: Json = {};
+  const required: string[] = [];
+  const places = new Map<string, ArgPlace>();
+  const add = (arg: string, place: ArgPlace, schema: unknown, isRequired: boolean) => {
+    if (places.has(arg)) throw new Error(`MCP tool ${def.name}: two arguments named ${arg}`);
+    places.set(arg, place);
+    properties[arg] = carry(schema, components, defs);
+    if (isRequired) required.push(arg);
+  };
+  for (const p of (operation.parameters ?? []) as { in: string; name: string; schema: Json; description?: string; required?: boolean }[]) {
+    if (def.omit?.includes(p.name) || def.fixed?.[p.name] !== undefined) continue;
+    const schema = p.description && !p.schema.description ? { ...p.schema, description: p.description } : p.schema;
+    if (p.in === 'header') add(argOfHeader(p.name), { in: 'header', name: p.name.toLowerCase() }, schema, false);
+    else add(p.name, { in: p.in as 'path' | 'query', name: p.name }, schema, p.required === true);
+  }
+  const body = (operation.requestBody as Json | undefined)?.content as Record<string, { schema?: Json }> | undefined;
+  let bodySchema = body?.['application/json']?.schema;
+  if (bodySchema?.$ref) bodySchema = components[String(bodySchema.$ref).split('/').pop()!] as Json;
+  if (bodySchema) {
+    if (bodySchema.type !== 'object' || !bodySchema.properties) throw new Error(`MCP tool ${def.name}: its body is not a plain object`);
+    const bodyRequired = new Set((bodySchema.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries(bodySchema.properties as Json)) {
+      if (def.omit?.includes(name)) continue;
+      add(name, { in: 'body', name }, schema, bodyRequired.has(name));
+    }
+  }
+  // The key belongs to one workspace: an agent need not know its id (REST asks for it where the
+  // specification does; here it is filled in when left out, and refused when it names another).
+  if (places.has('workspace_id')) {
+    const i = required.indexOf('workspace_id');
+    if (i >= 0) required.splice(i, 1);
+    const schema = properties.workspace_id as Json;
+    properties.workspace_id = {
+      ...schema,
+      description: `${schema.description ? `${String(schema.description)} ` : ''}Default: the API key’s workspace.`,
+    };
+  }
+  for (const [name, schema] of Object.entries(def.own ?? {})) {
+    if (places.has(name)) throw new Error(`MCP tool ${def.name}: its own argument ${name} is also the operation's`);
+    properties[name] = schema;
+  }
+  const inputSchema: Tool['inputSchema'] = { type: 'object', properties, additionalProperties: false };
+  if (required.length > 0) inputSchema.required = required;
+  if (Object.keys(defs).length > 0) inputSchema.$defs = defs;
+  const bodyLimitBytes = operations.find((o) => o.method === def.method && o.path === def.path)?.meta.bodyLimitBytes;
+  return { ...def, inputSchema, places, bodyLimitBytes };
+}
+
+// The document's server URL does not reach a schema: any app URL gives the same tools.
+const documentJson = () => openApiDocument('http://localhost:3000') as unknown as Json;
+
+let built: Map<string, Tool> | null = null;
+
+/** Every tool, by name (built once from the OpenAPI document). */
+export function tools(): Map<string, Tool> {
+  built ??= new Map(TOOLS.map((t) => [t.name, toolOf(t, documentJson())]));
+  return built;
+}
+
+let readers: { checkpoint: Tool; decision: Tool } | null = null;
+
+/** The operations behind the resources: ledger://checkpoint and decision://{id}. */
+export function resourceReaders(): { checkpoint: Tool; decision: Tool } {
+  readers ??= {
+    checkpoint: toolOf(
+      { name: 'checkpoint', title: 'Checkpoint', description: '', method: 'GET', path: '/ledger/checkpoint', readOnly: true },
+      documentJson(),
+    ),
+    decision: tools().get('get_decision')!,
+  };
+  return readers;
+}

@@ -1,0 +1,293 @@
+/**
+ * The MCP endpoint (/mcp) driven by the SDK's own client over real HTTP: the tools are the REST
+ * operations (same events, same errors, same idempotency), request_decision waits for a human
+ * ruling made over REST by a signed-in approver, the resources read, and the endpoint refuses what
+ * the REST API refuses (a wrong key, another workspace's ids, a body over the limit).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { integrateWorkspace } from '@/server/ledger/integrator';
+import { signingOf } from '@/server/runtime';
+import { startTestApp, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
+
+let app: TestApp;
+let other: TestWorkspace;
+let approver: TestMember;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  app = await startTestApp();
+  other = await app.createWorkspace();
+  approver = await app.member('approver');
+});
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  await app?.close();
+});
+
+async function connect(key = app.ws.apiKey, capabilities: Record<string, unknown> = {}): Promise<Client> {
+  const client = new Client({ name: 'mcp-int-test', version: '1' }, { capabilities });
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', app.url), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+
+/** The ledger's length (its head's sequence). */
+async function ledgerLength(key = app.ws.apiKey): Promise<number> {
+  const res = await app.request('GET', '/ledger/verify', { key });
+  return res.body.data.head.sequence as number;
+}
+
+const errorOf = (result: CallToolResult) =>
+  (result.structuredContent as { error: { code: string; message: string; requestId: string } }).error;
+
+describe('tools over Streamable HTTP', () => {
+  it('lists the tools, each with the REST operation’s input schema', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      [
+        'checkpoint',
+        'claim_task',
+        'consume_grant',
+        'create_initiative',
+        'create_work',
+        'finish_run',
+        'get_decision',
+        'heartbeat',
+        'list_tasks',
+        'read_events',
+        'register_artifact',
+        'request_decision',
+        'resume_run',
+        'verify_ledger',
+      ].sort(),
+    );
+    const create = tools.find((t) => t.name === 'create_work')!;
+    expect(create.inputSchema.required).toContain('title');
+    expect(Object.keys(create.inputSchema.properties!)).toEqual(expect.arrayContaining(['title', 'idempotency_key', 'correlation_id']));
+    const wait = tools.find((t) => t.name === 'request_decision')!.inputSchema.properties!.wait_seconds as Record<string, unknown>;
+    expect(wait).toMatchObject({ type: 'integer', minimum: 0, maximum: 600 });
+  });
+
+  it('create_work writes what POST /work writes', async () => {
+    const client = await connect();
+    const result = await call(client, 'create_work', { title: 'from MCP', priority: 'high' });
+    expect(result.structuredContent).not.toHaveProperty('error');
+    expect(result.isError).toBe(false);
+    expect(result._meta?.['aws/status']).toBe(201);
+    const viaMcp = (result.structuredContent as { data: { taskId: string } }).data.taskId;
+    const rest = await app.request('POST', '/work', { body: { title: 'from REST', priority: 'high' } });
+    expect(rest.status).toBe(201);
+    const events = await app.request('GET', '/events/stream?limit=100');
+    const of = (taskId: string) =>
+      (events.body.data as { aggregateId: string; eventType: string; actorType: string; actorId: string }[])
+        .filter((e) => e.aggregateId === taskId)
+        .map((e) => ({ type: e.eventType, actor: `${e.actorType}:${e.actorId}` }));
+    expect(of(viaMcp)).toEqual(of(rest.body.data.taskId));
+    expect(of(viaMcp).length).toBeGreaterThan(0);
+  });
+});
+
+describe('idempotency and refusals, as over REST', () => {
+  it('an idempotency_key argument replays the first answer and records nothing new', async () => {
+    const client = await connect();
+    const args = { title: 'once only', idempotency_key: `mcp-${Date.now()}` };
+    const first = await call(client, 'create_work', args);
+    expect(first._meta?.['aws/status']).toBe(201);
+    const length = await ledgerLength();
+    const again = await call(client, 'create_work', args);
+    expect(again._meta?.['aws/status']).toBe(200);
+    expect((again.structuredContent as { data: { taskId: string } }).data.taskId).toBe(
+      (first.structuredContent as { data: { taskId: string } }).data.taskId,
+    );
+    expect(await ledgerLength()).toBe(length);
+    // The same key with other arguments: the REST answer, 422 idempotency_conflict.
+    const conflict = await call(client, 'create_work', { ...args, title: 'another' });
+    expect(conflict.isError).toBe(true);
+    expect(errorOf(conflict).code).toBe('idempotency_conflict');
+  });
+
+  it('bad arguments get the contract’s error and change nothing', async () => {
+    const client = await connect();
+    await app.expectUnchanged(async () => {
+      const missing = await call(client, 'create_work', {});
+      expect(missing.isError).toBe(true);
+      expect(errorOf(missing)).toMatchObject({ code: 'validation_failed', requestId: expect.any(String) });
+      const unknown = await call(client, 'create_work', { title: 'x', colour: 'red' });
+      expect(errorOf(unknown)).toMatchObject({ code: 'unknown_field' });
+      const nul = await call(client, 'create_work', { title: 'a\u0000b' });
+      expect(errorOf(nul).code).toBe('validation_failed');
+      const tooLong = await call(client, 'request_decision', { title: 'wait too long', wait_seconds: 601 });
+      expect(errorOf(tooLong)).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('wait_seconds') });
+      const noRun = await call(client, 'heartbeat', {});
+      expect(errorOf(noRun).code).toBe('validation_failed');
+    });
+  });
+
+  it('refuses a wrong key and a missing one with 401, before any session', async () => {
+    await expect(connect('awk_not_a_key_at_all')).rejects.toThrow(/401|unauthorized/i);
+    const res = await fetch(new URL('/mcp', app.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const body = (await res.json()) as { error: { code: string; requestId: string } };
+    expect(body.error).toMatchObject({ code: 'unauthorized', requestId: res.headers.get('x-request-id') });
+  });
+
+  it('another workspace’s ids are 404, as over REST; a session belongs to the key that opened it', async () => {
+    const theirs = await app.request('POST', '/decisions', {
+      key: other.apiKey,
+      body: { workspace_id: other.workspaceId, title: 'theirs' },
+    });
+    expect(theirs.status).toBe(201);
+    const client = await connect();
+    const read = await call(client, 'get_decision', { id: theirs.body.decision.id });
+    expect(read._meta?.['aws/status']).toBe(404);
+    expect(errorOf(read).code).toBe('not_found');
+    await expect(client.readResource({ uri: `decision://${theirs.body.decision.id}` })).rejects.toThrow(/not found/i);
+    const foreign = await call(client, 'request_decision', { workspace_id: other.workspaceId, title: 'in theirs' });
+    expect(foreign.isError).toBe(true);
+
+    // The session id of this client, presented with the other workspace's key: no such session.
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const res = await fetch(new URL('/mcp', app.url), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${other.apiKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sessionId,
+        'Mcp-Protocol-Version': '2025-11-25',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(404);
+  });
+
+  it('a body over the limit is 413 and a page of another origin 403, in the contract’s envelope', async () => {
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(3 * 1024 * 1024) } });
+    const res = await fetch(new URL('/mcp', app.url), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${app.ws.apiKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: big,
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+    const foreign = await fetch(new URL('/mcp', app.url), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${app.ws.apiKey}`,
+        Origin: 'https://evil.example',
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe('forbidden');
+  });
+});
+
+describe('request_decision waits for the ruling', () => {
+  it('answers the approval within a second of it, with progress on the way and the page offered', async () => {
+    const client = await connect(app.ws.apiKey, { elicitation: { url: {} } });
+    const offered: { mode?: string; url?: string; message?: string }[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      offered.push(request.params as { mode?: string; url?: string });
+      return { action: 'accept' };
+    });
+    const progress: { progress: number; total?: number; message?: string }[] = [];
+    const waiting = client.callTool(
+      {
+        name: 'request_decision',
+        arguments: { title: 'Deploy to production?', wait_seconds: 30, idempotency_key: `deploy-${Date.now()}` },
+      },
+      undefined,
+      { onprogress: (p) => progress.push(p), timeout: 60_000 },
+    ) as Promise<CallToolResult>;
+    // The decision is pending: find it as the approver's inbox would.
+    let id: string | undefined;
+    for (let i = 0; i < 100 && !id; i++) {
+      const list = await app.request('GET', '/decisions?status=pending&limit=100');
+      id = (list.body.data as { id: string; title: string }[]).find((d) => d.title === 'Deploy to production?')?.id;
+      if (!id) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(id).toBeDefined();
+    await new Promise((r) => setTimeout(r, 500));
+    const approved = await app.request('POST', `/decisions/${id}/approve`, { session: approver.session, body: {} });
+    expect(approved.status).toBe(200);
+    const at = Date.now();
+    const result = await waiting;
+    expect(Date.now() - at).toBeLessThan(1000);
+    expect(result.isError).toBe(false);
+    const answer = result.structuredContent as {
+      decision: { id: string; status: string; resolution: { outcome: string } };
+      wait: { ended: string };
+    };
+    expect(answer.decision).toMatchObject({ id, status: 'approved', resolution: { outcome: 'approved' } });
+    expect(answer.wait.ended).toBe('ruled');
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress[0]).toMatchObject({ total: 30, message: expect.stringContaining(`/decisions/${id}`) });
+    expect(offered).toEqual([expect.objectContaining({ mode: 'url', url: expect.stringMatching(new RegExp(`/decisions/${id}$`)) })]);
+  });
+
+  it('a wait that ends answers the decision still pending; the same key waits on the same decision', async () => {
+    const client = await connect();
+    const args = { title: 'Nobody answers', wait_seconds: 1, idempotency_key: `quiet-${Date.now()}` };
+    const first = await call(client, 'request_decision', args);
+    const answer = first.structuredContent as { decision: { id: string; status: string }; wait: { ended: string; waited_ms: number } };
+    expect(answer.decision.status).toBe('pending');
+    expect(answer.wait.ended).toBe('wait_elapsed');
+    expect(answer.wait.waited_ms).toBeGreaterThanOrEqual(1000);
+    const length = await ledgerLength();
+    const again = await call(client, 'request_decision', args);
+    expect((again.structuredContent as { decision: { id: string } }).decision.id).toBe(answer.decision.id);
+    expect(await ledgerLength()).toBe(length);
+    // Declined meanwhile: a wait that starts after the ruling answers at once.
+    const declined = await app.request('POST', `/decisions/${answer.decision.id}/decline`, { session: approver.session, body: {} });
+    expect(declined.status).toBe(200);
+    const late = await call(client, 'request_decision', { ...args, wait_seconds: 30 });
+    expect((late.structuredContent as { decision: { status: string }; wait: { ended: string } }).decision.status).toBe('declined');
+  });
+});
+
+describe('resources', () => {
+  it('ledger://checkpoint and decision://{id} read as their REST operations answer', async () => {
+    const client = await connect();
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(['ledger://checkpoint']);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((r) => r.uriTemplate)).toEqual(['decision://{id}']);
+
+    // Before the integrator has signed one: not found, as GET /ledger/checkpoint answers.
+    await expect(client.readResource({ uri: 'ledger://checkpoint' })).rejects.toThrow(/not found/i);
+    await call(client, 'create_work', { title: 'so the ledger has a checkpoint' });
+    await integrateWorkspace(app.runtime.db, app.ws.workspaceId, signingOf(app.runtime));
+    const rest = await app.request('GET', '/ledger/checkpoint');
+    const read = await client.readResource({ uri: 'ledger://checkpoint' });
+    const checkpoint = JSON.parse(String((read.contents[0] as { text: string }).text)) as unknown;
+    expect(rest.status).toBe(200);
+    expect(checkpoint).toEqual(rest.body);
+
+    const raised = await call(client, 'request_decision', { title: 'Read me' });
+    const id = (raised.structuredContent as { decision: { id: string } }).decision.id;
+    const decision = await client.readResource({ uri: `decision://${id}` });
+    expect(JSON.parse(String((decision.contents[0] as { text: string }).text))).toMatchObject({ decision: { id, status: 'pending' } });
+  });
+});
