@@ -55,6 +55,7 @@ import { measureTaskQueue } from './tasks';
 import { authenticatedFloor, claimLatency, fillReady, oursDrain, pgbenchDrain, settle } from './claims';
 import { measureCheckpointLag, measureProofs, waitForTree, type LagFigures } from './tree';
 import { fillDecided, measureDryRun } from './policy';
+import { measureWaiters } from './waiters';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -69,6 +70,7 @@ const quick = process.argv.includes('--quick');
  * `--only retention`: the retention job against an hour of keyed writes at ours' measured rate (bench/retention.ts), twice.
  * `--only policy`: POST /decision-policy/dry-run over 500 decided decisions against GET /decisions?limit=100, twice (bench/policy.ts).
  * `--only proofs`: inclusion and consistency proofs from a 1,000,000-event tree (bench/tree.ts), twice.
+ * `--only waiters`: 10,000 waiters at once on one instance (SSE leases by key and by session, MCP waits), twice (bench/waiters.ts).
  *   (`--only writes` also measures checkpoint lag: commit to a checkpoint covering it, while ours is loaded.)
  */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
@@ -81,6 +83,8 @@ const LEASES = quick ? 200 : 1000;
 const QUEUE_TASKS = quick ? 20_000 : 100_000;
 const CLAIM_TASKS = quick ? 2_000 : 10_000;
 const CLAIM_AGENTS = 32;
+/** Workspaces the 10,000 waiters are spread over (bench --only waiters). */
+const WAITER_WORKSPACES = 50;
 const WARMUP_SECONDS = quick ? 3 : 8;
 
 type Target = 'limit' | 'peer' | 'ours';
@@ -223,8 +227,9 @@ async function main(): Promise<void> {
   if (only === 'retention') return retentionOnly();
   if (only === 'proofs') return proofsOnly();
   if (only === 'policy') return policyOnly();
+  if (only === 'waiters') return waitersOnly();
   if (only !== undefined)
-    throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs, policy (not ${only})`);
+    throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs, policy, waiters (not ${only})`);
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 7} workspaces…`);
@@ -521,6 +526,45 @@ async function policyOnly(): Promise<void> {
   } finally {
     await ours.stop();
     await db.drop();
+  }
+}
+
+/** 10,000 waiters on one instance (targets: p99 delivery ≤ 100 ms, RSS ≤ 300 MiB, no query per idle waiter), twice. */
+async function waitersOnly(): Promise<void> {
+  buildIfStale();
+  const scale = quick ? 0.1 : 1;
+  // BENCH_WAITERS=<sse>,<session>,<mcp> sets the mix (to see what each kind costs).
+  const mix = process.env.BENCH_WAITERS?.split(',').map(Number) ?? [4000 * scale, 3000 * scale, 3000 * scale];
+  const opts = {
+    sse: Math.round(mix[0]!),
+    session: Math.round(mix[1]!),
+    mcp: Math.round(mix[2]!),
+    approvals: Math.round(600 * scale),
+    seconds: quick ? 5 : 20,
+    writesPerSecond: 10,
+    settleSeconds: 11,
+    idleSeconds: 5,
+  };
+  for (let run = 1; run <= 2; run++) {
+    const db = await createBenchDb(WAITER_WORKSPACES);
+    try {
+      log(`run ${run}: opening ${opts.sse + opts.session + opts.mcp} waiters over ${WAITER_WORKSPACES} workspaces…`);
+      const r = await measureWaiters(startOurs, db, opts);
+      const check = (ok: boolean) => (ok ? '✓' : '✗');
+      process.stdout.write(
+        `run ${run}: ${r.waiters} waiters (${opts.sse} SSE by key, ${opts.session} SSE by session, ${opts.mcp} MCP waits) ` +
+          `opened in ${fmt(r.openSeconds, 1)} s, ${r.openFailures} failed ${check(r.openFailures === 0)}\n` +
+          `  RSS ${fmt(r.idleRssMiB)} MiB with none → ${fmt(r.rssMiB)} MiB with all open, peak ${fmt(r.peakRssMiB)} MiB ` +
+          `${check(r.peakRssMiB <= 300)} (≤ 300)\n` +
+          `  idle ${opts.idleSeconds} s: ${r.idleQueries} transactions and ${r.idleScans} scans of the waiters' tables with all open, ` +
+          `${r.idleBaselineQueries} and ${r.idleBaselineScans} with none ${check(r.idleScans <= r.idleBaselineScans)}\n` +
+          `  delivery: SSE ${r.sseDelivered}/${r.sseExpected} events p50 ${fmt(r.sseP50)} ms p99 ${fmt(r.sseP99)} ms; ` +
+          `MCP ${r.mcpAnswered}/${opts.approvals} rulings p50 ${fmt(r.mcpP50)} ms p99 ${fmt(r.mcpP99)} ms; ` +
+          `all p99 ${fmt(r.allP99)} ms ${check(r.allP99 <= 100)} (≤ 100)\n`,
+      );
+    } finally {
+      await db.drop();
+    }
   }
 }
 

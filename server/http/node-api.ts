@@ -10,8 +10,6 @@
  * drained, bounded, before the connection closes (see send).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createRestHandler } from '@/server/api/rest';
 import { describeError, log } from '@/server/log';
 import { getRuntime } from '@/server/runtime';
@@ -144,12 +142,7 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
   if (answer.stream) {
     res.writeHead(answer.status, answer.headers);
     res.flushHeaders();
-    try {
-      await pipeline(Readable.fromWeb(answer.stream as never), res);
-    } catch (err) {
-      // The client left mid-stream: nothing to answer to.
-      if (!res.destroyed) log('warn', 'response stream failed', { error: describeError(err) });
-    }
+    await writeStream(answer.stream, res);
     return;
   }
   const body = answer.body ?? '';
@@ -157,6 +150,41 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
   if (answer.status !== 204 && answer.status !== 304) answer.headers['Content-Length'] = String(Buffer.byteLength(body));
   res.writeHead(answer.status, answer.headers);
   res.end(answer.status === 204 || answer.status === 304 ? undefined : body);
+}
+
+/**
+ * Writes a streamed answer (an event-stream lease) chunk by chunk as the stream gives them, waiting
+ * for 'drain' when the socket's buffer is full. One loop per open stream: what pipeline(fromWeb())
+ * costs per stream (a Readable, an async generator, five end-of-stream listeners on each side) was
+ * most of an idle lease's memory, and ten thousand leases are held open at once (README, Performance).
+ */
+async function writeStream(stream: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+  const reader = stream.getReader();
+  const gone = () => void reader.cancel().catch(() => undefined);
+  res.once('close', gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value))
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            res.off('drain', go);
+            res.off('close', go);
+            resolve();
+          };
+          res.on('drain', go);
+          res.on('close', go);
+        });
+    }
+    if (!res.destroyed) res.end();
+  } catch (err) {
+    // The client left mid-stream: nothing to answer to.
+    if (!res.destroyed) log('warn', 'response stream failed', { error: describeError(err) });
+    res.destroy();
+  } finally {
+    res.off('close', gone);
+  }
 }
 
 /** A node:http handler over a transport (tests serve test databases through it). */

@@ -45,8 +45,10 @@ interface Session {
   keyId: string;
   /** When the client last sent a message (a POST): a GET's standalone stream, which only listens, does not count. */
   lastSeen: number;
-  /** POSTs not yet answered (a waiting request_decision among them): never idle while one is; stopping lets them answer. */
+  /** POSTs not yet answered (a waiting request_decision among them): never idle while one is. */
   posting: number;
+  /** The calls whose connection closed before their answer went out, by JSON-RPC id (their waits end). */
+  hungUp: Map<string | number, AbortController>;
 }
 
 export interface McpHandlerOptions {
@@ -70,9 +72,19 @@ function rpcError(res: ServerResponse, status: number, code: number, message: st
   res.end(body);
 }
 
+/** The ids of the JSON-RPC requests in a POST's body (one message or a batch). */
+function requestIds(body: unknown): (string | number)[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) => {
+    const id = (m as { id?: unknown; method?: unknown } | null)?.id;
+    return (typeof id === 'string' || typeof id === 'number') && typeof (m as { method?: unknown }).method === 'string' ? [id] : [];
+  });
+}
+
 export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
   const sessions = new Map<string, Session>();
   const stopping = new AbortController();
+  const calls = { running: 0 };
   // Whatever the largest tool body may be (an artifact's content), and the JSON-RPC around it.
   let bodyLimit = 0;
 
@@ -91,8 +103,14 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
 
   async function open(runtime: Runtime, keyId: string): Promise<StreamableHTTPServerTransport> {
     startSweep(runtime);
-    const server = createMcpServer({ runtime, handle: opts.handle, stopping: stopping.signal });
-    const session: Partial<Session> = { server, keyId, lastSeen: Date.now(), posting: 0 };
+    const hungUp = new Map<string | number, AbortController>();
+    const hangUp = (id: string | number) => {
+      let controller = hungUp.get(id);
+      if (!controller) hungUp.set(id, (controller = new AbortController()));
+      return controller.signal;
+    };
+    const server = createMcpServer({ runtime, handle: opts.handle, stopping: stopping.signal, calls, hangUp });
+    const session: Partial<Session> = { server, keyId, lastSeen: Date.now(), posting: 0, hungUp };
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => void sessions.set(id, session as Session),
@@ -150,9 +168,15 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
       const seen = session;
       seen.lastSeen = Date.now();
       seen.posting++;
+      const ids = requestIds(parsed);
       res.once('close', () => {
         seen.posting--;
         seen.lastSeen = Date.now();
+        // The client left before the answer: its waits end (nobody would read what they answer).
+        for (const id of ids) {
+          if (!res.writableFinished) seen.hungUp.get(id)?.abort();
+          seen.hungUp.delete(id);
+        }
       });
     }
     (req as IncomingMessage & { auth?: unknown }).auth = {
@@ -215,7 +239,7 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     // Waits answer at once on `stopping` (the decision as it stands): their answers go out before
     // the transports close, within the drain the launcher allows.
     const until = Date.now() + 5_000;
-    while ([...sessions.values()].some((s) => s.posting > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    while (calls.running > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
   };
   return handler;

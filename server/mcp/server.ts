@@ -20,6 +20,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { AppError } from '@/server/errors';
 import { hubOf } from '@/server/ledger/feed';
 import type { Runtime } from '@/server/runtime';
@@ -37,6 +38,10 @@ export interface McpContext {
   handle: RestHandle;
   /** Aborted when the service stops: waits answer the decision as it stands. */
   stopping: AbortSignal;
+  /** Tool calls under way in this process (stopping lets them answer before the database closes). */
+  calls: { running: number };
+  /** Aborted when the connection that carries the call's answer closes before it (server/mcp/http.ts). */
+  hangUp(requestId: string | number): AbortSignal;
 }
 
 const INSTRUCTIONS =
@@ -77,11 +82,19 @@ function listed(tool: Tool) {
   };
 }
 
+/**
+ * One JSON Schema validator for every session: the SDK makes an Ajv instance per server unless
+ * given one, about 40 KB each, which was most of what an open MCP wait cost (bench --only waiters).
+ * (It checks form elicitations' answers, which this server never asks for.)
+ */
+let validator: AjvJsonSchemaValidator | null = null;
+
 /** A new MCP server for one session. */
 export function createMcpServer(ctx: McpContext): Server {
+  validator ??= new AjvJsonSchemaValidator();
   const server = new Server(
     { name: 'accountable-work-service', title: 'Accountable Work Service', version: '1' },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator },
   );
   const appUrl = ctx.runtime.env.APP_URL;
   const all = tools();
@@ -93,8 +106,13 @@ export function createMcpServer(ctx: McpContext): Server {
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name}.`);
     const args = request.params.arguments ?? {};
     const caller = callerOf(extra);
-    if (tool.name === 'request_decision') return requestDecision(ctx, server, tool, args, caller, extra);
-    return resultOf(await callTool(ctx.handle, tool, args, caller, appUrl));
+    ctx.calls.running++;
+    try {
+      if (tool.name === 'request_decision') return await requestDecision(ctx, server, tool, args, caller, extra);
+      return resultOf(await callTool(ctx.handle, tool, args, caller, appUrl));
+    } finally {
+      ctx.calls.running--;
+    }
   });
 
   const readers = resourceReaders();
@@ -185,34 +203,34 @@ async function requestDecision(
   }
   let watch: DecisionWatch | null = null;
   try {
-    const raised = await callTool(ctx.handle, tool, args, caller, appUrl);
-    const decision = (raised.body as { decision?: { id: string; status: string; title?: string } }).decision;
-    if (raised.status >= 400 || !decision) return resultOf(raised);
-    if (waitSeconds === 0 || decision.status !== 'pending') return resultOf(raised, { wait: { ended: 'not_waited', waited_ms: 0 } });
+    // Only what the wait needs is kept while it waits (a decision's whole answer is kilobytes,
+    // and ten thousand may wait at once): the answer is read again when the wait ends.
+    const raised = await raise(ctx, tool, args, caller, waitSeconds);
+    if ('result' in raised) return raised.result;
+    const { id, title } = raised;
 
     const reader = resourceReaders().decision;
-    const read = () => callTool(ctx.handle, reader, { id: decision.id }, caller, appUrl);
+    const read = () => callTool(ctx.handle, reader, { id }, caller, appUrl);
     // Joined before the decision is read again: a ruling that commits after this read reaches the watch.
-    watch = new DecisionWatch(hub, key.keyId, key.workspaceId, decision.id);
+    watch = new DecisionWatch(hub, key.keyId, key.workspaceId, id);
     await watch.start();
-    const signal = AbortSignal.any([extra.signal, ctx.stopping]);
-    const page = new URL(`/decisions/${decision.id}`, appUrl).toString();
+    const signal = AbortSignal.any([extra.signal, ctx.stopping, ctx.hangUp(extra.requestId)]);
+    const page = new URL(`/decisions/${id}`, appUrl).toString();
     const progress = progressReporter(extra, waitSeconds, page, started);
-    const elicitationId = offerPage(server, extra, page, decision.title, deadline);
-    let current = await read();
+    const elicitationId = offerPage(server, extra, page, title, deadline);
+    let seen = await glance(read);
     let ended: WaitEnd = 'wait_elapsed';
     for (;;) {
-      const status = (current.body as { decision?: { status?: string } }).decision?.status;
-      if (current.status >= 400) return resultOf(current);
-      if (status !== 'pending') {
+      if (seen.final) {
+        if (seen.final.status >= 400) return resultOf(seen.final);
         ended = 'ruled';
         break;
       }
       const left = deadline - Date.now();
       if (left <= 0) break;
-      await progress(current.body);
+      await progress(seen.approvals, seen.required);
       const why = await watch.next(Math.min(left, PROGRESS_EVERY_MS), signal);
-      if (why === 'moved') current = await read();
+      if (why === 'moved') seen = await glance(read);
       else if (why === 'aborted') {
         ended = ctx.stopping.aborted ? 'service_stopping' : 'cancelled';
         break;
@@ -220,21 +238,54 @@ async function requestDecision(
         return resultOf(refusal(new AppError('unauthorized', 'The API key was revoked while waiting.'), appUrl));
       } else if (why === 'failed') {
         // The feed could not read: the decision as it stands, from a read of its own.
-        current = await read();
         break;
       }
     }
-    if (ended !== 'ruled') current = await read();
+    const final = seen.final ?? (await read());
     if (elicitationId && ended === 'ruled') {
       void server
         .createElicitationCompletionNotifier(elicitationId, { relatedRequestId: extra.requestId })()
         .catch(() => undefined);
     }
-    return resultOf(current, { wait: { ended, waited_ms: Date.now() - started } });
+    return resultOf(final, { wait: { ended, waited_ms: Date.now() - started } });
   } finally {
     watch?.stop();
     place.release();
   }
+}
+
+/**
+ * Raises the decision (POST /decisions): the tool's answer when there is nothing to wait for (an
+ * error, wait_seconds 0, a decision already ruled: an idempotent replay), else the decision's id and title.
+ */
+async function raise(
+  ctx: McpContext,
+  tool: Tool,
+  args: Record<string, unknown>,
+  caller: Caller,
+  waitSeconds: number,
+): Promise<{ result: CallToolResult } | { id: string; title: string | undefined }> {
+  const raised = await callTool(ctx.handle, tool, args, caller, ctx.runtime.env.APP_URL);
+  const decision = (raised.body as { decision?: { id: string; status: string; title?: string } }).decision;
+  if (raised.status >= 400 || !decision) return { result: resultOf(raised) };
+  if (waitSeconds === 0 || decision.status !== 'pending')
+    return { result: resultOf(raised, { wait: { ended: 'not_waited', waited_ms: 0 } }) };
+  return { id: decision.id, title: decision.title };
+}
+
+/** A read of the decision, kept whole only when it ends the wait (ruled, or an error). */
+interface Glance {
+  final: ToolAnswer | null;
+  approvals: number;
+  required: number | undefined;
+}
+
+async function glance(read: () => Promise<ToolAnswer>): Promise<Glance> {
+  const answer = await read();
+  const decision = (answer.body as { decision?: { status?: string; approvals?: unknown[]; policy?: { approvals_required?: number } } })
+    .decision;
+  if (answer.status >= 400 || decision?.status !== 'pending') return { final: answer, approvals: 0, required: undefined };
+  return { final: null, approvals: decision.approvals?.length ?? 0, required: decision.policy?.approvals_required };
 }
 
 /** Sends progress notifications when the client asked for them (a progressToken); otherwise does nothing. */
@@ -242,11 +293,8 @@ function progressReporter(extra: Extra, waitSeconds: number, page: string, start
   const token = extra._meta?.progressToken;
   // Seconds waited so far, strictly increasing from one notification to the next (the protocol asks it).
   let last = -1;
-  return async (body: unknown) => {
+  return async (approvals: number, required: number | undefined) => {
     if (token === undefined) return;
-    const decision = (body as { decision?: { approvals?: unknown[]; policy?: { approvals_required?: number } } }).decision;
-    const approvals = decision?.approvals?.length ?? 0;
-    const required = decision?.policy?.approvals_required;
     const count = required && required > 1 ? ` (${approvals} of ${required} approvals)` : '';
     await extra
       .sendNotification({

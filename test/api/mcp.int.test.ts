@@ -291,3 +291,85 @@ describe('resources', () => {
     expect(JSON.parse(String((decision.contents[0] as { text: string }).text))).toMatchObject({ decision: { id, status: 'pending' } });
   });
 });
+
+describe('a wait holds a place among the key’s leases', () => {
+  let small: TestApp;
+  beforeAll(async () => {
+    small = await startTestApp({ SSE_LEASES_PER_KEY: '1' }, { primaryName: 'one-lease' });
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  const post = (body: unknown, headers: Record<string, string>, signal?: AbortSignal) =>
+    fetch(new URL('/mcp', small.url), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${small.ws.apiKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify(body),
+      signal,
+    });
+
+  it('past the limit a wait is 429 and raises nothing; a client that hangs up frees its place at once', async () => {
+    // A wait over a raw connection, which the client then drops.
+    const init = await post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      },
+      {},
+    );
+    const session = { 'Mcp-Session-Id': init.headers.get('mcp-session-id')!, 'Mcp-Protocol-Version': '2025-11-25' };
+    await init.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+    const hangUp = new AbortController();
+    const waiting = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'request_decision', arguments: { title: 'Held', wait_seconds: 60 } } },
+      session,
+      hangUp.signal,
+    );
+    expect(waiting.status).toBe(200);
+
+    // The key's one place is taken: another wait is refused, and raises nothing.
+    const client = new Client({ name: 'second', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', small.url), {
+        requestInit: { headers: { Authorization: `Bearer ${small.ws.apiKey}` } },
+      }),
+    );
+    try {
+      await expect.poll(async () => (await small.request('GET', '/decisions?status=pending')).body.data.length, { timeout: 5_000 }).toBe(1);
+      await small.expectUnchanged(async () => {
+        const refused = (await client.callTool({
+          name: 'request_decision',
+          arguments: { title: 'Second', wait_seconds: 5 },
+        })) as CallToolResult;
+        expect(errorOf(refused)).toMatchObject({ code: 'rate_limited' });
+        expect(refused._meta?.['aws/status']).toBe(429);
+      });
+
+      // The first client hangs up: its wait ends and its place is free again.
+      hangUp.abort();
+      await expect
+        .poll(
+          async () => {
+            const r = (await client.callTool({
+              name: 'request_decision',
+              arguments: { title: 'Third', wait_seconds: 1 },
+            })) as CallToolResult;
+            return (r.structuredContent as { wait?: { ended: string } }).wait?.ended ?? errorOf(r).code;
+          },
+          { timeout: 5_000 },
+        )
+        .toBe('wait_elapsed');
+    } finally {
+      await client.close();
+    }
+  });
+});
