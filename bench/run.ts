@@ -557,7 +557,9 @@ async function waitersOnly(): Promise<void> {
           `  RSS ${fmt(r.idleRssMiB)} MiB with none → ${fmt(r.rssMiB)} MiB with all open, peak ${fmt(r.peakRssMiB)} MiB ` +
           `${check(r.peakRssMiB <= 300)} (≤ 300)\n` +
           `  idle ${opts.idleSeconds} s: ${r.idleQueries} transactions and ${r.idleScans} scans of the waiters' tables with all open, ` +
-          `${r.idleBaselineQueries} and ${r.idleBaselineScans} with none ${check(r.idleScans <= r.idleBaselineScans)}\n` +
+          `${r.idleBaselineQueries} and ${r.idleBaselineScans} with none ` +
+          // Not one per waiter: the background jobs' few scans move by a couple either way.
+          `${check(r.idleScans - r.idleBaselineScans < r.waiters / 100 && r.idleQueries - r.idleBaselineQueries < r.waiters / 100)}\n` +
           `  delivery: SSE ${r.sseDelivered}/${r.sseExpected} events p50 ${fmt(r.sseP50)} ms p99 ${fmt(r.sseP99)} ms; ` +
           `MCP ${r.mcpAnswered}/${opts.approvals} rulings p50 ${fmt(r.mcpP50)} ms p99 ${fmt(r.mcpP99)} ms; ` +
           `all p99 ${fmt(r.allP99)} ms ${check(r.allP99 <= 100)} (≤ 100)\n`,

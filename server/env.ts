@@ -47,6 +47,11 @@ const envSchema = z.object({
    */
   SSE_LEASES_PER_KEY: intFromString(20, 1, 100_000),
   /**
+   * New event-stream leases, MCP sessions and MCP waits are refused (503, Retry-After) while the
+   * heap is past this share of its limit (server/capacity.ts): open ones go on, the process stays up.
+   */
+  WAITERS_HEAP_PERCENT: intFromString(80, 1, 100),
+  /**
    * An MCP session (server/mcp/http.ts) with no request for this long, and none in flight, is
    * closed; its client starts a new one when it next calls (the protocol's 404 rule).
    */

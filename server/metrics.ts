@@ -16,7 +16,13 @@ import { describeError, log } from './log';
 
 /** What a refusal was for: the few reasons a request is turned away before it is served. */
 export type Refusal =
-  'api_rate_limit' | 'validator_rate_limit' | 'event_stream_leases' | 'sign_in_locked' | 'sign_in_failed' | 'link_attempts_locked';
+  | 'api_rate_limit'
+  | 'validator_rate_limit'
+  | 'event_stream_leases'
+  | 'waiter_capacity'
+  | 'sign_in_locked'
+  | 'sign_in_failed'
+  | 'link_attempts_locked';
 
 /** An endpoint behind, and the age of the oldest event it has not been delivered. */
 export interface DeliveryLag {

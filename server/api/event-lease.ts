@@ -13,6 +13,7 @@ import { encodeCursor } from '@/server/ledger/cursor';
 import type { FeedHub, FeedLease } from '@/server/ledger/feed';
 import { readEvents } from '@/server/ledger/read';
 import type { Runtime } from '@/server/runtime';
+import type { ChunkSink, PushedBody } from '@/server/http/exchange';
 import type { Principal } from './trpc';
 
 const BATCH = 100;
@@ -33,7 +34,7 @@ export interface LeaseSettings {
 
 const encoder = new TextEncoder();
 
-export class EventLease implements FeedLease {
+export class EventLease implements FeedLease, PushedBody {
   readonly keyId: string | null;
   readonly pollMs: number;
   /** Settles when it has sent its last frame and closed. */
@@ -55,7 +56,7 @@ export class EventLease implements FeedLease {
   private closed = false;
   // The service is stopping: end with lease_end now, as at the deadline (endEventStreams).
   private ending = false;
-  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private sink!: ChunkSink;
 
   constructor(
     private readonly runtime: Runtime,
@@ -73,12 +74,15 @@ export class EventLease implements FeedLease {
     this.done = new Promise<void>((resolve) => (this.finished = resolve));
   }
 
-  /** The response body: the lease runs from now until it ends or `signal` (the client leaving) stops it. */
-  stream(signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => this.run(controller, signal),
-      cancel: () => this.stop(),
-    });
+  /** The response body: the lease runs from now, writing into `sink`, until it ends or is cancelled (the client left). */
+  start(sink: ChunkSink): void {
+    void this.run(sink);
+  }
+
+  /** The client went away: stop without another frame. */
+  cancel(): void {
+    this.closed = true;
+    this.alarm();
   }
 
   push(events: readonly LedgerEvent[]): void {
@@ -123,12 +127,6 @@ export class EventLease implements FeedLease {
     this.alarm();
   }
 
-  /** The client went away: stop without another frame. */
-  private stop(): void {
-    this.closed = true;
-    this.alarm();
-  }
-
   /** Wakes the loop if it waits. */
   private alarm(): void {
     const w = this.wake;
@@ -137,7 +135,7 @@ export class EventLease implements FeedLease {
   }
 
   private send(text: string | Uint8Array): void {
-    if (!this.closed) this.controller.enqueue(typeof text === 'string' ? encoder.encode(text) : text);
+    if (!this.closed) this.sink.write(typeof text === 'string' ? encoder.encode(text) : text);
   }
 
   private deliver(events: readonly LedgerEvent[]): void {
@@ -151,12 +149,11 @@ export class EventLease implements FeedLease {
     if (sent) this.lastSent = Date.now();
   }
 
-  private async run(controller: ReadableStreamDefaultController<Uint8Array>, signal: AbortSignal | undefined): Promise<void> {
-    this.controller = controller;
+  private async run(sink: ChunkSink): Promise<void> {
+    this.sink = sink;
     const { db, env, secrets } = this.runtime;
     const { workspaceId, deadline, pollMs } = this.settings;
     const keepaliveMs = env.SSE_KEEPALIVE_MS;
-    signal?.addEventListener('abort', () => this.stop());
     const feed = this.hub.join(workspaceId, this);
     try {
       this.send(`retry: ${Math.min(pollMs, 1000)}\n\n`);
@@ -209,7 +206,7 @@ export class EventLease implements FeedLease {
       this.place.release();
       if (!this.closed) {
         this.closed = true;
-        controller.close();
+        sink.end();
       }
       this.finished();
     }

@@ -15,6 +15,7 @@
  * the `api_key.revoked` event (the revocation's own commit wakes it); keepalives are timers.
  */
 import { z } from 'zod';
+import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { decodeCursor } from '@/server/ledger/cursor';
 import { hubOf } from '@/server/ledger/feed';
@@ -83,6 +84,7 @@ export async function serveEventStream(request: ApiRequest, runtime: Runtime, pr
   }
 
   // Admitted last, so a request refused for its input does not count; released when the lease ends.
+  admitWaiter(runtime.env.WAITERS_HEAP_PERCENT);
   const hub = hubOf(runtime);
   const deadline = Date.now() + q.lease_ms;
   const place = hub.admit(reader.kind === 'api_key' ? reader.keyId : `user:${reader.userId}`, deadline, runtime.env.SSE_LEASES_PER_KEY);
@@ -115,7 +117,7 @@ export async function serveEventStream(request: ApiRequest, runtime: Runtime, pr
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
     },
-    stream: lease.stream(request.signal),
+    stream: lease,
   };
 }
 

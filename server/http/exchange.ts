@@ -37,12 +37,50 @@ export interface ApiRequest {
   body(limit: number): Promise<Buffer | null>;
 }
 
-/** An answer: one whole body, or a stream written as it comes (the SSE form of the event stream). */
+/** Where a pushed body writes its chunks: the node response itself, or a web stream's controller. */
+export interface ChunkSink {
+  write(chunk: Uint8Array): void;
+  end(): void;
+}
+
+/**
+ * A body written as it comes (the SSE form of the event stream): started once with where to write,
+ * cancelled when the client leaves. Pushed straight into the node response: a web ReadableStream
+ * and its reader between the two cost more than the rest of an idle lease, and ten thousand may be
+ * open at once (README, Performance).
+ */
+export interface PushedBody {
+  start(sink: ChunkSink): void;
+  cancel(): void;
+}
+
+/** An answer: one whole body, or a body pushed as it comes. */
 export interface Answer {
   status: number;
   headers: Record<string, string>;
   body?: string | Buffer;
-  stream?: ReadableStream<Uint8Array>;
+  stream?: PushedBody;
+}
+
+/** A pushed body as a web stream (fetch handlers: Next's dev route). */
+export function webStreamOf(body: PushedBody): ReadableStream<Uint8Array> {
+  let open = true;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      body.start({
+        write: (chunk) => open && controller.enqueue(chunk),
+        end: () => {
+          if (!open) return;
+          open = false;
+          controller.close();
+        },
+      });
+    },
+    cancel() {
+      open = false;
+      body.cancel();
+    },
+  });
 }
 
 /** The client stopped sending before the body's end (it left, or its connection broke). */

@@ -3,7 +3,7 @@
  * scripts/serve.mjs serves the API from node:http (server/http/node-api.ts) and never comes here.
  * Its bounded reader also serves /api/trpc (server/api/internal.ts).
  */
-import { BodyCutOff, type Answer, type ApiRequest } from './exchange';
+import { BodyCutOff, webStreamOf, type Answer, type ApiRequest } from './exchange';
 
 /** The body's bytes, counted while read (see ApiRequest.body). */
 export async function readBounded(request: Request, limit: number): Promise<Buffer | null> {
@@ -39,7 +39,11 @@ export function fetchApiHandler(handle: (request: ApiRequest) => Promise<Answer>
       body: (limit) => readBounded(request, limit),
     });
     const bodyless = request.method === 'HEAD' || answer.status === 204 || answer.status === 304;
-    const body = answer.stream ?? (typeof answer.body === 'string' ? answer.body : new Uint8Array(answer.body ?? []));
+    const body = answer.stream
+      ? webStreamOf(answer.stream)
+      : typeof answer.body === 'string'
+        ? answer.body
+        : new Uint8Array(answer.body ?? []);
     return new Response(bodyless ? null : body, { status: answer.status, headers: answer.headers });
   };
 }

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRestHandler } from '@/server/api/rest';
 import { describeError, log } from '@/server/log';
 import { getRuntime } from '@/server/runtime';
-import { BodyCutOff, nodeHeaders, type Answer, type ApiRequest } from './exchange';
+import { BodyCutOff, nodeHeaders, type Answer, type ApiRequest, type PushedBody } from './exchange';
 
 /** At most this much of a body the answer did not need is read and dropped, for at most DRAIN_MS. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
@@ -142,7 +142,7 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
   if (answer.stream) {
     res.writeHead(answer.status, answer.headers);
     res.flushHeaders();
-    await writeStream(answer.stream, res);
+    push(answer.stream, res);
     return;
   }
   const body = answer.body ?? '';
@@ -153,38 +153,21 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
 }
 
 /**
- * Writes a streamed answer (an event-stream lease) chunk by chunk as the stream gives them, waiting
- * for 'drain' when the socket's buffer is full. One loop per open stream: what pipeline(fromWeb())
- * costs per stream (a Readable, an async generator, five end-of-stream listeners on each side) was
- * most of an idle lease's memory, and ten thousand leases are held open at once (README, Performance).
+ * Starts a pushed answer (an event-stream lease) writing straight into the response; a client that
+ * leaves cancels it. Nothing waits on it here: the lease's own loop is all an idle lease holds.
  */
-async function writeStream(stream: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
-  const reader = stream.getReader();
-  const gone = () => void reader.cancel().catch(() => undefined);
+function push(body: PushedBody, res: ServerResponse): void {
+  const gone = () => body.cancel();
   res.once('close', gone);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done || res.destroyed) break;
-      if (!res.write(value))
-        await new Promise<void>((resolve) => {
-          const go = () => {
-            res.off('drain', go);
-            res.off('close', go);
-            resolve();
-          };
-          res.on('drain', go);
-          res.on('close', go);
-        });
-    }
-    if (!res.destroyed) res.end();
-  } catch (err) {
-    // The client left mid-stream: nothing to answer to.
-    if (!res.destroyed) log('warn', 'response stream failed', { error: describeError(err) });
-    res.destroy();
-  } finally {
-    res.off('close', gone);
-  }
+  body.start({
+    write(chunk) {
+      if (!res.destroyed) res.write(chunk);
+    },
+    end() {
+      res.off('close', gone);
+      if (!res.destroyed) res.end();
+    },
+  });
 }
 
 /** A node:http handler over a transport (tests serve test databases through it). */

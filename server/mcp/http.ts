@@ -20,6 +20,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { presentKey } from '@/server/api/api-key-auth';
 import { errorBody, SECURITY_HEADERS } from '@/server/api/rest';
+import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { nodeHeaders } from '@/server/http/exchange';
 import { readBody } from '@/server/http/node-api';
@@ -162,6 +163,7 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
       if (req.method !== 'POST' || !initialize) {
         return rpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id it answers.');
       }
+      admitWaiter(runtime.env.WAITERS_HEAP_PERCENT);
       transport = await open(runtime, key.keyId);
     }
     if (session && req.method === 'POST') {

@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { hubOf } from '@/server/ledger/feed';
 import type { Runtime } from '@/server/runtime';
@@ -185,6 +186,14 @@ async function requestDecision(
   // A wait holds a connection like an event-stream lease, and counts among the key's leases: admitted
   // before the decision is raised, so a refused wait raises nothing.
   const hub = hubOf(ctx.runtime);
+  if (waitSeconds > 0) {
+    try {
+      admitWaiter(ctx.runtime.env.WAITERS_HEAP_PERCENT);
+    } catch (err) {
+      if (err instanceof AppError) return resultOf(refusal(err, appUrl));
+      throw err;
+    }
+  }
   const place = waitSeconds > 0 ? hub.admit(key.keyId, deadline, ctx.runtime.env.SSE_LEASES_PER_KEY) : { release() {} };
   if ('retryAfterMs' in place) {
     const retryAfter = Math.max(1, Math.ceil(place.retryAfterMs / 1000));

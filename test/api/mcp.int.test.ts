@@ -373,3 +373,43 @@ describe('a wait holds a place among the key’s leases', () => {
     }
   });
 });
+
+describe('waiters past the memory the instance allows', () => {
+  let full: TestApp;
+  beforeAll(async () => {
+    // 1 %: the heap is always past it, as a heap near its cap is.
+    full = await startTestApp({ WAITERS_HEAP_PERCENT: '1' }, { primaryName: 'full-heap' });
+  });
+  afterAll(async () => {
+    await full?.close();
+  });
+
+  it('a new lease, MCP session or wait is 503 with Retry-After and raises nothing; ordinary calls go on', async () => {
+    await full.expectUnchanged(async () => {
+      const lease = await full.request('GET', '/events/stream?format=sse&lease_ms=1000');
+      expect(lease.status).toBe(503);
+      expect(lease.headers.get('retry-after')).toBe('5');
+      expect(lease.body.error).toMatchObject({ code: 'service_unavailable', details: { scope: 'waiters' } });
+
+      const init = await fetch(new URL('/mcp', full.url), {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${full.ws.apiKey}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+      expect(init.status).toBe(503);
+      expect(init.headers.get('retry-after')).toBe('5');
+      expect(((await init.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
+    });
+    // A JSON page of the same events is served as ever.
+    expect((await full.request('GET', '/events/stream?limit=1')).status).toBe(200);
+  });
+});

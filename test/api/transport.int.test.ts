@@ -109,6 +109,29 @@ describe('bodies', () => {
     });
   });
 
+  it('under the dev route an event-stream lease is a web stream: its frames as they come, and cancelling it ends the lease', async () => {
+    const handle = fetchApiHandler(createRestHandler({ runtime: async () => app.runtime }));
+    const res = await handle(
+      new Request('http://127.0.0.1:3000/api/v1/events/stream?format=sse&lease_ms=60000', {
+        headers: { authorization: `Bearer ${app.ws.apiKey}` },
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('event: workspace.created')) text += new TextDecoder().decode((await reader.read()).value);
+    expect(text).toMatch(/^retry: \d+\n\n/);
+    // The client leaves: the lease ends at once (its place among the key's leases is free again).
+    await reader.cancel();
+    const again = await handle(
+      new Request('http://127.0.0.1:3000/api/v1/events/stream?format=sse&lease_ms=1', {
+        headers: { authorization: `Bearer ${app.ws.apiKey}` },
+      }),
+    );
+    expect((await again.text()).trimEnd()).toMatch(/event: lease_end\ndata: \{"nextCursor":"[^"]+"\}$/);
+  });
+
   it('a body cut off by the client (its connection reset) is a 400 of the request, not a 503 of the database', async () => {
     // Over a socket nobody is left to read this answer (test/api/node-adapter.int.test.ts sends one
     // and checks the server goes on): the transport is given a body that fails mid-read, as the
