@@ -46,6 +46,8 @@ const envSchema = z.object({
    * and a place in its workspace's feed, so a leaking or hostile client cannot pile them up.
    */
   SSE_LEASES_PER_KEY: intFromString(20, 1, 100_000),
+  /** MCP sessions one API key may hold open at once on one instance; one more is 429 rate_limited. */
+  MCP_SESSIONS_PER_KEY: intFromString(1000, 1, 100_000),
   /**
    * New event-stream leases, MCP sessions and MCP waits are refused (503, Retry-After) while the
    * heap is past this share of its limit (server/capacity.ts): open ones go on, the process stays up.

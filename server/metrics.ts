@@ -20,6 +20,7 @@ export type Refusal =
   | 'validator_rate_limit'
   | 'event_stream_leases'
   | 'waiter_capacity'
+  | 'mcp_sessions'
   | 'sign_in_locked'
   | 'sign_in_failed'
   | 'link_attempts_locked';

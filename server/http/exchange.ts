@@ -62,6 +62,12 @@ export interface Answer {
   stream?: PushedBody;
 }
 
+/** Ends a pushed body nobody will read (started, so it releases what it holds, and cancelled at once). */
+export function discard(body: PushedBody): void {
+  body.start({ write() {}, end() {} });
+  body.cancel();
+}
+
 /** A pushed body as a web stream (fetch handlers: Next's dev route). */
 export function webStreamOf(body: PushedBody): ReadableStream<Uint8Array> {
   let open = true;

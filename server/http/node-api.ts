@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRestHandler } from '@/server/api/rest';
 import { describeError, log } from '@/server/log';
 import { getRuntime } from '@/server/runtime';
-import { BodyCutOff, nodeHeaders, type Answer, type ApiRequest, type PushedBody } from './exchange';
+import { BodyCutOff, discard, nodeHeaders, type Answer, type ApiRequest, type PushedBody } from './exchange';
 
 /** At most this much of a body the answer did not need is read and dropped, for at most DRAIN_MS. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
@@ -137,7 +137,10 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
   }
   if (unread) {
     answer.headers['Connection'] = 'close';
-    if (!(await drainUnread(req))) return void req.socket.destroy();
+    if (!(await drainUnread(req))) {
+      if (answer.stream) discard(answer.stream);
+      return void req.socket.destroy();
+    }
   }
   if (answer.stream) {
     res.writeHead(answer.status, answer.headers);
@@ -159,6 +162,8 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
 function push(body: PushedBody, res: ServerResponse): void {
   const gone = () => body.cancel();
   res.once('close', gone);
+  // The client may have left while the lease was being opened ('close' came before the listener).
+  if (res.destroyed) return discard(body);
   body.start({
     write(chunk) {
       if (!res.destroyed) res.write(chunk);

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { PresentedKey } from '@/server/api/api-key-auth';
 import { errorBody, type ResolvedCredential } from '@/server/api/rest';
 import { AppError } from '@/server/errors';
-import type { Answer, ApiRequest } from '@/server/http/exchange';
+import { discard, type Answer, type ApiRequest } from '@/server/http/exchange';
 import type { Tool } from './tools';
 
 export type RestHandle = (request: ApiRequest, credential?: ResolvedCredential) => Promise<Answer>;
@@ -54,6 +54,11 @@ function requestFor(tool: Tool, args: Record<string, unknown>, authorization: st
   }
   for (const [arg, value] of Object.entries(args)) {
     if (value === undefined || tool.own?.[arg]) continue;
+    // What the tool leaves out of the operation (the event stream's SSE form, resume_run's action)
+    // is refused by name, as an unknown member is.
+    if (tool.omit?.includes(arg) || tool.fixed?.[arg] !== undefined || arg === '__proto__') {
+      throw new AppError('unknown_field', `Unknown field: ${arg}.`, { fields: [arg] });
+    }
     const place = tool.places.get(arg) ?? { in: tool.method === 'GET' ? 'query' : 'body', name: arg };
     if (place.in === 'path') continue;
     if (place.in === 'body') body[place.name] = value;
@@ -109,6 +114,12 @@ export async function callTool(
     throw err;
   }
   const answer = await handle(request, { presented: caller.presented });
+  // A tool never asks for a streamed answer; one that came anyway (it cannot, see requestFor) is
+  // ended at once rather than left holding its lease.
+  if (answer.stream) {
+    discard(answer.stream);
+    throw new Error(`${tool.name}: the operation answered with a stream`);
+  }
   const text = answer.body === undefined ? '' : String(answer.body);
   const json = (answer.headers['Content-Type'] ?? '').startsWith('application/json');
   return { status: answer.status, body: json && text !== '' ? (JSON.parse(text) as unknown) : text, headers: answer.headers };

@@ -15,7 +15,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { presentKey } from '@/server/api/api-key-auth';
@@ -26,11 +25,12 @@ import { nodeHeaders } from '@/server/http/exchange';
 import { readBody } from '@/server/http/node-api';
 import { addressedOrigin } from '@/server/http/origin';
 import { describeError, log, logs } from '@/server/log';
-import { countRequest } from '@/server/metrics';
+import { countRefusal, countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
 import { utf8 } from '@/server/strict-json';
 import type { Caller, RestHandle } from './call';
 import { createMcpServer } from './server';
+import { rpcError, SessionTransport } from './transport';
 import { tools } from './tools';
 
 const MCP_PATH = '/mcp';
@@ -41,7 +41,7 @@ export const isMcpPath = (url: string) => url === MCP_PATH || url.startsWith(`${
 const SWEEP_MS = 60_000;
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: SessionTransport;
   server: Server;
   keyId: string;
   /** When the client last sent a message (a POST): a GET's standalone stream, which only listens, does not count. */
@@ -64,13 +64,6 @@ export interface McpHandler {
   readonly sessions: () => number;
   /** The service is stopping: waits answer the decision as it stands, then every session closes. */
   close(): Promise<void>;
-}
-
-/** A JSON-RPC error outside any request (the protocol's shape for what the transport refuses). */
-function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
-  res.end(body);
 }
 
 /** The ids of the JSON-RPC requests in a POST's body (one message or a batch). */
@@ -102,24 +95,22 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     sweep.unref();
   };
 
-  async function open(runtime: Runtime, keyId: string): Promise<StreamableHTTPServerTransport> {
+  async function open(runtime: Runtime, keyId: string): Promise<SessionTransport> {
     startSweep(runtime);
     const hungUp = new Map<string | number, AbortController>();
+    // Asked for by a wait once it starts waiting; a connection that closed before that has left
+    // an aborted one here (forgotten after a minute if no wait comes for it).
     const hangUp = (id: string | number) => {
       let controller = hungUp.get(id);
       if (!controller) hungUp.set(id, (controller = new AbortController()));
+      else if (controller.signal.aborted) hungUp.delete(id);
       return controller.signal;
     };
-    const server = createMcpServer({ runtime, handle: opts.handle, stopping: stopping.signal, calls, hangUp });
-    const session: Partial<Session> = { server, keyId, lastSeen: Date.now(), posting: 0, hungUp };
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => void sessions.set(id, session as Session),
-    });
-    session.transport = transport;
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
+    const transport = new SessionTransport(randomUUID());
+    const keepAlive = (id: string | number) => transport.keepAlive(id);
+    const server = createMcpServer({ runtime, handle: opts.handle, stopping: stopping.signal, calls, hangUp, keepAlive });
+    sessions.set(transport.sessionId, { server, keyId, lastSeen: Date.now(), posting: 0, hungUp, transport });
+    transport.onclose = () => void sessions.delete(transport.sessionId);
     await server.connect(transport);
     return transport;
   }
@@ -159,11 +150,21 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     }
     let transport = session?.transport;
     if (!transport) {
-      const initialize = Array.isArray(parsed) ? parsed.some((m) => isInitializeRequest(m)) : isInitializeRequest(parsed);
-      if (req.method !== 'POST' || !initialize) {
+      if (req.method !== 'POST' || !isInitializeRequest(parsed)) {
         return rpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id it answers.');
       }
       admitWaiter(runtime.env.WAITERS_HEAP_PERCENT);
+      let held = 0;
+      for (const s of sessions.values()) if (s.keyId === key.keyId) held++;
+      if (held >= runtime.env.MCP_SESSIONS_PER_KEY) {
+        countRefusal('mcp_sessions');
+        throw new AppError(
+          'rate_limited',
+          `This key already holds ${held} MCP sessions on this instance; end one (DELETE /mcp) or let one go idle.`,
+          { limit: runtime.env.MCP_SESSIONS_PER_KEY, scope: 'mcp_sessions' },
+          { retryAfter: 60 },
+        );
+      }
       transport = await open(runtime, key.keyId);
     }
     if (session && req.method === 'POST') {
@@ -176,18 +177,24 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
         seen.lastSeen = Date.now();
         // The client left before the answer: its waits end (nobody would read what they answer).
         for (const id of ids) {
-          if (!res.writableFinished) seen.hungUp.get(id)?.abort();
+          const controller = seen.hungUp.get(id);
           seen.hungUp.delete(id);
+          if (res.writableFinished) continue;
+          const hung = controller ?? new AbortController();
+          hung.abort();
+          if (!controller) {
+            seen.hungUp.set(id, hung);
+            setTimeout(() => seen.hungUp.get(id) === hung && seen.hungUp.delete(id), 60_000).unref();
+          }
         }
       });
     }
-    (req as IncomingMessage & { auth?: unknown }).auth = {
+    transport.handle(req, res, parsed, {
       token: 'api-key',
       clientId: key.keyId,
       scopes: [],
       extra: { presented, authorization: headers.get('authorization')! } satisfies Caller,
-    };
-    await transport.handleRequest(req, res, parsed);
+    });
   }
 
   const handler = async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {

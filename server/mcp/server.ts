@@ -43,6 +43,8 @@ export interface McpContext {
   calls: { running: number };
   /** Aborted when the connection that carries the call's answer closes before it (server/mcp/http.ts). */
   hangUp(requestId: string | number): AbortSignal;
+  /** Writes a keepalive comment on the call's answer (server/mcp/transport.ts). */
+  keepAlive(requestId: string | number): void;
 }
 
 const INSTRUCTIONS =
@@ -226,7 +228,7 @@ async function requestDecision(
     const signal = AbortSignal.any([extra.signal, ctx.stopping, ctx.hangUp(extra.requestId)]);
     const page = new URL(`/decisions/${id}`, appUrl).toString();
     const progress = progressReporter(extra, waitSeconds, page, started);
-    const elicitationId = offerPage(server, extra, page, title, deadline);
+    const offered = offerPage(server, extra, page, title, deadline);
     let seen = await glance(read);
     let ended: WaitEnd = 'wait_elapsed';
     for (;;) {
@@ -238,6 +240,8 @@ async function requestDecision(
       const left = deadline - Date.now();
       if (left <= 0) break;
       await progress(seen.approvals, seen.required);
+      // A client that asked for no progress still hears from a wait this often: proxies close quiet connections.
+      ctx.keepAlive(extra.requestId);
       const why = await watch.next(Math.min(left, PROGRESS_EVERY_MS), signal);
       if (why === 'moved') seen = await glance(read);
       else if (why === 'aborted') {
@@ -251,11 +255,13 @@ async function requestDecision(
       }
     }
     const final = seen.final ?? (await read());
-    if (elicitationId && ended === 'ruled') {
+    if (offered && ended === 'ruled') {
       void server
-        .createElicitationCompletionNotifier(elicitationId, { relatedRequestId: extra.requestId })()
+        .createElicitationCompletionNotifier(offered.elicitationId, { relatedRequestId: extra.requestId })()
         .catch(() => undefined);
     }
+    // The offer is not waited on past the wait.
+    offered?.done.abort();
     return resultOf(final, { wait: { ended, waited_ms: Date.now() - started } });
   } finally {
     watch?.stop();
@@ -324,9 +330,16 @@ function progressReporter(extra: Extra, waitSeconds: number, page: string, start
  * a link to the page where they rule. The answer (opened or not) changes nothing here, so it is not
  * awaited; returns the elicitation's id, or null when the client cannot take one.
  */
-function offerPage(server: Server, extra: Extra, page: string, title: string | undefined, deadline: number): string | null {
+function offerPage(
+  server: Server,
+  extra: Extra,
+  page: string,
+  title: string | undefined,
+  deadline: number,
+): { elicitationId: string; done: AbortController } | null {
   if (!server.getClientCapabilities()?.elicitation?.url) return null;
   const elicitationId = randomUUID();
+  const done = new AbortController();
   void server
     .elicitInput(
       {
@@ -335,8 +348,8 @@ function offerPage(server: Server, extra: Extra, page: string, title: string | u
         url: page,
         message: `An agent is waiting for your ruling${title ? ` on “${title}”` : ''}. Open the decision page to approve or decline.`,
       },
-      { relatedRequestId: extra.requestId, timeout: Math.max(1000, deadline - Date.now()) },
+      { relatedRequestId: extra.requestId, timeout: Math.max(1000, deadline - Date.now()), signal: done.signal },
     )
     .catch(() => undefined);
-  return elicitationId;
+  return { elicitationId, done };
 }

@@ -130,6 +130,11 @@ describe('idempotency and refusals, as over REST', () => {
       expect(errorOf(tooLong)).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('wait_seconds') });
       const noRun = await call(client, 'heartbeat', {});
       expect(errorOf(noRun).code).toBe('validation_failed');
+      // What a tool leaves out of its operation is refused by name: read_events is JSON pages, never a lease.
+      const sse = await call(client, 'read_events', { format: 'sse' });
+      expect(errorOf(sse)).toMatchObject({ code: 'unknown_field', message: expect.stringContaining('format') });
+      const action = await call(client, 'resume_run', { runId: '00000000-0000-4000-8000-000000000000', action: 'cancel' });
+      expect(errorOf(action).code).toBe('unknown_field');
     });
   });
 
@@ -174,6 +179,29 @@ describe('idempotency and refusals, as over REST', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(404);
+  });
+
+  it('one message a request: a batch is refused (the protocol has none since 2025-06-18; each call counts against the key)', async () => {
+    const client = await connect();
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const res = await fetch(new URL('/mcp', app.url), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${app.ws.apiKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sessionId,
+        'Mcp-Protocol-Version': '2025-11-25',
+      },
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_work', arguments: { title: 'batched 1' } } },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_work', arguments: { title: 'batched 2' } } },
+      ]),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    const tasks = await app.request('GET', '/tasks?limit=100');
+    expect((tasks.body.data as { title: string }[]).filter((t) => t.title.startsWith('batched'))).toEqual([]);
   });
 
   it('a body over the limit is 413 and a page of another origin 403, in the contract’s envelope', async () => {
@@ -411,5 +439,34 @@ describe('waiters past the memory the instance allows', () => {
     });
     // A JSON page of the same events is served as ever.
     expect((await full.request('GET', '/events/stream?limit=1')).status).toBe(200);
+  });
+});
+
+describe('sessions a key may hold', () => {
+  let one: TestApp;
+  beforeAll(async () => {
+    one = await startTestApp({ MCP_SESSIONS_PER_KEY: '1' }, { primaryName: 'one-session' });
+  });
+  afterAll(async () => {
+    await one?.close();
+  });
+
+  it('one more than MCP_SESSIONS_PER_KEY is 429; ending one makes room', async () => {
+    const open = () => {
+      const client = new Client({ name: 'cap', version: '1' });
+      const transport = new StreamableHTTPClientTransport(new URL('/mcp', one.url), {
+        requestInit: { headers: { Authorization: `Bearer ${one.ws.apiKey}` } },
+      });
+      return { client, transport, connected: client.connect(transport) };
+    };
+    const first = open();
+    await first.connected;
+    const second = open();
+    await expect(second.connected).rejects.toThrow(/429|rate_limited|MCP sessions/);
+    await first.transport.terminateSession();
+    await first.client.close();
+    const third = open();
+    await third.connected;
+    await third.client.close();
   });
 });
