@@ -27,9 +27,9 @@ afterAll(async () => {
   await app?.close();
 });
 
-async function connect(key = app.ws.apiKey, capabilities: Record<string, unknown> = {}): Promise<Client> {
+async function connect(key = app.ws.apiKey, capabilities: Record<string, unknown> = {}, target = app): Promise<Client> {
   const client = new Client({ name: 'mcp-int-test', version: '1' }, { capabilities });
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', app.url), {
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', target.url), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
   });
   await client.connect(transport);
@@ -45,6 +45,35 @@ async function ledgerLength(key = app.ws.apiKey): Promise<number> {
   const res = await app.request('GET', '/ledger/verify', { key });
   return res.body.data.head.sequence as number;
 }
+
+/** A POST to /mcp as a client without the SDK sends it; `key` null sends no Authorization. */
+function rawPost(
+  target: TestApp,
+  body: unknown,
+  opts: { key?: string | null; headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<Response> {
+  const key = opts.key === undefined ? target.ws.apiKey : opts.key;
+  return fetch(new URL('/mcp', target.url), {
+    method: 'POST',
+    headers: {
+      ...(key ? { Authorization: `Bearer ${key}` } : {}),
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...opts.headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal: opts.signal,
+  });
+}
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+const LIST_TOOLS = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+const inSession = (sessionId: string) => ({ 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': '2025-11-25' });
 
 const errorOf = (result: CallToolResult) =>
   (result.structuredContent as { error: { code: string; message: string; requestId: string } }).error;
@@ -140,11 +169,7 @@ describe('idempotency and refusals, as over REST', () => {
 
   it('refuses a wrong key and a missing one with 401, before any session', async () => {
     await expect(connect('awk_not_a_key_at_all')).rejects.toThrow(/401|unauthorized/i);
-    const res = await fetch(new URL('/mcp', app.url), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const res = await rawPost(app, LIST_TOOLS, { key: null });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     const body = (await res.json()) as { error: { code: string; requestId: string } };
@@ -167,37 +192,21 @@ describe('idempotency and refusals, as over REST', () => {
 
     // The session id of this client, presented with the other workspace's key: no such session.
     const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
-    const res = await fetch(new URL('/mcp', app.url), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${other.apiKey}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'Mcp-Session-Id': sessionId,
-        'Mcp-Protocol-Version': '2025-11-25',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const res = await rawPost(app, LIST_TOOLS, { key: other.apiKey, headers: inSession(sessionId) });
     expect(res.status).toBe(404);
   });
 
   it('one message a request: a batch is refused (the protocol has none since 2025-06-18; each call counts against the key)', async () => {
     const client = await connect();
     const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
-    const res = await fetch(new URL('/mcp', app.url), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${app.ws.apiKey}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'Mcp-Session-Id': sessionId,
-        'Mcp-Protocol-Version': '2025-11-25',
-      },
-      body: JSON.stringify([
+    const res = await rawPost(
+      app,
+      [
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_work', arguments: { title: 'batched 1' } } },
         { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_work', arguments: { title: 'batched 2' } } },
-      ]),
-    });
+      ],
+      { headers: inSession(sessionId) },
+    );
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32600);
     const tasks = await app.request('GET', '/tasks?limit=100');
@@ -206,27 +215,10 @@ describe('idempotency and refusals, as over REST', () => {
 
   it('a body over the limit is 413 and a page of another origin 403, in the contract’s envelope', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(3 * 1024 * 1024) } });
-    const res = await fetch(new URL('/mcp', app.url), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${app.ws.apiKey}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-      },
-      body: big,
-    });
+    const res = await rawPost(app, big);
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
-    const foreign = await fetch(new URL('/mcp', app.url), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${app.ws.apiKey}`,
-        Origin: 'https://evil.example',
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const foreign = await rawPost(app, LIST_TOOLS, { headers: { Origin: 'https://evil.example' } });
     expect(foreign.status).toBe(403);
     expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe('forbidden');
   });
@@ -329,48 +321,22 @@ describe('a wait holds a place among the key’s leases', () => {
     await small?.close();
   });
 
-  const post = (body: unknown, headers: Record<string, string>, signal?: AbortSignal) =>
-    fetch(new URL('/mcp', small.url), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${small.ws.apiKey}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        ...headers,
-      },
-      body: JSON.stringify(body),
-      signal,
-    });
-
   it('past the limit a wait is 429 and raises nothing; a client that hangs up frees its place at once', async () => {
     // A wait over a raw connection, which the client then drops.
-    const init = await post(
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      },
-      {},
-    );
-    const session = { 'Mcp-Session-Id': init.headers.get('mcp-session-id')!, 'Mcp-Protocol-Version': '2025-11-25' };
+    const init = await rawPost(small, INITIALIZE);
+    const session = inSession(init.headers.get('mcp-session-id')!);
     await init.text();
-    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+    await (await rawPost(small, { jsonrpc: '2.0', method: 'notifications/initialized' }, { headers: session })).text();
     const hangUp = new AbortController();
-    const waiting = await post(
+    const waiting = await rawPost(
+      small,
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'request_decision', arguments: { title: 'Held', wait_seconds: 60 } } },
-      session,
-      hangUp.signal,
+      { headers: session, signal: hangUp.signal },
     );
     expect(waiting.status).toBe(200);
 
     // The key's one place is taken: another wait is refused, and raises nothing.
-    const client = new Client({ name: 'second', version: '1' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL('/mcp', small.url), {
-        requestInit: { headers: { Authorization: `Bearer ${small.ws.apiKey}` } },
-      }),
-    );
+    const client = await connect(small.ws.apiKey, {}, small);
     try {
       await expect.poll(async () => (await small.request('GET', '/decisions?status=pending')).body.data.length, { timeout: 5_000 }).toBe(1);
       await small.expectUnchanged(async () => {
@@ -419,20 +385,7 @@ describe('waiters past the memory the instance allows', () => {
       expect(lease.headers.get('retry-after')).toBe('5');
       expect(lease.body.error).toMatchObject({ code: 'service_unavailable', details: { scope: 'waiters' } });
 
-      const init = await fetch(new URL('/mcp', full.url), {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${full.ws.apiKey}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-        }),
-      });
+      const init = await rawPost(full, INITIALIZE);
       expect(init.status).toBe(503);
       expect(init.headers.get('retry-after')).toBe('5');
       expect(((await init.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
