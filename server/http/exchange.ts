@@ -27,8 +27,6 @@ export interface ApiRequest {
   /** The request target, parsed once (its origin is the addressed host, or 127.0.0.1). */
   url: URL;
   headers: HeaderReader;
-  /** Aborted when the client goes away before the answer is complete (ends event-stream leases). */
-  readonly signal: AbortSignal;
   /**
    * The body's bytes, read at most once and counted while read: null once it passes `limit` (a
    * declared Content-Length over it is refused unread). Rejects with BodyCutOff when the client

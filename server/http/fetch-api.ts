@@ -35,7 +35,6 @@ export function fetchApiHandler(handle: (request: ApiRequest) => Promise<Answer>
       method: request.method,
       url: new URL(request.url),
       headers: request.headers,
-      signal: request.signal,
       body: (limit) => readBounded(request, limit),
     });
     const bodyless = request.method === 'HEAD' || answer.status === 204 || answer.status === 304;

@@ -90,25 +90,13 @@ function drainUnread(req: IncomingMessage): Promise<boolean> {
 }
 
 /** The transport's view of a node request (see ApiRequest). */
-function apiRequestOf(req: IncomingMessage, res: ServerResponse): ApiRequest {
-  let abort: AbortController | null = null;
+function apiRequestOf(req: IncomingMessage): ApiRequest {
   let read = false;
   return {
     method: req.method ?? 'GET',
     url: new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`),
     // req.headers, not rawHeaders: scripts/serve.mjs has appended the peer to X-Forwarded-For there.
     headers: nodeHeaders(req.headers),
-    // Made on first use: only an event stream listens for the client leaving.
-    get signal() {
-      if (!abort) {
-        const controller = new AbortController();
-        abort = controller;
-        res.once('close', () => {
-          if (!res.writableFinished) controller.abort();
-        });
-      }
-      return abort.signal;
-    },
     body(limit) {
       if (read) throw new Error('the request body is read once');
       read = true;
@@ -179,7 +167,7 @@ function push(body: PushedBody, res: ServerResponse): void {
 export function nodeApiHandler(handle: (request: ApiRequest) => Promise<Answer>) {
   return async function handleNode(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      await send(req, res, await handle(apiRequestOf(req, res)));
+      await send(req, res, await handle(apiRequestOf(req)));
     } catch (err) {
       // The transport answers every error itself; this is a failure to write (the client left).
       log('error', 'api request failed outside the transport', { error: describeError(err) });

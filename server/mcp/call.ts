@@ -29,8 +29,6 @@ export interface ToolAnswer {
   headers: Record<string, string>;
 }
 
-const never = new AbortController().signal;
-
 /** A refusal before the operation runs (an argument that cannot be placed), in the contract's envelope. */
 export function refusal(error: AppError, appUrl: string): ToolAnswer {
   const requestId = randomUUID();
@@ -90,7 +88,6 @@ function requestFor(tool: Tool, args: Record<string, unknown>, authorization: st
     method: tool.method,
     url,
     headers: { get: (name) => headers.get(name.toLowerCase()) ?? null },
-    signal: never,
     body: (limit) => Promise.resolve(bytes === undefined ? Buffer.alloc(0) : bytes.length > limit ? null : bytes),
   };
 }

@@ -213,6 +213,49 @@ describe('idempotency and refusals, as over REST', () => {
     expect((tasks.body.data as { title: string }[]).filter((t) => t.title.startsWith('batched'))).toEqual([]);
   });
 
+  it('the transport: no GET stream (405), both media types accepted or 406, a known protocol version or 400, DELETE ends the session', async () => {
+    const init = await rawPost(app, INITIALIZE);
+    expect(init.status).toBe(200);
+    const sessionId = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const get = await fetch(new URL('/mcp', app.url), { headers: { Authorization: `Bearer ${app.ws.apiKey}`, ...inSession(sessionId) } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST, DELETE');
+    const jsonOnly = await rawPost(app, LIST_TOOLS, { headers: { ...inSession(sessionId), Accept: 'application/json' } });
+    expect(jsonOnly.status).toBe(406);
+    const oldVersion = await rawPost(app, LIST_TOOLS, { headers: { ...inSession(sessionId), 'Mcp-Protocol-Version': '1999-01-01' } });
+    expect(oldVersion.status).toBe(400);
+    const listed = await rawPost(app, LIST_TOOLS, { headers: inSession(sessionId) });
+    expect(listed.status).toBe(200);
+    expect(await listed.text()).toMatch(/^event: message\ndata: \{"result":\{"tools":\[/);
+    const ended = await fetch(new URL('/mcp', app.url), {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${app.ws.apiKey}`, ...inSession(sessionId) },
+    });
+    expect(ended.status).toBe(200);
+    expect((await rawPost(app, LIST_TOOLS, { headers: inSession(sessionId) })).status).toBe(404);
+  });
+
+  it('a wait with no progress asked for still writes a keepalive comment when it begins and every 10 s', { timeout: 30_000 }, async () => {
+    const init = await rawPost(app, INITIALIZE);
+    const session = inSession(init.headers.get('mcp-session-id')!);
+    await init.text();
+    const call = await rawPost(
+      app,
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'request_decision', arguments: { title: 'Quiet wait', wait_seconds: 11 } },
+      },
+      { headers: session },
+    );
+    const text = await call.text();
+    // One when the wait begins and one 10 s on, before the answer the wait gives when it ends.
+    expect(text.split(': keepalive\n\n').length - 1).toBe(2);
+    expect(text.indexOf(': keepalive\n\n')).toBeLessThan(text.indexOf('"wait":{"ended":"wait_elapsed"'));
+  });
+
   it('a body over the limit is 413 and a page of another origin 403, in the contract’s envelope', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(3 * 1024 * 1024) } });
     const res = await rawPost(app, big);
