@@ -26,7 +26,7 @@ import { addMember } from '@/server/domain/workspaces/members';
 import { parseEnv } from '@/server/env';
 import { encodeCursor } from '@/server/ledger/cursor';
 import { createRuntime } from '@/server/runtime';
-import { ADMIN_URL, percentile, ROOT, WORK_BODY, type BenchDb, type Server } from './lib';
+import { ADMIN_URL, freePort, percentile, ROOT, WORK_BODY, type BenchDb, type Server } from './lib';
 
 export interface WaitersOptions {
   /** Waiters of each kind, spread evenly over the workspaces. */
@@ -49,6 +49,8 @@ export interface WaitersResult {
   openFailures: number;
   rssMiB: number;
   peakRssMiB: number;
+  /** The V8 heap with all open: in use (with garbage) and committed, and memory outside it (buffers), MiB. */
+  heap: { used: number; committed: number; external: number };
   idleRssMiB: number;
   idleQueries: number;
   idleBaselineQueries: number;
@@ -104,7 +106,18 @@ export async function measureWaiters(
 ): Promise<WaitersResult> {
   const authSecret = randomUUID();
   const people = await prepare(db, authSecret);
-  const ours = await start({ DATABASE_URL: db.url, AUTH_SECRET: authSecret });
+  const metricsPort = await freePort();
+  const ours = await start({ DATABASE_URL: db.url, AUTH_SECRET: authSecret, METRICS_PORT: String(metricsPort) });
+  /** The server's heap figures, from its metrics listener (prom-client's process metrics). */
+  const heap = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const mib = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+    return {
+      used: mib('nodejs_heap_size_used_bytes'),
+      committed: mib('nodejs_heap_size_total_bytes'),
+      external: mib('nodejs_external_memory_bytes'),
+    };
+  };
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => undefined });
   const bench = postgres(db.url, { max: 1, onnotice: () => undefined });
   const dir = mkdtempSync(path.join(tmpdir(), 'aws-waiters-'));
@@ -179,6 +192,7 @@ export async function measureWaiters(
     const waiters = opts.sse + opts.session + opts.mcp;
     if (ready.failures.length > 0) console.error('[bench] waiters that failed to open, e.g.:', ready.failures);
     const open = await rssMiB(ours.pid);
+    const openHeap = await heap();
 
     const idle = await idleWindow();
 
@@ -244,6 +258,7 @@ export async function measureWaiters(
       openFailures: waiters - ready.opened,
       rssMiB: open.now,
       peakRssMiB: peak.peak,
+      heap: openHeap,
       idleRssMiB: idleRss,
       idleQueries: idle.transactions,
       idleBaselineQueries: baseline.transactions,

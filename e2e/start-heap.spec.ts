@@ -3,7 +3,7 @@
  * RSS stays bounded (docs/contract.md §14): 256 MB by default, SERVER_HEAP_MB to change it. The test starts the
  * real launcher on a free port with an in-memory database and reads the server's command line.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -65,4 +65,47 @@ test('npm start caps the server’s heap at 256 MB, or at SERVER_HEAP_MB', async
   expect(flags).toContain('--heap-growing-percent=100');
   expect(flags.some((f) => f.endsWith(path.join('scripts', 'serve.mjs')))).toBe(true);
   expect(await serverFlags({ SERVER_HEAP_MB: '384' })).toContain('--max-old-space-size=384');
+  // An instance for waiters keeps its heap near what is live.
+  const lean = await serverFlags({ SERVER_GC: 'lean' });
+  expect(lean).toEqual(expect.arrayContaining(['--max-old-space-size=256', '--heap-growing-percent=20', '--max-semi-space-size=8']));
+  const wrong = spawnSync(process.execPath, [path.join(root, 'scripts', 'start.mjs')], {
+    cwd: root,
+    env: { ...process.env, SERVER_GC: 'fast' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  expect(wrong.status).toBe(1);
+  expect(wrong.stderr).toContain('Cannot start: SERVER_GC is throughput or lean, not fast.');
+});
+
+test('an instance that serves only agents never loads Next.js; the first page loads it, once', async () => {
+  test.setTimeout(150_000);
+  const port = await freePort();
+  const launcher = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs')], {
+    cwd: root,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), PGLITE_DATA_DIR: 'memory://', SEED_DEMO: 'false', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // The banner is on stdout, the log's JSON lines on stderr.
+  let output = '';
+  launcher.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  launcher.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const loads = () => output.split('\n').filter((line) => line.includes('"msg":"pages loaded"')).length;
+  try {
+    await expect.poll(() => output, { timeout: 60_000 }).toContain('Ready: open');
+    for (let i = 0; i < 3; i++) expect((await fetch(`http://127.0.0.1:${port}/api/v1/health`)).status).toBe(200);
+    const mcp = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST' });
+    expect(mcp.status).toBe(401);
+    expect(loads()).toBe(0);
+    for (let i = 0; i < 2; i++) {
+      const page = await fetch(`http://127.0.0.1:${port}/signin`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<html');
+    }
+    expect(loads()).toBe(1);
+  } finally {
+    const exited = new Promise((r) => launcher.once('exit', r));
+    launcher.kill('SIGINT');
+    await exited;
+  }
 });

@@ -5,11 +5,23 @@
 //   server's heap grow to several times what it holds before collecting it: RSS went past 300 MB
 //   under two minutes of writes at 32 clients (bench/; docs/contract.md §14); SERVER_HEAP_MB raises it for big
 //   imports.
-// - Under such a cap V8 also takes its smallest growing factor (1.3: a full collection each time
-//   the old generation has grown by 30 %), so a server holding ~75 MB (Next.js and the app) marked
-//   it all again every ~1.2 s under load, about 10 % of its CPU per request beside a bare server
-//   holding 9 MB (docs/contract.md §14). Letting it double between full collections marks a third as often,
-//   and the cap still bounds it (peak RSS under the benchmark's load stays under 250 MB).
+// - SERVER_GC chooses how the collector trades CPU for memory:
+//   - `throughput` (the default): the heap may double between full collections (under the cap V8
+//     would otherwise take its smallest growing factor, 1.3, and mark everything again each time
+//     the heap grew by 30 %: about 10 % of the CPU per request once, docs/contract.md §14), and the
+//     young generation keeps V8's size (16 MB semi-spaces), large enough that a request's objects
+//     die young rather than being copied and promoted.
+//   - `lean`, for an instance that mostly holds waiters (event-stream leases, MCP waits: README,
+//     Performance): full collections each time the heap grows by 20 %, so the heap stays near what
+//     is live, and 8 MB semi-spaces. It costs CPU on writes: server CPU per POST /work at 32
+//     clients, interleaved runs on one database (2026-11-28): 0.48 ms by default, 0.56 lean; 2 MB
+//     semi-spaces would take 0.71 (a request's objects outlive the scavenges and are promoted) for
+//     no less memory with ten thousand waiting (peak 303–304 against 297–302 MiB).
 export function serverNodeFlags(env = process.env) {
-  return [`--max-old-space-size=${env.SERVER_HEAP_MB || '256'}`, '--heap-growing-percent=100'];
+  const heap = `--max-old-space-size=${env.SERVER_HEAP_MB || '256'}`;
+  if (env.SERVER_GC && !['throughput', 'lean'].includes(env.SERVER_GC)) {
+    throw new Error(`SERVER_GC is throughput or lean, not ${env.SERVER_GC}.`);
+  }
+  if (env.SERVER_GC === 'lean') return [heap, '--heap-growing-percent=20', '--max-semi-space-size=8'];
+  return [heap, '--heap-growing-percent=100'];
 }

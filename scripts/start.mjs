@@ -9,6 +9,14 @@ import { serverNodeFlags } from './server-flags.mjs';
 const nextBin = path.join(import.meta.dirname, '..', 'node_modules', 'next', 'dist', 'bin', 'next');
 
 const root = path.resolve(import.meta.dirname, '..');
+// The server's V8 flags, checked before anything else (a wrong SERVER_GC says so at once).
+let flags;
+try {
+  flags = serverNodeFlags();
+} catch (err) {
+  console.error(`Cannot start: ${err.message}`);
+  process.exit(1);
+}
 const buildId = path.join(root, '.next', 'BUILD_ID');
 const sources = ['app', 'server', 'db', 'drizzle', 'instrumentation.ts', 'next.config.mjs', 'package-lock.json'];
 
@@ -41,7 +49,7 @@ const env = {
 };
 // An IPC channel, so the server stops by itself if this launcher is ever killed outright. The heap's
 // flags (its cap, SERVER_HEAP_MB) are in server-flags.mjs, which says why.
-const server = spawn(process.execPath, [...serverNodeFlags(), path.join(root, 'scripts', 'serve.mjs')], {
+const server = spawn(process.execPath, [...flags, path.join(root, 'scripts', 'serve.mjs')], {
   cwd: root,
   stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   env,

@@ -56,6 +56,10 @@ export class EventLease implements FeedLease, PushedBody {
   private closed = false;
   // The service is stopping: end with lease_end now, as at the deadline (endEventStreams).
   private ending = false;
+  // The client is behind: the connection holds all it will buffer. Nothing more is written (or
+  // kept) until it has taken that; then the lease reads on from its last event, as a lease that
+  // fell behind the feed does. A slow reader costs a read when it catches up, not memory.
+  private behind = false;
   private sink!: ChunkSink;
 
   constructor(
@@ -91,6 +95,8 @@ export class EventLease implements FeedLease, PushedBody {
       this.alarm();
       return;
     }
+    // Behind: what the feed pushes now is read after the client catches up.
+    if (this.behind) return;
     if (this.wake && !this.needsRead && this.inbox.length === 0) {
       // Waiting with nothing pending: send them now, without waking the loop. (Whatever
       // happens here stays this lease's: the feed goes on to the others.)
@@ -135,12 +141,20 @@ export class EventLease implements FeedLease, PushedBody {
   }
 
   private send(text: string | Uint8Array): void {
-    if (!this.closed) this.sink.write(typeof text === 'string' ? encoder.encode(text) : text);
+    if (this.closed || this.sink.write(typeof text === 'string' ? encoder.encode(text) : text) || this.behind) return;
+    this.behind = true;
+    this.inbox = [];
+    this.sink.drained(() => {
+      this.behind = false;
+      this.needsRead = true;
+      this.alarm();
+    });
   }
 
   private deliver(events: readonly LedgerEvent[]): void {
     let sent = false;
     for (const event of events) {
+      if (this.behind) break;
       if (event.sequence <= this.after || (this.types && !this.types.has(event.eventType))) continue;
       this.after = event.sequence;
       this.send(frameOf(this.runtime.secrets.cursor, event));
@@ -163,7 +177,7 @@ export class EventLease implements FeedLease, PushedBody {
       // Every lease reads at least once, however short (opening it may have taken longer).
       let replayed = false;
       while (!this.closed && !this.ending && !this.accessEnded && !this.failure && (Date.now() < deadline || !replayed)) {
-        if (this.needsRead) {
+        if (this.needsRead && !this.behind) {
           // Catching up on its own: the feed only pushes what commits from now on. Anything
           // pushed before this read began is covered by it (and the reads after it).
           this.needsRead = false;
@@ -174,14 +188,15 @@ export class EventLease implements FeedLease, PushedBody {
           if (rows.length === BATCH) this.needsRead = true;
           continue;
         }
-        if (this.inbox.length > 0) {
+        if (this.inbox.length > 0 && !this.behind) {
           const pushed = this.inbox;
           this.inbox = [];
           this.deliver(pushed);
           continue;
         }
-        // Idle: no query until the feed pushes, the key is revoked, or the lease ends.
-        const until = Math.min(deadline, this.lastSent + keepaliveMs);
+        // Idle: no query until the feed pushes, the key is revoked, or the lease ends (or, behind,
+        // until the client catches up; a keepalive is not needed then).
+        const until = this.behind ? deadline : Math.min(deadline, this.lastSent + keepaliveMs);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.max(0, until - Date.now()));
           this.wake = () => {
@@ -191,7 +206,7 @@ export class EventLease implements FeedLease, PushedBody {
         });
         this.wake = null;
         const now = Date.now();
-        if (this.inbox.length === 0 && !this.needsRead && now >= this.lastSent + keepaliveMs && now < deadline) {
+        if (!this.behind && this.inbox.length === 0 && !this.needsRead && now >= this.lastSent + keepaliveMs && now < deadline) {
           this.send(': keepalive\n\n');
           this.lastSent = now;
         }

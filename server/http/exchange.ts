@@ -37,7 +37,13 @@ export interface ApiRequest {
 
 /** Where a pushed body writes its chunks: the node response itself, or a web stream's controller. */
 export interface ChunkSink {
-  write(chunk: Uint8Array): void;
+  /**
+   * Writes a chunk. False when the client is behind (more waits to be sent than the connection
+   * buffers): the writer stops until `drained`, rather than piling up what the client cannot take.
+   */
+  write(chunk: Uint8Array): boolean;
+  /** Calls `then` once, when the client has taken what was waiting (after a write answered false). */
+  drained(then: () => void): void;
   end(): void;
 }
 
@@ -62,29 +68,44 @@ export interface Answer {
 
 /** Ends a pushed body nobody will read (started, so it releases what it holds, and cancelled at once). */
 export function discard(body: PushedBody): void {
-  body.start({ write() {}, end() {} });
+  body.start({ write: () => true, drained() {}, end() {} });
   body.cancel();
 }
 
 /** A pushed body as a web stream (fetch handlers: Next's dev route). */
 export function webStreamOf(body: PushedBody): ReadableStream<Uint8Array> {
   let open = true;
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      body.start({
-        write: (chunk) => open && controller.enqueue(chunk),
-        end: () => {
-          if (!open) return;
-          open = false;
-          controller.close();
-        },
-      });
+  let onPull: (() => void) | null = null;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        body.start({
+          write: (chunk) => {
+            if (!open) return true;
+            controller.enqueue(chunk);
+            return (controller.desiredSize ?? 1) > 0;
+          },
+          drained: (then) => (onPull = then),
+          end: () => {
+            if (!open) return;
+            open = false;
+            controller.close();
+          },
+        });
+      },
+      // The reader wants more: a writer that was told to stop goes on.
+      pull() {
+        const then = onPull;
+        onPull = null;
+        then?.();
+      },
+      cancel() {
+        open = false;
+        body.cancel();
+      },
     },
-    cancel() {
-      open = false;
-      body.cancel();
-    },
-  });
+    { highWaterMark: 16 },
+  );
 }
 
 /** The client stopped sending before the body's end (it left, or its connection broke). */

@@ -153,9 +153,9 @@ function push(body: PushedBody, res: ServerResponse): void {
   // The client may have left while the lease was being opened ('close' came before the listener).
   if (res.destroyed) return discard(body);
   body.start({
-    write(chunk) {
-      if (!res.destroyed) res.write(chunk);
-    },
+    // res.write answers false past the socket's buffer (16 KiB beyond what the kernel holds).
+    write: (chunk) => res.destroyed || res.write(chunk),
+    drained: (then) => void res.once('drain', then),
     end() {
       res.off('close', gone);
       if (!res.destroyed) res.end();

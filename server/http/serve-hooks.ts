@@ -1,10 +1,10 @@
 /**
- * What scripts/serve.mjs takes from the server once Next has loaded it (instrumentation.ts hands
- * it over on globalThis under Symbol.for('aws.serve-hooks')).
+ * What scripts/serve.mjs takes from the server (server/http/serve-entry.ts, bundled on its own).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Runtime } from '@/server/runtime';
 import type { StopPhase } from '@/server/shutdown';
+import type { log } from '@/server/log';
 
 export interface ServerHooks {
   /** Serves one /api/v1 request (server/http/node-api.ts). */
@@ -22,4 +22,6 @@ export interface ServerHooks {
   metricsText(): Promise<{ contentType: string; text: string }>;
   /** Settles once the database is open and the service has started. */
   boot(): Promise<Runtime>;
+  /** The service's log (server/log.ts). */
+  log: typeof log;
 }

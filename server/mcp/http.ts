@@ -6,8 +6,8 @@
  * a body over the limit 413, all in the contract's error envelope. A browser page of another
  * origin is refused (403): the protocol asks servers to check Origin against DNS rebinding.
  *
- * Sessions (Mcp-Session-Id) live in this process: each holds one MCP server (server/mcp/server.ts)
- * and its transport, bound to the key that opened it. Another key presenting the id gets 404, as
+ * Sessions (Mcp-Session-Id) live in this process (server/mcp/transport.ts's McpSession, a few
+ * fields), each bound to the key that opened it. Another key presenting the id gets 404, as
  * an unknown id does, and a client that gets 404 starts a new session (the protocol's rule): after
  * a restart, or on another instance, nothing is lost but the handshake. A session whose client has
  * sent nothing for MCP_SESSION_IDLE_MS (default 30 minutes), and that has no call in flight, is
@@ -16,7 +16,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { presentKey } from '@/server/api/api-key-auth';
 import { errorBody, SECURITY_HEADERS } from '@/server/api/rest';
 import { admitWaiter } from '@/server/capacity';
@@ -29,9 +28,10 @@ import { countRefusal, countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
 import { utf8 } from '@/server/strict-json';
 import type { Caller, RestHandle } from './call';
-import { createMcpServer } from './server';
-import { rpcError, SessionTransport } from './transport';
+import { answerRequest, receiveMessage, type McpContext } from './server';
+import { rpcError, receive, McpSession } from './transport';
 import { tools } from './tools';
+import type { DecisionWatch } from './wait';
 
 const MCP_PATH = '/mcp';
 
@@ -39,18 +39,6 @@ const MCP_PATH = '/mcp';
 export const isMcpPath = (url: string) => url === MCP_PATH || url.startsWith(`${MCP_PATH}?`) || url.startsWith(`${MCP_PATH}/`);
 
 const SWEEP_MS = 60_000;
-
-interface Session {
-  transport: SessionTransport;
-  server: Server;
-  keyId: string;
-  /** When the client last sent a message (a POST): a GET's standalone stream, which only listens, does not count. */
-  lastSeen: number;
-  /** POSTs not yet answered (a waiting request_decision among them): never idle while one is. */
-  posting: number;
-  /** The calls whose connection closed before their answer went out, by JSON-RPC id (their waits end). */
-  hungUp: Map<string | number, AbortController>;
-}
 
 export interface McpHandlerOptions {
   runtime: () => Promise<Runtime>;
@@ -66,19 +54,12 @@ export interface McpHandler {
   close(): Promise<void>;
 }
 
-/** The ids of the JSON-RPC requests in a POST's body (one message or a batch). */
-function requestIds(body: unknown): (string | number)[] {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.flatMap((m) => {
-    const id = (m as { id?: unknown; method?: unknown } | null)?.id;
-    return (typeof id === 'string' || typeof id === 'number') && typeof (m as { method?: unknown }).method === 'string' ? [id] : [];
-  });
-}
-
 export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
-  const sessions = new Map<string, Session>();
-  const stopping = new AbortController();
+  const sessions = new Map<string, McpSession>();
+  let stopping = false;
+  const waits = new Set<DecisionWatch>();
   const calls = { running: 0 };
+  let context: McpContext | null = null;
   // Whatever the largest tool body may be (an artifact's content), and the JSON-RPC around it.
   let bodyLimit = 0;
 
@@ -88,31 +69,32 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     sweep ??= setInterval(
       () => {
         const idle = Date.now() - runtime.env.MCP_SESSION_IDLE_MS;
-        for (const session of sessions.values()) if (session.posting === 0 && session.lastSeen < idle) void session.transport.close();
+        for (const session of sessions.values()) if (session.posting === 0 && session.lastSeen < idle) session.close();
       },
       Math.min(SWEEP_MS, runtime.env.MCP_SESSION_IDLE_MS),
     );
     sweep.unref();
   };
 
-  async function open(runtime: Runtime, keyId: string): Promise<SessionTransport> {
+  /** A session for `keyId`'s initialize: admitted while memory and the key's share allow. */
+  function open(runtime: Runtime, keyId: string): McpSession {
+    admitWaiter(runtime.env.WAITERS_HEAP_PERCENT);
+    let held = 0;
+    for (const s of sessions.values()) if (s.keyId === keyId) held++;
+    if (held >= runtime.env.MCP_SESSIONS_PER_KEY) {
+      countRefusal('mcp_sessions');
+      throw new AppError(
+        'rate_limited',
+        `This key already holds ${held} MCP sessions on this instance; end one (DELETE /mcp) or let one go idle.`,
+        { limit: runtime.env.MCP_SESSIONS_PER_KEY, scope: 'mcp_sessions' },
+        { retryAfter: 60 },
+      );
+    }
     startSweep(runtime);
-    const hungUp = new Map<string | number, AbortController>();
-    // Asked for by a wait once it starts waiting; a connection that closed before that has left
-    // an aborted one here (forgotten after a minute if no wait comes for it).
-    const hangUp = (id: string | number) => {
-      let controller = hungUp.get(id);
-      if (!controller) hungUp.set(id, (controller = new AbortController()));
-      else if (controller.signal.aborted) hungUp.delete(id);
-      return controller.signal;
-    };
-    const transport = new SessionTransport(randomUUID());
-    const keepAlive = (id: string | number) => transport.keepAlive(id);
-    const server = createMcpServer({ runtime, handle: opts.handle, stopping: stopping.signal, calls, hangUp, keepAlive });
-    sessions.set(transport.sessionId, { server, keyId, lastSeen: Date.now(), posting: 0, hungUp, transport });
-    transport.onclose = () => void sessions.delete(transport.sessionId);
-    await server.connect(transport);
-    return transport;
+    const session = new McpSession(randomUUID(), keyId);
+    sessions.set(session.id, session);
+    session.onclose = () => void sessions.delete(session.id);
+    return session;
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -144,56 +126,42 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     }
 
     const sessionId = headers.get('mcp-session-id');
-    const session = sessionId ? sessions.get(sessionId) : undefined;
+    let session = sessionId ? sessions.get(sessionId) : undefined;
     if (sessionId && (!session || session.keyId !== key.keyId)) {
       return rpcError(res, 404, -32001, 'Session not found: start a new one with initialize.');
     }
-    let transport = session?.transport;
-    if (!transport) {
-      if (req.method !== 'POST' || !isInitializeRequest(parsed)) {
-        return rpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id it answers.');
-      }
-      admitWaiter(runtime.env.WAITERS_HEAP_PERCENT);
-      let held = 0;
-      for (const s of sessions.values()) if (s.keyId === key.keyId) held++;
-      if (held >= runtime.env.MCP_SESSIONS_PER_KEY) {
-        countRefusal('mcp_sessions');
-        throw new AppError(
-          'rate_limited',
-          `This key already holds ${held} MCP sessions on this instance; end one (DELETE /mcp) or let one go idle.`,
-          { limit: runtime.env.MCP_SESSIONS_PER_KEY, scope: 'mcp_sessions' },
-          { retryAfter: 60 },
-        );
-      }
-      transport = await open(runtime, key.keyId);
-    }
-    if (session && req.method === 'POST') {
-      const seen = session;
-      seen.lastSeen = Date.now();
-      seen.posting++;
-      const ids = requestIds(parsed);
-      res.once('close', () => {
-        seen.posting--;
-        seen.lastSeen = Date.now();
-        // The client left before the answer: its waits end (nobody would read what they answer).
-        for (const id of ids) {
-          const controller = seen.hungUp.get(id);
-          seen.hungUp.delete(id);
-          if (res.writableFinished) continue;
-          const hung = controller ?? new AbortController();
-          hung.abort();
-          if (!controller) {
-            seen.hungUp.set(id, hung);
-            setTimeout(() => seen.hungUp.get(id) === hung && seen.hungUp.delete(id), 60_000).unref();
-          }
-        }
+    const initialize = req.method === 'POST' && isInitializeRequest(parsed);
+    if (session && initialize) {
+      return rpcError(res, 400, -32600, 'Invalid request: this session is initialized; start a new one without Mcp-Session-Id.', {
+        'Mcp-Session-Id': session.id,
       });
     }
-    transport.handle(req, res, parsed, {
-      token: 'api-key',
-      clientId: key.keyId,
-      scopes: [],
-      extra: { presented, authorization: headers.get('authorization')! } satisfies Caller,
+    const opened = !session;
+    if (!session) {
+      if (!initialize) return rpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id it answers.');
+      session = open(runtime, key.keyId);
+    }
+    const posted = receive(session, req, res, parsed);
+    if (!posted) {
+      // An initialize the transport refused (406) leaves no session behind.
+      if (opened) session.close();
+      return;
+    }
+    session.lastSeen = Date.now();
+    if (posted.kind === 'other') return receiveMessage(session, posted.message);
+    const seen = session;
+    seen.posting++;
+    res.once('close', () => {
+      seen.posting--;
+      seen.lastSeen = Date.now();
+    });
+    context ??= { runtime, handle: opts.handle, stopping: () => stopping, waits, calls };
+    const caller: Caller = { presented, authorization: headers.get('authorization')! };
+    // Not awaited (it answers every error itself): a call that waits holds its own frames, not
+    // this request's as well.
+    answerRequest(context, session, posted.message, posted.answer, caller).catch((err: unknown) => {
+      log('error', 'mcp answer failed', { error: describeError(err) });
+      res.destroy();
     });
   }
 
@@ -243,13 +211,14 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
   } as McpHandler;
   Object.defineProperty(handler, 'sessions', { value: () => sessions.size });
   handler.close = async () => {
-    stopping.abort();
+    stopping = true;
     if (sweep) clearInterval(sweep);
-    // Waits answer at once on `stopping` (the decision as it stands): their answers go out before
-    // the transports close, within the drain the launcher allows.
+    // Waits answer at once (the decision as it stands): their answers go out before the sessions
+    // close, within the drain the launcher allows.
+    for (const watch of waits) watch.cancel();
     const until = Date.now() + 5_000;
     while (calls.running > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
+    for (const session of [...sessions.values()]) session.close();
   };
   return handler;
 }

@@ -1,35 +1,33 @@
 /**
- * The MCP server of one session: the tools (server/mcp/tools.ts, each a REST operation run through
- * the REST transport by server/mcp/call.ts), request_decision's wait for the ruling, and the two
- * resources. It holds no state of its own beyond the session: the caller's key comes with each
- * request (`authInfo`, resolved and counted by server/mcp/http.ts), so a key revoked mid-session is
- * refused at its next request.
+ * The MCP server: answers each JSON-RPC request of a session (server/mcp/transport.ts) — the
+ * handshake, the tools (server/mcp/tools.ts, each a REST operation run through the REST transport
+ * by server/mcp/call.ts), request_decision's wait for the ruling, and the two resources. The
+ * SDK's schemas check every request; what a session keeps is server/mcp/transport.ts's McpSession.
+ * The caller's key comes with each request (resolved and counted by server/mcp/http.ts), so a key
+ * revoked mid-session is refused at its next request.
  */
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
   ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
   ReadResourceRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult,
-  type ServerNotification,
-  type ServerRequest,
+  type JSONRPCMessage,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { hubOf } from '@/server/ledger/feed';
+import { describeError, log } from '@/server/log';
 import type { Runtime } from '@/server/runtime';
 import { callTool, refusal, type Caller, type RestHandle, type ToolAnswer } from './call';
 import { resourceReaders, tools, WAIT_SECONDS_MAX, type Tool } from './tools';
+import type { CallAnswer, McpSession } from './transport';
 import { DecisionWatch } from './wait';
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** How often a waiting request_decision reports progress when nothing happens (keeps proxies and client timeouts alive). */
 const PROGRESS_EVERY_MS = 10_000;
@@ -37,15 +35,26 @@ const PROGRESS_EVERY_MS = 10_000;
 export interface McpContext {
   runtime: Runtime;
   handle: RestHandle;
-  /** Aborted when the service stops: waits answer the decision as it stands. */
-  stopping: AbortSignal;
-  /** Tool calls under way in this process (stopping lets them answer before the database closes). */
+  /** True once the service is stopping: a wait that begins answers at once. */
+  stopping(): boolean;
+  /** Waits under way in this process: stopping ends each (it answers the decision as it stands). */
+  waits: Set<DecisionWatch>;
+  /** Requests under way in this process (stopping lets them answer before the database closes). */
   calls: { running: number };
-  /** Aborted when the connection that carries the call's answer closes before it (server/mcp/http.ts). */
-  hangUp(requestId: string | number): AbortSignal;
-  /** Writes a keepalive comment on the call's answer (server/mcp/transport.ts). */
-  keepAlive(requestId: string | number): void;
 }
+
+/** A JSON-RPC error for the request's response. */
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+const SERVER_INFO = { name: 'accountable-work-service', title: 'Accountable Work Service', version: '1' };
 
 const INSTRUCTIONS =
   'The Accountable Work Service: the system of record for agent work. Create work and claim it, keep the run alive ' +
@@ -53,13 +62,6 @@ const INSTRUCTIONS =
   'approval, call request_decision with wait_seconds and do not act until its status is approved; then present the ' +
   'grant with consume_grant. Every change is recorded in a hash-chained ledger (read_events, verify_ledger). Errors ' +
   'come back as the REST API’s: {error: {code, message, details, requestId}}.';
-
-/** The caller's key, as the endpoint resolved it for this request. */
-function callerOf(extra: Extra): Caller {
-  const caller = extra.authInfo?.extra as Partial<Caller> | undefined;
-  if (!caller?.presented?.key || !caller.authorization) throw new McpError(ErrorCode.InvalidRequest, 'No API key on this request.');
-  return caller as Caller;
-}
 
 /** A tool's answer as MCP's result: the body as structured content and as text, the error flagged, the HTTP facts in _meta. */
 function resultOf(answer: ToolAnswer, extra?: Record<string, unknown>): CallToolResult {
@@ -85,94 +87,158 @@ function listed(tool: Tool) {
   };
 }
 
-/**
- * One JSON Schema validator for every session: the SDK makes an Ajv instance per server unless
- * given one, about 40 KB each, which was most of what an open MCP wait cost (bench --only waiters).
- * (It checks form elicitations' answers, which this server never asks for.)
- */
-let validator: AjvJsonSchemaValidator | null = null;
+const RESOURCES = [
+  {
+    uri: 'ledger://checkpoint',
+    name: 'checkpoint',
+    title: 'The ledger’s latest signed checkpoint',
+    description: 'The workspace ledger’s newest signed checkpoint (C2SP signed note over its Merkle tree head), as GET /ledger/checkpoint.',
+    mimeType: 'application/json',
+  },
+];
 
-/** A new MCP server for one session. */
-export function createMcpServer(ctx: McpContext): Server {
-  validator ??= new AjvJsonSchemaValidator();
-  const server = new Server(
-    { name: 'accountable-work-service', title: 'Accountable Work Service', version: '1' },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator },
-  );
+const RESOURCE_TEMPLATES = [
+  {
+    uriTemplate: 'decision://{id}',
+    name: 'decision',
+    title: 'A decision',
+    description: 'A decision as it stands, as GET /decisions/{id}: status, ruling, chosen option, edited arguments, grant.',
+    mimeType: 'application/json',
+  },
+];
+
+type Request = { id: RequestId; method: string; params?: Record<string, unknown> };
+
+/** Checks `message` against the SDK's schema for its method; the parsed request, or -32602. */
+function parsed<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { message: string } } },
+  message: unknown,
+): T {
+  const result = schema.safeParse(message);
+  if (!result.success) throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${result.error.message}`);
+  return result.data;
+}
+
+async function resultOfRequest(
+  ctx: McpContext,
+  session: McpSession,
+  request: Request,
+  answer: CallAnswer,
+  caller: Caller,
+): Promise<unknown> {
   const appUrl = ctx.runtime.env.APP_URL;
-  const all = tools();
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...all.values()].map(listed) }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = all.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name}.`);
-    const args = request.params.arguments ?? {};
-    const caller = callerOf(extra);
-    ctx.calls.running++;
-    try {
-      if (tool.name === 'request_decision') return await requestDecision(ctx, server, tool, args, caller, extra);
-      return resultOf(await callTool(ctx.handle, tool, args, caller, appUrl));
-    } finally {
-      ctx.calls.running--;
+  switch (request.method) {
+    case 'initialize': {
+      const { params } = parsed(InitializeRequestSchema, request);
+      session.urlElicitation = Boolean(params.capabilities.elicitation?.url);
+      return {
+        protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : LATEST_PROTOCOL_VERSION,
+        capabilities: { tools: {}, resources: {} },
+        serverInfo: SERVER_INFO,
+        instructions: INSTRUCTIONS,
+      };
     }
-  });
+    case 'ping':
+      return {};
+    case 'tools/list':
+      return { tools: [...tools().values()].map(listed) };
+    case 'tools/call': {
+      const { params } = parsed(CallToolRequestSchema, request);
+      const tool = tools().get(params.name);
+      if (!tool) throw new RpcError(ErrorCode.InvalidParams, `No tool named ${params.name}.`);
+      const args = params.arguments ?? {};
+      // Handed on, not awaited: a wait holds its own frame only, not this one's as well.
+      if (tool.name === 'request_decision') {
+        return requestDecision(ctx, session, tool, args, caller, { id: request.id, progressToken: params._meta?.progressToken, answer });
+      }
+      return resultOf(await callTool(ctx.handle, tool, args, caller, appUrl));
+    }
+    case 'resources/list':
+      return { resources: RESOURCES };
+    case 'resources/templates/list':
+      return { resourceTemplates: RESOURCE_TEMPLATES };
+    case 'resources/read': {
+      const { uri } = parsed(ReadResourceRequestSchema, request).params;
+      const readers = resourceReaders();
+      const decision = /^decision:\/\/([^/?#]+)$/.exec(uri);
+      let read: ToolAnswer;
+      if (uri === 'ledger://checkpoint') read = await callTool(ctx.handle, readers.checkpoint, {}, caller, appUrl);
+      else if (decision) read = await callTool(ctx.handle, readers.decision, { id: decision[1] }, caller, appUrl);
+      else throw new RpcError(-32002, `No resource ${uri}: read ledger://checkpoint or decision://{id}.`);
+      if (read.status === 404) throw new RpcError(-32002, `Resource not found: ${uri}.`, read.body);
+      if (read.status >= 400) throw new RpcError(ErrorCode.InvalidRequest, `Reading ${uri} failed (${read.status}).`, read.body);
+      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(read.body) }] };
+    }
+    default:
+      throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
+  }
+}
 
-  const readers = resourceReaders();
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: [
-      {
-        uri: 'ledger://checkpoint',
-        name: 'checkpoint',
-        title: 'The ledger’s latest signed checkpoint',
-        description:
-          'The workspace ledger’s newest signed checkpoint (C2SP signed note over its Merkle tree head), as GET /ledger/checkpoint.',
-        mimeType: 'application/json',
-      },
-    ],
-  }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: 'decision://{id}',
-        name: 'decision',
-        title: 'A decision',
-        description: 'A decision as it stands, as GET /decisions/{id}: status, ruling, chosen option, edited arguments, grant.',
-        mimeType: 'application/json',
-      },
-    ],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-    const { uri } = request.params;
-    const caller = callerOf(extra);
-    const decision = /^decision:\/\/([^/?#]+)$/.exec(uri);
-    let answer: ToolAnswer;
-    if (uri === 'ledger://checkpoint') answer = await callTool(ctx.handle, readers.checkpoint, {}, caller, appUrl);
-    else if (decision) answer = await callTool(ctx.handle, readers.decision, { id: decision[1] }, caller, appUrl);
-    else throw new McpError(-32002, `No resource ${uri}: read ledger://checkpoint or decision://{id}.`);
-    if (answer.status === 404) throw new McpError(-32002, `Resource not found: ${uri}.`, answer.body);
-    if (answer.status >= 400) throw new McpError(ErrorCode.InvalidRequest, `Reading ${uri} failed (${answer.status}).`, answer.body);
-    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(answer.body) }] };
-  });
-  return server;
+/** Answers one request of `session` on its event stream, ending the stream with the response. */
+export async function answerRequest(
+  ctx: McpContext,
+  session: McpSession,
+  request: Request,
+  answer: CallAnswer,
+  caller: Caller,
+): Promise<void> {
+  let response: JSONRPCMessage;
+  ctx.calls.running++;
+  try {
+    const result = (await resultOfRequest(ctx, session, request, answer, caller)) as Record<string, unknown>;
+    response = { jsonrpc: '2.0', id: request.id, result };
+  } catch (err) {
+    if (!(err instanceof RpcError)) log('error', 'mcp request failed', { method: request.method, error: describeError(err) });
+    const error = err instanceof RpcError ? err : new RpcError(ErrorCode.InternalError, 'Internal error.');
+    response = {
+      jsonrpc: '2.0',
+      id: request.id,
+      error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
+    };
+  } finally {
+    ctx.calls.running--;
+  }
+  answer.respond(response);
+}
+
+/**
+ * A notification or a response of `session`: notifications/cancelled ends the wait it names. The
+ * client's answers to elicitations change nothing here (the ruling happens on the decision page).
+ */
+export function receiveMessage(session: McpSession, message: JSONRPCMessage): void {
+  if (!('method' in message) || message.method !== 'notifications/cancelled') return;
+  const cancelled = CancelledNotificationSchema.safeParse(message);
+  if (!cancelled.success || cancelled.data.params.requestId === undefined) return;
+  session.waits?.get(cancelled.data.params.requestId)?.withdraw();
 }
 
 /** What a wait ended with, beside the decision. */
 type WaitEnd = 'not_waited' | 'ruled' | 'wait_elapsed' | 'cancelled' | 'service_stopping';
+
+/** The request a wait answers: its id, the client's progress token, and its event stream. */
+interface WaitCall {
+  id: RequestId;
+  progressToken: string | number | undefined;
+  answer: CallAnswer;
+}
 
 /**
  * request_decision: raises the decision (POST /decisions), then, with wait_seconds, waits on the
  * workspace's feed until the decision's ledger moves to a ruling or the wait ends, reporting
  * progress and offering the decision page's URL to a client that can open one. It answers the
  * decision as GET /decisions/{id} then gives it, with `wait: {ended, waited_ms}`.
+ *
+ * While it waits it holds the watch (its place on the feed), a timer and the call's stream: the
+ * decision's answer is read again when the wait ends, not kept (a decision is kilobytes, and ten
+ * thousand may wait at once).
  */
 async function requestDecision(
   ctx: McpContext,
-  server: Server,
+  session: McpSession,
   tool: Tool,
   args: Record<string, unknown>,
   caller: Caller,
-  extra: Extra,
+  call: WaitCall,
 ): Promise<CallToolResult> {
   const appUrl = ctx.runtime.env.APP_URL;
   const waitSeconds = args.wait_seconds ?? 0;
@@ -212,10 +278,19 @@ async function requestDecision(
       ),
     );
   }
+  // The client that hangs up, cancels the call (notifications/cancelled) or ends the session ends
+  // the wait, as stopping does; heard from the start, also while the decision is being raised.
   let watch: DecisionWatch | null = null;
+  let cancelled = false;
+  const cancel = () => {
+    cancelled = true;
+    watch?.cancel();
+  };
+  if (waitSeconds > 0) {
+    (session.waits ??= new Map()).set(call.id, call.answer);
+    call.answer.waiting(cancel);
+  }
   try {
-    // Only what the wait needs is kept while it waits (a decision's whole answer is kilobytes,
-    // and ten thousand may wait at once): the answer is read again when the wait ends.
     const raised = await raise(ctx, tool, args, caller, waitSeconds);
     if ('result' in raised) return raised.result;
     const { id, title } = raised;
@@ -224,11 +299,12 @@ async function requestDecision(
     const read = () => callTool(ctx.handle, reader, { id }, caller, appUrl);
     // Joined before the decision is read again: a ruling that commits after this read reaches the watch.
     watch = new DecisionWatch(hub, key.keyId, key.workspaceId, id);
+    ctx.waits.add(watch);
+    if (cancelled || ctx.stopping()) watch.cancel();
     await watch.start();
-    const signal = AbortSignal.any([extra.signal, ctx.stopping, ctx.hangUp(extra.requestId)]);
     const page = new URL(`/decisions/${id}`, appUrl).toString();
-    const progress = progressReporter(extra, waitSeconds, page, started);
-    const offered = offerPage(server, extra, page, title, deadline);
+    const progress = progressReporter(call, waitSeconds, page, started);
+    const offered = offerPage(session, call, page, title);
     let seen = await glance(read);
     let ended: WaitEnd = 'wait_elapsed';
     for (;;) {
@@ -239,13 +315,13 @@ async function requestDecision(
       }
       const left = deadline - Date.now();
       if (left <= 0) break;
-      await progress(seen.approvals, seen.required);
+      progress(seen.approvals, seen.required);
       // A client that asked for no progress still hears from a wait this often: proxies close quiet connections.
-      ctx.keepAlive(extra.requestId);
-      const why = await watch.next(Math.min(left, PROGRESS_EVERY_MS), signal);
+      call.answer.keepAlive();
+      const why = await watch.next(Math.min(left, PROGRESS_EVERY_MS));
       if (why === 'moved') seen = await glance(read);
-      else if (why === 'aborted') {
-        ended = ctx.stopping.aborted ? 'service_stopping' : 'cancelled';
+      else if (why === 'cancelled') {
+        ended = ctx.stopping() ? 'service_stopping' : 'cancelled';
         break;
       } else if (why === 'access_ended') {
         return resultOf(refusal(new AppError('unauthorized', 'The API key was revoked while waiting.'), appUrl));
@@ -255,16 +331,26 @@ async function requestDecision(
       }
     }
     const final = seen.final ?? (await read());
-    if (offered && ended === 'ruled') {
-      void server
-        .createElicitationCompletionNotifier(offered.elicitationId, { relatedRequestId: extra.requestId })()
-        .catch(() => undefined);
+    if (offered) {
+      // The page offered is done with: ruled, the client is told the interaction completed;
+      // otherwise the offer is withdrawn, as a request the server no longer waits on.
+      call.answer.send(
+        ended === 'ruled'
+          ? { jsonrpc: '2.0', method: 'notifications/elicitation/complete', params: { elicitationId: offered.elicitationId } }
+          : {
+              jsonrpc: '2.0',
+              method: 'notifications/cancelled',
+              params: { requestId: offered.requestId, reason: `The wait ended (${ended}).` },
+            },
+      );
     }
-    // The offer is not waited on past the wait.
-    offered?.done.abort();
     return resultOf(final, { wait: { ended, waited_ms: Date.now() - started } });
   } finally {
-    watch?.stop();
+    if (watch) {
+      watch.stop();
+      ctx.waits.delete(watch);
+    }
+    session.waits?.delete(call.id);
     place.release();
   }
 }
@@ -304,52 +390,51 @@ async function glance(read: () => Promise<ToolAnswer>): Promise<Glance> {
 }
 
 /** Sends progress notifications when the client asked for them (a progressToken); otherwise does nothing. */
-function progressReporter(extra: Extra, waitSeconds: number, page: string, started: number) {
-  const token = extra._meta?.progressToken;
+function progressReporter(call: WaitCall, waitSeconds: number, page: string, started: number) {
+  const token = call.progressToken;
   // Seconds waited so far, strictly increasing from one notification to the next (the protocol asks it).
   let last = -1;
-  return async (approvals: number, required: number | undefined) => {
+  return (approvals: number, required: number | undefined) => {
     if (token === undefined) return;
     const count = required && required > 1 ? ` (${approvals} of ${required} approvals)` : '';
-    await extra
-      .sendNotification({
-        method: 'notifications/progress',
-        params: {
-          progressToken: token,
-          progress: (last = Math.max(last + 0.001, (Date.now() - started) / 1000)),
-          total: waitSeconds,
-          message: `Waiting for a human ruling${count}: ${page}`,
-        },
-      })
-      .catch(() => undefined);
+    call.answer.send({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: {
+        progressToken: token,
+        progress: (last = Math.max(last + 0.001, (Date.now() - started) / 1000)),
+        total: waitSeconds,
+        message: `Waiting for a human ruling${count}: ${page}`,
+      },
+    });
   };
 }
 
 /**
- * Offers the decision page to a client that can open a URL (URL-mode elicitation): the human sees
- * a link to the page where they rule. The answer (opened or not) changes nothing here, so it is not
- * awaited; returns the elicitation's id, or null when the client cannot take one.
+ * Offers the decision page to a client that can open a URL (URL-mode elicitation, as it declared
+ * at initialize): the human sees a link to the page where they rule. Its answer (opened or not)
+ * changes nothing here, so nothing waits for it; returns the offer's ids, or null when the client
+ * cannot take one.
  */
 function offerPage(
-  server: Server,
-  extra: Extra,
+  session: McpSession,
+  call: WaitCall,
   page: string,
   title: string | undefined,
-  deadline: number,
-): { elicitationId: string; done: AbortController } | null {
-  if (!server.getClientCapabilities()?.elicitation?.url) return null;
+): { elicitationId: string; requestId: string } | null {
+  if (!session.urlElicitation) return null;
   const elicitationId = randomUUID();
-  const done = new AbortController();
-  void server
-    .elicitInput(
-      {
-        mode: 'url',
-        elicitationId,
-        url: page,
-        message: `An agent is waiting for your ruling${title ? ` on “${title}”` : ''}. Open the decision page to approve or decline.`,
-      },
-      { relatedRequestId: extra.requestId, timeout: Math.max(1000, deadline - Date.now()), signal: done.signal },
-    )
-    .catch(() => undefined);
-  return { elicitationId, done };
+  const requestId = session.nextRequestId();
+  call.answer.send({
+    jsonrpc: '2.0',
+    id: requestId,
+    method: 'elicitation/create',
+    params: {
+      mode: 'url',
+      elicitationId,
+      url: page,
+      message: `An agent is waiting for your ruling${title ? ` on “${title}”` : ''}. Open the decision page to approve or decline.`,
+    },
+  });
+  return { elicitationId, requestId };
 }

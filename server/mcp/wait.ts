@@ -8,12 +8,13 @@ import type { LedgerEvent } from '@/server/ledger/canonical';
 import type { FeedHub, FeedLease, WorkspaceFeed } from '@/server/ledger/feed';
 
 /** Why `next` returned. */
-export type WaitSignal = 'moved' | 'timeout' | 'aborted' | 'access_ended' | 'failed';
+export type WaitSignal = 'moved' | 'timeout' | 'cancelled' | 'access_ended' | 'failed';
 
 export class DecisionWatch implements FeedLease {
   /** Only while the wake-ups are unhealthy (PostgreSQL's LISTEN down) does the feed poll, this often. */
   readonly pollMs = 1000;
   private moved = false;
+  private cancelled = false;
   private ended: 'access_ended' | 'failed' | null = null;
   private wake: (() => void) | null = null;
   private feed: WorkspaceFeed | null = null;
@@ -56,23 +57,30 @@ export class DecisionWatch implements FeedLease {
     this.wake?.();
   }
 
-  /** Waits until the decision's ledger moves, `ms` pass, or `signal` aborts. */
-  next(ms: number, signal: AbortSignal): Promise<WaitSignal> {
+  /**
+   * Ends the wait: the client hung up or cancelled the call, its session ended, or the service is
+   * stopping. An arrow, so it can be handed to each of them as it is (no AbortSignal per wait).
+   */
+  readonly cancel = (): void => {
+    this.cancelled = true;
+    this.wake?.();
+  };
+
+  /** Waits until the decision's ledger moves, `ms` pass, or the wait is cancelled. */
+  next(ms: number): Promise<WaitSignal> {
     return new Promise((resolve) => {
       const settle = () => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', settle);
         this.wake = null;
         if (this.ended) resolve(this.ended);
-        else if (signal.aborted) resolve('aborted');
+        else if (this.cancelled) resolve('cancelled');
         else if (this.moved) {
           this.moved = false;
           resolve('moved');
         } else resolve('timeout');
       };
       const timer = setTimeout(settle, Math.max(0, ms));
-      if (this.ended || this.moved || signal.aborted) return settle();
-      signal.addEventListener('abort', settle);
+      if (this.ended || this.moved || this.cancelled) return settle();
       this.wake = settle;
     });
   }

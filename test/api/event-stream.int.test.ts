@@ -16,6 +16,7 @@ import { parseEnv } from '@/server/env';
 import { WAKE_CHANNEL } from '@/server/ledger/wake';
 import { createRuntime } from '@/server/runtime';
 import { createInternalTrpcHandler } from '@/server/api/internal';
+import { createRestHandler } from '@/server/api/rest';
 import { startBackgroundJobs } from '@/server/jobs';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
 import { testEngine } from '../support/engine';
@@ -295,6 +296,48 @@ describe('GET /events/stream?format=sse', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(framesOf(await res.text()).pop()!.event).toBe('lease_end');
+  });
+
+  it('a reader that falls behind is written nothing more until it has caught up, then gets the rest from the ledger, once each and in order', async () => {
+    const ws = await freshWorkspace();
+    // The lease's own body, as the node server starts it, with a client that takes three chunks and is then behind.
+    const handle = createRestHandler({ runtime: async () => app.runtime });
+    const answer = await handle({
+      method: 'GET',
+      url: new URL('http://127.0.0.1/api/v1/events/stream?format=sse&lease_ms=60000'),
+      headers: { get: (name) => (name.toLowerCase() === 'authorization' ? `Bearer ${ws.apiKey}` : null) },
+      body: async () => Buffer.alloc(0),
+    });
+    expect(answer.status).toBe(200);
+    const written: string[] = [];
+    let room = 3;
+    let caughtUp: (() => void) | null = null;
+    answer.stream!.start({
+      write: (chunk) => {
+        written.push(new TextDecoder().decode(chunk));
+        return --room > 0;
+      },
+      drained: (then) => void (caughtUp = then),
+      end: () => undefined,
+    });
+    try {
+      await until(() => caughtUp !== null, 3000);
+      for (let i = 0; i < 10; i++) expect((await work(ws)).status).toBe(201);
+      await new Promise((r) => setTimeout(r, 300));
+      // Behind: nothing more was written, however much committed.
+      expect(written).toHaveLength(3);
+
+      room = Infinity;
+      caughtUp!();
+      await until(() => (written.join('').match(/event: work\.created/g) ?? []).length === 10, 3000);
+      const sequences = framesOf(written.join(''))
+        .filter((f) => f.data && f.id)
+        .map((f) => (JSON.parse(f.data!) as { sequence: number }).sequence);
+      expect(sequences).toEqual(Array.from({ length: sequences.length }, (_, i) => sequences[0]! + i));
+      expect(sequences[0]).toBe(1);
+    } finally {
+      answer.stream!.cancel();
+    }
   });
 
   it('idle leases cost no database query at all; a commit wakes every one of them', async () => {

@@ -227,7 +227,12 @@ describe('idempotency and refusals, as over REST', () => {
     expect(oldVersion.status).toBe(400);
     const listed = await rawPost(app, LIST_TOOLS, { headers: inSession(sessionId) });
     expect(listed.status).toBe(200);
-    expect(await listed.text()).toMatch(/^event: message\ndata: \{"result":\{"tools":\[/);
+    expect(await listed.text()).toMatch(/^event: message\ndata: \{"jsonrpc":"2.0","id":\d+,"result":\{"tools":\[/);
+    const again = await rawPost(app, INITIALIZE, { headers: inSession(sessionId) });
+    expect(again.status).toBe(400);
+    expect((await again.json()).error.code).toBe(-32600);
+    const unknown = await rawPost(app, { jsonrpc: '2.0', id: 9, method: 'prompts/list' }, { headers: inSession(sessionId) });
+    expect(await unknown.text()).toContain('"id":9,"error":{"code":-32601');
     const ended = await fetch(new URL('/mcp', app.url), {
       method: 'DELETE',
       headers: { Authorization: `Bearer ${app.ws.apiKey}`, ...inSession(sessionId) },
@@ -405,6 +410,41 @@ describe('a wait holds a place among the key’s leases', () => {
           { timeout: 5_000 },
         )
         .toBe('wait_elapsed');
+    } finally {
+      await client.close();
+    }
+  });
+  it('a client that cancels a wait (notifications/cancelled) gets no response, and its place is free at once', async () => {
+    const init = await rawPost(small, INITIALIZE);
+    const session = inSession(init.headers.get('mcp-session-id')!);
+    await init.text();
+    const waiting = await rawPost(
+      small,
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'request_decision', arguments: { title: 'Called off', wait_seconds: 60 } },
+      },
+      { headers: session },
+    );
+    expect(waiting.status).toBe(200);
+    await expect
+      .poll(async () => (await small.request('GET', '/decisions?status=pending')).body.data.length, { timeout: 5_000 })
+      .toBeGreaterThan(0);
+    const cancelled = await rawPost(
+      small,
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'not needed' } },
+      { headers: session },
+    );
+    expect(cancelled.status).toBe(202);
+    // The stream ends without the request's response (the protocol's rule for a cancelled request).
+    const text = await waiting.text();
+    expect(text).not.toContain('"id":7');
+    const client = await connect(small.ws.apiKey, {}, small);
+    try {
+      const next = (await call(client, 'request_decision', { title: 'After', wait_seconds: 1 })) as CallToolResult;
+      expect((next.structuredContent as { wait?: { ended: string } }).wait?.ended).toBe('wait_elapsed');
     } finally {
       await client.close();
     }
