@@ -61,8 +61,11 @@ async function writeWork(n: number, label: string): Promise<void> {
 async function signedHead(): Promise<{ size: number; root: string }> {
   const head = (await api('GET', '/ledger/verify')).body.data.head as { sequence: number };
   let checkpoint: Record<string, unknown> = {};
+  // 404 until the integrator has signed the workspace's first checkpoint (a service just started).
   await expect
-    .poll(async () => ((checkpoint = (await api('GET', '/ledger/checkpoint')).body.data), checkpoint.tree_size), { timeout: 20_000 })
+    .poll(async () => ((checkpoint = (await api('GET', '/ledger/checkpoint')).body.data ?? {}), (checkpoint.tree_size as number) ?? 0), {
+      timeout: 20_000,
+    })
     .toBeGreaterThanOrEqual(head.sequence);
   return { size: checkpoint.tree_size as number, root: checkpoint.root_hash as string };
 }

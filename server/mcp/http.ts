@@ -97,7 +97,8 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     return session;
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** `out`: the answer's headers so far, written with it (never set on `res` one by one: node would keep them for as long as a wait is open). */
+  async function serve(req: IncomingMessage, res: ServerResponse, out: Record<string, string>): Promise<void> {
     const runtime = await opts.runtime();
     const headers = nodeHeaders(req.headers);
     const origin = headers.get('origin');
@@ -106,7 +107,7 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
       throw new AppError('forbidden', 'The MCP endpoint takes no requests from a page of another origin.');
     }
     const presented = await presentKey(runtime, headers.get('authorization'));
-    if (presented) for (const [name, value] of Object.entries(presented.headers)) res.setHeader(name, value);
+    if (presented) Object.assign(out, presented.headers);
     if (!presented) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>.');
     if (!presented.key) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
     const key = presented.key;
@@ -121,27 +122,28 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
         if (text === null) throw new Error('not UTF-8');
         parsed = JSON.parse(text);
       } catch {
-        return rpcError(res, 400, -32700, 'Parse error: the body is not UTF-8 JSON.');
+        return rpcError(res, 400, -32700, 'Parse error: the body is not UTF-8 JSON.', out);
       }
     }
 
     const sessionId = headers.get('mcp-session-id');
     let session = sessionId ? sessions.get(sessionId) : undefined;
     if (sessionId && (!session || session.keyId !== key.keyId)) {
-      return rpcError(res, 404, -32001, 'Session not found: start a new one with initialize.');
+      return rpcError(res, 404, -32001, 'Session not found: start a new one with initialize.', out);
     }
     const initialize = req.method === 'POST' && isInitializeRequest(parsed);
     if (session && initialize) {
       return rpcError(res, 400, -32600, 'Invalid request: this session is initialized; start a new one without Mcp-Session-Id.', {
+        ...out,
         'Mcp-Session-Id': session.id,
       });
     }
     const opened = !session;
     if (!session) {
-      if (!initialize) return rpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id it answers.');
+      if (!initialize) return rpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id it answers.', out);
       session = open(runtime, key.keyId);
     }
-    const posted = receive(session, req, res, parsed);
+    const posted = receive(session, req, res, parsed, out);
     if (!posted) {
       // An initialize the transport refused (406) leaves no session behind.
       if (opened) session.close();
@@ -169,9 +171,7 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     const requestId = randomUUID();
     const started = performance.now();
     // The API's headers (data, never a page), and no caching.
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Request-Id', requestId);
+    const out: Record<string, string> = { ...SECURITY_HEADERS, 'Cache-Control': 'no-store', 'X-Request-Id': requestId };
     res.once('close', () => {
       const seconds = (performance.now() - started) / 1000;
       countRequest(`${req.method} ${MCP_PATH}`, res.statusCode, seconds);
@@ -185,7 +185,7 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
         });
     });
     try {
-      await serve(req, res);
+      await serve(req, res, out);
     } catch (err) {
       if (res.headersSent) {
         log('warn', 'mcp request failed after its answer began', { requestId, error: describeError(err) });
@@ -205,7 +205,12 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
       if (shown.status === 401) extra['WWW-Authenticate'] = 'Bearer realm="mcp"';
       // Answered before the body was read (401, 413): the connection closes rather than reading on.
       if (!req.complete) extra.Connection = 'close';
-      res.writeHead(shown.status, { ...extra, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+      res.writeHead(shown.status, {
+        ...out,
+        ...extra,
+        'Content-Type': 'application/json',
+        'Content-Length': String(Buffer.byteLength(body)),
+      });
       res.end(body);
     }
   } as McpHandler;

@@ -123,9 +123,16 @@ export type Posted =
 /**
  * Checks one HTTP request of the session (`body`: the parsed JSON of a POST) as the transport
  * asks; answers it itself (DELETE, a refusal, 202) or returns the message for the server to answer.
+ * `out`: the headers every answer carries (server/mcp/http.ts).
  */
-export function receive(session: McpSession | null, req: IncomingMessage, res: ServerResponse, body: unknown): Posted | null {
-  const headers: Record<string, string> = session ? { 'Mcp-Session-Id': session.id } : {};
+export function receive(
+  session: McpSession | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  out: Record<string, string>,
+): Posted | null {
+  const headers: Record<string, string> = session ? { ...out, 'Mcp-Session-Id': session.id } : out;
   if (req.method === 'DELETE' && session) {
     session.close();
     res.writeHead(200, headers).end();

@@ -506,3 +506,27 @@ describe('sessions a key may hold', () => {
     await third.client.close();
   });
 });
+
+describe('the service stopping', () => {
+  it('a wait under way answers the decision as it stands, ended service_stopping, before the database closes', async () => {
+    const stopping = await startTestApp({}, { primaryName: 'stopping' });
+    let closed = false;
+    try {
+      const client = await connect(stopping.ws.apiKey, {}, stopping);
+      const waiting = call(client, 'request_decision', { title: 'Asked just before a stop', wait_seconds: 60 });
+      await expect
+        .poll(async () => (await stopping.request('GET', '/decisions?status=pending')).body.data.length, { timeout: 5_000 })
+        .toBe(1);
+      const close = stopping.close();
+      closed = true;
+      const result = await waiting;
+      expect(result.isError).toBeFalsy();
+      const body = result.structuredContent as { decision: { status: string }; wait: { ended: string } };
+      expect(body.wait.ended).toBe('service_stopping');
+      expect(body.decision.status).toBe('pending');
+      await close;
+    } finally {
+      if (!closed) await stopping.close();
+    }
+  });
+});
