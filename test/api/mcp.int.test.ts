@@ -227,6 +227,14 @@ describe('idempotency and refusals, as over REST', () => {
     expect(oldVersion.status).toBe(400);
     const listed = await rawPost(app, LIST_TOOLS, { headers: inSession(sessionId) });
     expect(listed.status).toBe(200);
+    // An answer's headers, written with it: the API's, the request id, the key's rate limit, the session.
+    expect(listed.headers.get('content-type')).toBe('text/event-stream');
+    expect(listed.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(listed.headers.get('cache-control')).toBe('no-cache, no-transform');
+    expect(listed.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(listed.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+    expect(listed.headers.get('mcp-session-id')).toBe(sessionId);
+    for (const refused of [get, jsonOnly, oldVersion]) expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(await listed.text()).toMatch(/^event: message\ndata: \{"jsonrpc":"2.0","id":\d+,"result":\{"tools":\[/);
     const again = await rawPost(app, INITIALIZE, { headers: inSession(sessionId) });
     expect(again.status).toBe(400);
