@@ -163,6 +163,28 @@ export class EventLease implements FeedLease, PushedBody {
     if (sent) this.lastSent = Date.now();
   }
 
+  /**
+   * Catching up on its own: the feed only pushes what commits from now on. Anything pushed before
+   * this read began is covered by it (and the reads after it).
+   */
+  private async catchUp(): Promise<void> {
+    this.needsRead = false;
+    this.inbox = [];
+    const rows = await readEvents(this.runtime.db, this.settings.workspaceId, {
+      after: this.after,
+      limit: BATCH,
+      types: this.settings.types,
+    });
+    this.deliver(rows);
+    if (rows.length === BATCH) this.needsRead = true;
+  }
+
+  private deliverInbox(): void {
+    const pushed = this.inbox;
+    this.inbox = [];
+    this.deliver(pushed);
+  }
+
   private async run(sink: ChunkSink): Promise<void> {
     this.sink = sink;
     const { db, env, secrets } = this.runtime;
@@ -177,21 +199,17 @@ export class EventLease implements FeedLease, PushedBody {
       // Every lease reads at least once, however short (opening it may have taken longer).
       let replayed = false;
       while (!this.closed && !this.ending && !this.accessEnded && !this.failure && (Date.now() < deadline || !replayed)) {
+        // Reading and delivering happen in methods of their own: a variable of this loop that
+        // held the rows or the inbox would be kept, with every event in it, in this frame's
+        // registers for as long as the lease then waits (V8 saves an async function's registers
+        // at each await, whatever their scope).
         if (this.needsRead && !this.behind) {
-          // Catching up on its own: the feed only pushes what commits from now on. Anything
-          // pushed before this read began is covered by it (and the reads after it).
-          this.needsRead = false;
-          this.inbox = [];
-          const rows = await readEvents(db, workspaceId, { after: this.after, limit: BATCH, types: this.settings.types });
-          this.deliver(rows);
+          await this.catchUp();
           replayed = true;
-          if (rows.length === BATCH) this.needsRead = true;
           continue;
         }
         if (this.inbox.length > 0 && !this.behind) {
-          const pushed = this.inbox;
-          this.inbox = [];
-          this.deliver(pushed);
+          this.deliverInbox();
           continue;
         }
         // Idle: no query until the feed pushes, the key is revoked, or the lease ends (or, behind,
