@@ -79,7 +79,9 @@ const timeouts = {
 };
 const server = http.createServer(timeouts, (req, res) => {
   inFlight++;
-  res.once('close', () => {
+  // 'close' comes once: `on` keeps the listener alone, where `once` wraps it (~150 bytes a
+  // response, kept for as long as an event stream or an MCP wait is open).
+  res.on('close', () => {
     inFlight--;
     if (stopping) {
       // A kept-alive connection that has just finished its last request is closed, not kept.

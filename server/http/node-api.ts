@@ -149,7 +149,8 @@ export async function send(req: IncomingMessage, res: ServerResponse, answer: An
  */
 function push(body: PushedBody, res: ServerResponse): void {
   const gone = () => body.cancel();
-  res.once('close', gone);
+  // 'close' comes once; `once` would add a wrapper the lease keeps (scripts/serve.mjs).
+  res.on('close', gone);
   // The client may have left while the lease was being opened ('close' came before the listener).
   if (res.destroyed) return discard(body);
   body.start({

@@ -153,7 +153,7 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     if (posted.kind === 'other') return receiveMessage(session, posted.message);
     const seen = session;
     seen.posting++;
-    res.once('close', () => {
+    res.on('close', () => {
       seen.posting--;
       seen.lastSeen = Date.now();
     });
@@ -172,7 +172,7 @@ export function createMcpHandler(opts: McpHandlerOptions): McpHandler {
     const started = performance.now();
     // The API's headers (data, never a page), and no caching.
     const out: Record<string, string> = { ...SECURITY_HEADERS, 'Cache-Control': 'no-store', 'X-Request-Id': requestId };
-    res.once('close', () => {
+    res.on('close', () => {
       const seconds = (performance.now() - started) / 1000;
       countRequest(`${req.method} ${MCP_PATH}`, res.statusCode, seconds);
       const level = res.statusCode >= 500 ? 'warn' : 'info';

@@ -27,7 +27,7 @@ import type { Runtime } from '@/server/runtime';
 import { callTool, refusal, type Caller, type RestHandle, type ToolAnswer } from './call';
 import { resourceReaders, tools, WAIT_SECONDS_MAX, type Tool } from './tools';
 import type { CallAnswer, McpSession } from './transport';
-import { DecisionWatch } from './wait';
+import { DecisionWatch, type WaitSignal } from './wait';
 
 /** How often a waiting request_decision reports progress when nothing happens (keeps proxies and client timeouts alive). */
 const PROGRESS_EVERY_MS = 10_000;
@@ -174,31 +174,30 @@ async function resultOfRequest(
   }
 }
 
-/** Answers one request of `session` on its event stream, ending the stream with the response. */
-export async function answerRequest(
-  ctx: McpContext,
-  session: McpSession,
-  request: Request,
-  answer: CallAnswer,
-  caller: Caller,
-): Promise<void> {
-  let response: JSONRPCMessage;
+/**
+ * Answers one request of `session` on its event stream, ending the stream with the response. Not
+ * an async function: a request_decision that waits keeps no frame of this one (nor the request)
+ * for as long as it waits, only the id and method its response needs.
+ */
+export function answerRequest(ctx: McpContext, session: McpSession, request: Request, answer: CallAnswer, caller: Caller): Promise<void> {
+  const { id, method } = request;
   ctx.calls.running++;
-  try {
-    const result = (await resultOfRequest(ctx, session, request, answer, caller)) as Record<string, unknown>;
-    response = { jsonrpc: '2.0', id: request.id, result };
-  } catch (err) {
-    if (!(err instanceof RpcError)) log('error', 'mcp request failed', { method: request.method, error: describeError(err) });
-    const error = err instanceof RpcError ? err : new RpcError(ErrorCode.InternalError, 'Internal error.');
-    response = {
-      jsonrpc: '2.0',
-      id: request.id,
-      error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
-    };
-  } finally {
-    ctx.calls.running--;
-  }
-  answer.respond(response);
+  return resultOfRequest(ctx, session, request, answer, caller).then(
+    (result) => {
+      ctx.calls.running--;
+      answer.respond({ jsonrpc: '2.0', id, result: result as Record<string, unknown> });
+    },
+    (err: unknown) => {
+      ctx.calls.running--;
+      if (!(err instanceof RpcError)) log('error', 'mcp request failed', { method, error: describeError(err) });
+      const error = err instanceof RpcError ? err : new RpcError(ErrorCode.InternalError, 'Internal error.');
+      answer.respond({
+        jsonrpc: '2.0',
+        id,
+        error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
+      });
+    },
+  );
 }
 
 /**
@@ -228,9 +227,9 @@ interface WaitCall {
  * progress and offering the decision page's URL to a client that can open one. It answers the
  * decision as GET /decisions/{id} then gives it, with `wait: {ended, waited_ms}`.
  *
- * While it waits it holds the watch (its place on the feed), a timer and the call's stream: the
- * decision's answer is read again when the wait ends, not kept (a decision is kilobytes, and ten
- * thousand may wait at once).
+ * While it waits it holds a DecisionWait (below), its watch (its place on the feed), a timer and
+ * the call's stream: the decision's answer is read again when the wait ends, not kept (a decision
+ * is kilobytes, and ten thousand may wait at once).
  */
 async function requestDecision(
   ctx: McpContext,
@@ -290,69 +289,176 @@ async function requestDecision(
     (session.waits ??= new Map()).set(call.id, call.answer);
     call.answer.waiting(cancel);
   }
-  try {
-    const raised = await raise(ctx, tool, args, caller, waitSeconds);
-    if ('result' in raised) return raised.result;
-    const { id, title } = raised;
-
-    const reader = resourceReaders().decision;
-    const read = () => callTool(ctx.handle, reader, { id }, caller, appUrl);
-    // Joined before the decision is read again: a ruling that commits after this read reaches the watch.
-    watch = new DecisionWatch(hub, key.keyId, key.workspaceId, id);
-    ctx.waits.add(watch);
-    if (cancelled || ctx.stopping()) watch.cancel();
-    await watch.start();
-    const page = new URL(`/decisions/${id}`, appUrl).toString();
-    const progress = progressReporter(call, waitSeconds, page, started);
-    const offered = offerPage(session, call, page, title);
-    let seen = await glance(read);
-    let ended: WaitEnd = 'wait_elapsed';
-    for (;;) {
-      if (seen.final) {
-        if (seen.final.status >= 400) return resultOf(seen.final);
-        ended = 'ruled';
-        break;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      progress(seen.approvals, seen.required);
-      // A client that asked for no progress still hears from a wait this often: proxies close quiet connections.
-      call.answer.keepAlive();
-      const why = await watch.next(Math.min(left, PROGRESS_EVERY_MS));
-      if (why === 'moved') seen = await glance(read);
-      else if (why === 'cancelled') {
-        ended = ctx.stopping() ? 'service_stopping' : 'cancelled';
-        break;
-      } else if (why === 'access_ended') {
-        return resultOf(refusal(new AppError('unauthorized', 'The API key was revoked while waiting.'), appUrl));
-      } else if (why === 'failed') {
-        // The feed could not read: the decision as it stands, from a read of its own.
-        break;
-      }
-    }
-    const final = seen.final ?? (await read());
-    if (offered) {
-      // The page offered is done with: ruled, the client is told the interaction completed;
-      // otherwise the offer is withdrawn, as a request the server no longer waits on.
-      call.answer.send(
-        ended === 'ruled'
-          ? { jsonrpc: '2.0', method: 'notifications/elicitation/complete', params: { elicitationId: offered.elicitationId } }
-          : {
-              jsonrpc: '2.0',
-              method: 'notifications/cancelled',
-              params: { requestId: offered.requestId, reason: `The wait ended (${ended}).` },
-            },
-      );
-    }
-    return resultOf(final, { wait: { ended, waited_ms: Date.now() - started } });
-  } finally {
+  const release = () => {
     if (watch) {
       watch.stop();
       ctx.waits.delete(watch);
     }
     session.waits?.delete(call.id);
     place.release();
+  };
+  let waiting = false;
+  try {
+    const raised = await raise(ctx, tool, args, caller, waitSeconds);
+    if ('result' in raised) return raised.result;
+    const { id, title } = raised;
+
+    // Joined before the decision is read again: a ruling that commits after this read reaches the watch.
+    watch = new DecisionWatch(hub, key.keyId, key.workspaceId, id);
+    ctx.waits.add(watch);
+    if (cancelled || ctx.stopping()) watch.cancel();
+    await watch.start();
+    const wait = new DecisionWait(ctx, session, call, caller, id, watch, started, deadline, waitSeconds, release);
+    const seen = await wait.glance();
+    wait.offered = offerPage(session, call, pageOf(ctx, id), title);
+    // Handed on, not awaited: while the wait lasts, its state is the DecisionWait's fields, and
+    // this frame is gone. It releases what it holds when it settles.
+    waiting = true;
+    return wait.run(seen);
+  } finally {
+    if (!waiting) release();
   }
+}
+
+/**
+ * A request_decision from the decision's first read to its answer: it reports progress every
+ * PROGRESS_EVERY_MS, and reads the decision again each time its ledger moves, until it is ruled or
+ * the wait ends. While it waits it is held by its watch (the feed, a timer) and the call's stream,
+ * with no async frame: what it needs is these fields.
+ */
+class DecisionWait {
+  /** The decision page offered to the client (URL-mode elicitation), to withdraw or complete at the end. */
+  offered: { elicitationId: string; requestId: string } | null = null;
+  private seen: Glance = { final: null, approvals: 0, required: undefined };
+  /** Seconds waited in the last progress notification: strictly increasing (the protocol asks it). */
+  private lastProgress = -1;
+  private resolve: (result: CallToolResult) => void = () => undefined;
+  private reject: (err: unknown) => void = () => undefined;
+
+  constructor(
+    private readonly ctx: McpContext,
+    private readonly session: McpSession,
+    private readonly call: WaitCall,
+    private readonly caller: Caller,
+    private readonly id: string,
+    private readonly watch: DecisionWatch,
+    private readonly started: number,
+    private readonly deadline: number,
+    private readonly waitSeconds: number,
+    private readonly release: () => void,
+  ) {}
+
+  /** Reads the decision as GET /decisions/{id} answers it. */
+  read(): Promise<ToolAnswer> {
+    return callTool(this.ctx.handle, resourceReaders().decision, { id: this.id }, this.caller, this.ctx.runtime.env.APP_URL);
+  }
+
+  /** A read of the decision, kept whole only when it ends the wait (ruled, or an error). */
+  async glance(): Promise<Glance> {
+    const answer = await this.read();
+    const decision = (answer.body as { decision?: { status?: string; approvals?: unknown[]; policy?: { approvals_required?: number } } })
+      .decision;
+    if (answer.status >= 400 || decision?.status !== 'pending') return { final: answer, approvals: 0, required: undefined };
+    return { final: null, approvals: decision.approvals?.length ?? 0, required: decision.policy?.approvals_required };
+  }
+
+  /** Waits from `seen`, the decision's first read; settles with the tool's result. */
+  run(seen: Glance): Promise<CallToolResult> {
+    return new Promise<CallToolResult>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      this.step(seen);
+    });
+  }
+
+  private step(seen: Glance): void {
+    this.seen = seen;
+    if (seen.final) {
+      if (seen.final.status >= 400) return this.settle(resultOf(seen.final));
+      return this.end('ruled');
+    }
+    const left = this.deadline - Date.now();
+    if (left <= 0) return this.end('wait_elapsed');
+    this.progress();
+    // A client that asked for no progress still hears from a wait this often: proxies close quiet connections.
+    this.call.answer.keepAlive();
+    this.watch.next(Math.min(left, PROGRESS_EVERY_MS), this.woken);
+  }
+
+  private readonly woken = (why: WaitSignal): void => {
+    try {
+      this.wake(why);
+    } catch (err) {
+      this.fail(err);
+    }
+  };
+
+  private wake(why: WaitSignal): void {
+    if (why === 'moved') this.glance().then((seen) => this.step(seen), this.fail);
+    else if (why === 'timeout') this.step(this.seen);
+    else if (why === 'cancelled') this.end(this.ctx.stopping() ? 'service_stopping' : 'cancelled');
+    else if (why === 'access_ended') {
+      this.settle(resultOf(refusal(new AppError('unauthorized', 'The API key was revoked while waiting.'), this.ctx.runtime.env.APP_URL)));
+    }
+    // The feed could not read: the decision as it stands, from a read of its own.
+    else this.end('wait_elapsed');
+  }
+
+  /** Sends a progress notification when the client asked for them (a progressToken). */
+  private progress(): void {
+    const token = this.call.progressToken;
+    if (token === undefined) return;
+    const { approvals, required } = this.seen;
+    const count = required && required > 1 ? ` (${approvals} of ${required} approvals)` : '';
+    this.lastProgress = Math.max(this.lastProgress + 0.001, (Date.now() - this.started) / 1000);
+    this.call.answer.send({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: {
+        progressToken: token,
+        progress: this.lastProgress,
+        total: this.waitSeconds,
+        message: `Waiting for a human ruling${count}: ${pageOf(this.ctx, this.id)}`,
+      },
+    });
+  }
+
+  /** The wait is over: answers the decision as it stands. */
+  private end(ended: WaitEnd): void {
+    const final = this.seen.final;
+    (final ? Promise.resolve(final) : this.read()).then((answer) => {
+      const offered = this.offered;
+      if (offered) {
+        // The page offered is done with: ruled, the client is told the interaction completed;
+        // otherwise the offer is withdrawn, as a request the server no longer waits on.
+        this.call.answer.send(
+          ended === 'ruled'
+            ? { jsonrpc: '2.0', method: 'notifications/elicitation/complete', params: { elicitationId: offered.elicitationId } }
+            : {
+                jsonrpc: '2.0',
+                method: 'notifications/cancelled',
+                params: { requestId: offered.requestId, reason: `The wait ended (${ended}).` },
+              },
+        );
+      }
+      this.settle(resultOf(answer, { wait: { ended, waited_ms: Date.now() - this.started } }));
+    }, this.fail);
+  }
+
+  private readonly fail = (err: unknown): void => {
+    this.release();
+    this.reject(err);
+  };
+
+  private settle(result: CallToolResult): void {
+    this.release();
+    this.resolve(result);
+  }
+}
+
+/** The decision page a wait offers and reports. */
+function pageOf(ctx: McpContext, id: string): string {
+  return new URL(`/decisions/${id}`, ctx.runtime.env.APP_URL).toString();
 }
 
 /**
@@ -379,35 +485,6 @@ interface Glance {
   final: ToolAnswer | null;
   approvals: number;
   required: number | undefined;
-}
-
-async function glance(read: () => Promise<ToolAnswer>): Promise<Glance> {
-  const answer = await read();
-  const decision = (answer.body as { decision?: { status?: string; approvals?: unknown[]; policy?: { approvals_required?: number } } })
-    .decision;
-  if (answer.status >= 400 || decision?.status !== 'pending') return { final: answer, approvals: 0, required: undefined };
-  return { final: null, approvals: decision.approvals?.length ?? 0, required: decision.policy?.approvals_required };
-}
-
-/** Sends progress notifications when the client asked for them (a progressToken); otherwise does nothing. */
-function progressReporter(call: WaitCall, waitSeconds: number, page: string, started: number) {
-  const token = call.progressToken;
-  // Seconds waited so far, strictly increasing from one notification to the next (the protocol asks it).
-  let last = -1;
-  return (approvals: number, required: number | undefined) => {
-    if (token === undefined) return;
-    const count = required && required > 1 ? ` (${approvals} of ${required} approvals)` : '';
-    call.answer.send({
-      jsonrpc: '2.0',
-      method: 'notifications/progress',
-      params: {
-        progressToken: token,
-        progress: (last = Math.max(last + 0.001, (Date.now() - started) / 1000)),
-        total: waitSeconds,
-        message: `Waiting for a human ruling${count}: ${page}`,
-      },
-    });
-  };
 }
 
 /**

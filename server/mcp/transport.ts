@@ -98,7 +98,7 @@ export class CallAnswer {
   waiting(stop: () => void): void {
     this.stop = stop;
     if (this.res.destroyed && !this.res.writableFinished) return stop();
-    this.res.once('close', () => {
+    this.res.on('close', () => {
       if (!this.res.writableFinished) stop();
     });
   }
