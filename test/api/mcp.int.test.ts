@@ -75,6 +75,22 @@ const INITIALIZE = {
 const LIST_TOOLS = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
 const inSession = (sessionId: string) => ({ 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': '2025-11-25' });
 
+/** A session opened by hand (for what the SDK's client does not let a test do): the headers its requests carry. */
+async function rawSession(target: TestApp): Promise<Record<string, string>> {
+  const init = await rawPost(target, INITIALIZE);
+  expect(init.status).toBe(200);
+  await init.text();
+  return inSession(init.headers.get('mcp-session-id')!);
+}
+
+/** A raw tools/call of request_decision that waits `seconds`. */
+const waitRequest = (id: number, title: string, seconds: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'request_decision', arguments: { title, wait_seconds: seconds } },
+});
+
 const errorOf = (result: CallToolResult) =>
   (result.structuredContent as { error: { code: string; message: string; requestId: string } }).error;
 
@@ -250,19 +266,8 @@ describe('idempotency and refusals, as over REST', () => {
   });
 
   it('a wait with no progress asked for still writes a keepalive comment when it begins and every 10 s', { timeout: 30_000 }, async () => {
-    const init = await rawPost(app, INITIALIZE);
-    const session = inSession(init.headers.get('mcp-session-id')!);
-    await init.text();
-    const call = await rawPost(
-      app,
-      {
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: { name: 'request_decision', arguments: { title: 'Quiet wait', wait_seconds: 11 } },
-      },
-      { headers: session },
-    );
+    const session = await rawSession(app);
+    const call = await rawPost(app, waitRequest(2, 'Quiet wait', 11), { headers: session });
     const text = await call.text();
     // One when the wait begins and one 10 s on, before the answer the wait gives when it ends.
     expect(text.split(': keepalive\n\n').length - 1).toBe(2);
@@ -379,16 +384,10 @@ describe('a wait holds a place among the key’s leases', () => {
 
   it('past the limit a wait is 429 and raises nothing; a client that hangs up frees its place at once', async () => {
     // A wait over a raw connection, which the client then drops.
-    const init = await rawPost(small, INITIALIZE);
-    const session = inSession(init.headers.get('mcp-session-id')!);
-    await init.text();
+    const session = await rawSession(small);
     await (await rawPost(small, { jsonrpc: '2.0', method: 'notifications/initialized' }, { headers: session })).text();
     const hangUp = new AbortController();
-    const waiting = await rawPost(
-      small,
-      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'request_decision', arguments: { title: 'Held', wait_seconds: 60 } } },
-      { headers: session, signal: hangUp.signal },
-    );
+    const waiting = await rawPost(small, waitRequest(2, 'Held', 60), { headers: session, signal: hangUp.signal });
     expect(waiting.status).toBe(200);
 
     // The key's one place is taken: another wait is refused, and raises nothing.
@@ -423,19 +422,8 @@ describe('a wait holds a place among the key’s leases', () => {
     }
   });
   it('a client that cancels a wait (notifications/cancelled) gets no response, and its place is free at once', async () => {
-    const init = await rawPost(small, INITIALIZE);
-    const session = inSession(init.headers.get('mcp-session-id')!);
-    await init.text();
-    const waiting = await rawPost(
-      small,
-      {
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'tools/call',
-        params: { name: 'request_decision', arguments: { title: 'Called off', wait_seconds: 60 } },
-      },
-      { headers: session },
-    );
+    const session = await rawSession(small);
+    const waiting = await rawPost(small, waitRequest(7, 'Called off', 60), { headers: session });
     expect(waiting.status).toBe(200);
     await expect
       .poll(async () => (await small.request('GET', '/decisions?status=pending')).body.data.length, { timeout: 5_000 })
