@@ -1,5 +1,5 @@
 /**
- * The claim queue (issue 39): 32 agents draining 10,000 ready tasks through POST /tasks/claim, against
+ * The claim queue: 32 agents draining 10,000 ready tasks through POST /tasks/claim, against
  * a bare `FOR UPDATE SKIP LOCKED` claim loop run by pgbench on the same tables (pick the first todo
  * task in queue order, mark it in progress, insert its run: one statement, no ledger), and against the
  * same loop with the claim's two ledger events appended (what the hash chain costs a claim with no HTTP

@@ -1,5 +1,5 @@
 /**
- * The decision-policy dry run (issue 41, target: ≤ 1 s over 500 decided decisions): a workspace
+ * The decision-policy dry run (target: ≤ 1 s over 500 decided decisions): a workspace
  * gets 500 decisions ruled as people rule them (one approval, two under a policy of two, declines,
  * actions of three tools), through the services the API calls; then POST /decision-policy/dry-run
  * replays them under three proposed rules, over HTTP with a keep-alive client. Its baseline, in the

@@ -418,7 +418,7 @@ async function retentionOnly(): Promise<void> {
   }
 }
 
-/** Claims (issue 39), measured in one run: ours draining through POST /tasks/claim against pgbench's bare loop, and claim latency at 1,000 and QUEUE_TASKS ready tasks. */
+/** Claims, measured in one run: ours draining through POST /tasks/claim against pgbench's bare loop, and claim latency at 1,000 and QUEUE_TASKS ready tasks. */
 async function measureClaims(ours: Server, db: BenchDb, workspaces: BenchWorkspace[]): Promise<ClaimFigures> {
   const [warm, oursWs, pgbenchWs, latencyWs, ledgerWs] = workspaces as [
     BenchWorkspace,

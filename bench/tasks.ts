@@ -23,7 +23,7 @@ export interface QueueFigures {
 /**
  * Adds tasks `from` + 1 … `to` to the workspace's Inbox: 70 % todo, 20 % done, 10 % in progress, or
  * all todo (`allTodo`: a queue to claim from). No ANALYZE: what reads them must not depend on fresh
- * planner statistics (issue 39).
+ * planner statistics.
  */
 export async function grow(db: BenchDb, ws: BenchWorkspace, from: number, to: number, allTodo = false): Promise<void> {
   const sql = postgres(db.url, { max: 1, onnotice: () => undefined });

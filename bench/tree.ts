@@ -1,5 +1,5 @@
 /**
- * The signed tree under load (issue 37): how long a commit waits for a checkpoint that covers it
+ * The signed tree under load: how long a commit waits for a checkpoint that covers it
  * while POST /work runs (checkpoint lag), and how fast inclusion and consistency proofs are read
  * from a 1,000,000-event tree, beside a one-row read of the same API as the baseline.
  */

@@ -1,5 +1,5 @@
 /**
- * Ten thousand waiting at once (`npm run bench -- --only waiters`, issue 42): one instance of ours
+ * Ten thousand waiting at once (`npm run bench -- --only waiters`): one instance of ours
  * holds SSE leases with API keys (agents following events), SSE leases with a signed-in human's
  * session (the live inbox) and MCP request_decision waits, all open together, opened and read by a
  * load generator in a process of its own (bench/waiters-load.mjs).

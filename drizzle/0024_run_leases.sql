@@ -1,4 +1,4 @@
--- Leases and fencing of runs (issue 39). Runs that exist already get their fence from their
+-- Leases and fencing of runs. Runs that exist already get their fence from their
 -- order among their task's runs (what replaying their events gives), and hold no lease until
 -- their next checkpoint or resume: an agent written before leases is never failed for not
 -- heartbeating a run it started then.

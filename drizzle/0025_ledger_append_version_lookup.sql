@@ -1,5 +1,5 @@
 -- ledger_append finds an aggregate's last version by the aggregate's key, whatever the planner's
--- statistics say (issue 39: a fresh workspace's appends read all of its events). Otherwise as
+-- statistics say (a fresh workspace's appends read all of its events). Otherwise as
 -- 0021_payload_text.sql.
 CREATE OR REPLACE FUNCTION ledger_append(p_workspace_id uuid, p_events jsonb)
 RETURNS TABLE (r_id uuid, r_sequence bigint, r_aggregate_version integer, r_previous_hash text, r_event_hash text)

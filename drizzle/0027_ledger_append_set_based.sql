@@ -1,4 +1,4 @@
--- ledger_append with its reads and writes done once per call, not once per event (issue 39). It
+-- ledger_append with its reads and writes done once per call, not once per event. It
 -- ran two statements per event (the aggregate's last version, then the insert), each with its own
 -- executor start and index descents, inside the workspace's lock: a batch of 32 claims (64 events)
 -- held the lock for 128 statements. Now: one read of the last versions of every aggregate the call

@@ -1,4 +1,4 @@
--- Artifacts (issue 40): what agents deliver, registered with the SHA-256 of their bytes. `artifacts`
+-- Artifacts: what agents deliver, registered with the SHA-256 of their bytes. `artifacts`
 -- is a projection of `artifact.registered` events; `artifact_contents` holds the bytes of small
 -- artifacts once per workspace and digest (the ledger keeps only the digest).
 CREATE TABLE "artifact_contents" (

@@ -1,2 +1,2 @@
--- What a run delivered (issue 40): the artifacts its agent named when it finished. Runs from before named none.
+-- What a run delivered: the artifacts its agent named when it finished. Runs from before named none.
 ALTER TABLE "runs" ADD COLUMN "artifact_ids" uuid[] DEFAULT '{}'::uuid[] NOT NULL;

@@ -1,2 +1,2 @@
--- The artifacts a decision shows its approver (issue 40). Decisions from before named none.
+-- The artifacts a decision shows its approver. Decisions from before named none.
 ALTER TABLE "decisions" ADD COLUMN "artifact_ids" uuid[] DEFAULT '{}'::uuid[] NOT NULL;

@@ -1,4 +1,4 @@
--- Removing an artifact's stored bytes (issue 40): when they went, and when bytes were last registered
+-- Removing an artifact's stored bytes: when they went, and when bytes were last registered
 -- (the workspace's retention counts from there). The digest stays, in the table and the ledger.
 ALTER TABLE "artifact_contents" ADD COLUMN "last_registered_at" timestamp (3) with time zone DEFAULT now() NOT NULL;--> statement-breakpoint
 ALTER TABLE "artifacts" ADD COLUMN "content_removed_at" timestamp (3) with time zone;--> statement-breakpoint

@@ -1,4 +1,4 @@
--- Decision policies (issue 41): a workspace's rules, and each decision's frozen policy, its source and the
+-- Decision policies: a workspace's rules, and each decision's frozen policy, its source and the
 -- rulings towards its quorum. Decisions from before keep policy null: the default (one approval, veto).
 ALTER TABLE "workspaces" ADD COLUMN "decision_rules" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "workspaces" ADD COLUMN "decision_rules_version" integer DEFAULT 0 NOT NULL;--> statement-breakpoint

@@ -1,4 +1,4 @@
--- Decision policies, the rest (issue 41): how far each decision's escalation has gone and when its next step is
+-- Decision policies, the rest: how far each decision's escalation has gone and when its next step is
 -- due (a partial index for the job), and a member's delegation while away.
 ALTER TABLE "memberships" ADD COLUMN "away_until" timestamp (3) with time zone;--> statement-breakpoint
 ALTER TABLE "memberships" ADD COLUMN "delegate_id" uuid;--> statement-breakpoint

@@ -1,5 +1,5 @@
 /**
- * Artifacts where the approver meets them (issue 40): an agent registers a Markdown report (with
+ * Artifacts where the approver meets them: an agent registers a Markdown report (with
  * markup that must not run), a 5 MiB dataset by URI, an image and an HTML page, and raises a
  * decision about publishing them with an action. The decision page shows the report as text, the
  * image inline, the page as a download and the dataset's address as text, each with its digest;

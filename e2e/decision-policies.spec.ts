@@ -1,5 +1,5 @@
 /**
- * Decision policies where the people who rule meet them (issue 41): two approvers in two browser
+ * Decision policies where the people who rule meet them: two approvers in two browser
  * contexts meet a quorum of two while the agent polls; a member the policy does not ask is refused;
  * a decline ends a 2-of-3 at once. Through the real server in Chromium.
  */

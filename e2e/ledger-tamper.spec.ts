@@ -1,5 +1,5 @@
 /**
- * Tampering by whoever owns the database, caught (issue 37): the service on a real PostgreSQL
+ * Tampering by whoever owns the database, caught: the service on a real PostgreSQL
  * database, and its superuser cutting the newest events and fixing the head row. The chain's own
  * links still hold; `npm run ledger:verify` (a process) and the page's "Verify the chain" say
  * BROKEN against the signed checkpoint. Then the operator rebuilds the tree and writes on (a

@@ -18,7 +18,7 @@ import { useEffect, useRef } from 'react';
 const DECISION_EVENT_TYPES = [
   'decision.created',
   'decision.attention_requested',
-  // Under a policy (issue 41): whose turn it is moves with each ruling recorded and each escalation.
+  // Under a policy: whose turn it is moves with each ruling recorded and each escalation.
   'decision.approval_recorded',
   'decision.decline_recorded',
   'decision.escalated',

@@ -1,5 +1,5 @@
 /**
- * A decision policy in words (issue 41), as the decision page shows it: "2 approvals from Finance
+ * A decision policy in words, as the decision page shows it: "2 approvals from Finance
  * (Ann or Bob), then 1 from Security (any owner); any decline declines; after 1 hour, tells the
  * owners". Members named by id are shown by name when the page knows it.
  */

@@ -118,7 +118,7 @@ export default async function DecisionsPage({ searchParams }: { searchParams: Pr
 type InboxDecision = Awaited<ReturnType<Awaited<ReturnType<typeof caller>>['decisions']['inbox']>>['decisions'][number];
 
 /**
- * Pending decisions split by whose turn it is under their policy (issue 41): those that wait on you
+ * Pending decisions split by whose turn it is under their policy: those that wait on you
  * now, then those that wait on someone else (a later stage, other approvers, or one you ruled on
  * already), then the decided ones.
  */

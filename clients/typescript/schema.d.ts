@@ -1477,7 +1477,7 @@ export interface components {
             grant: components["schemas"]["Grant"] | null;
             /** @description The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest. */
             artifacts: components["schemas"]["Artifact"][];
-            /** @description Who must approve, frozen when the decision was raised (issue 41). */
+            /** @description Who must approve, frozen when the decision was raised. */
             policy: components["schemas"]["DecisionPolicy"];
             /** @description `sha256:` + hex(SHA-256(JCS(policy))), as its decision.created event records it. */
             policy_digest: string;
@@ -3951,7 +3951,7 @@ export interface operations {
                     grant_ttl_seconds?: number;
                     /** @description Artifacts of your workspace (POST /artifacts) the approver is shown on the decision page: text and Markdown as text, images inline, anything else as a download with its digest. With an `action`, their digests join it as `action.artifacts` before it is digested, so approving it approves those exact bytes. 404 for one that is not your workspace’s. */
                     artifact_ids?: string[];
-                    /** @description Who must approve (issue 41). Without one, the first of the workspace’s rules (GET /decision-policy) that matches the decision applies, else one approval from any owner or approver, and a decline declines. The decision records the policy, its digest and where it came from. */
+                    /** @description Who must approve. Without one, the first of the workspace’s rules (GET /decision-policy) that matches the decision applies, else one approval from any owner or approver, and a decline declines. The decision records the policy, its digest and where it came from. */
                     policy?: components["schemas"]["DecisionPolicyInput"];
                 };
             };

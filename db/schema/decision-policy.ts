@@ -1,5 +1,5 @@
 /**
- * The shapes of decision policies (issue 41), as decisions and workspaces store them. What they
+ * The shapes of decision policies, as decisions and workspaces store them. What they
  * mean is server/domain/decisions/policy.ts.
  */
 
@@ -10,7 +10,7 @@ export interface ApproverSet {
 }
 
 /**
- * A decision's policy (issue 41), resolved when it is raised and never changed afterwards: stages
+ * A decision's policy, resolved when it is raised and never changed afterwards: stages
  * in order, each needing its quorum from its approvers before the next; whether one decline ends
  * it; who is told, and may then rule, as time passes. server/domain/decisions/policy.ts reads it.
  */

@@ -46,7 +46,7 @@ export interface DecisionResolution {
   resolved_by_type: 'human' | 'system';
   resolved_by_name: string | null;
   resolved_at: string;
-  /** The member a delegate ruled for, while they were away (issue 41). */
+  /** The member a delegate ruled for, while they were away. */
   acting_for?: string;
 }
 
@@ -60,7 +60,7 @@ export interface DecisionAction {
   arguments: Record<string, unknown>;
   target?: { type: 'task'; id: string; version: number };
   /**
-   * The artifacts the decision names, by digest (issue 40): added by the service before the action
+   * The artifacts the decision names, by digest: added by the service before the action
    * is digested, so approving it approves those exact bytes.
    */
   artifacts?: { id: string; sha256: string }[];

@@ -20,10 +20,10 @@ export const workspaces = pgTable(
       .array()
       .notNull()
       .default(sql`'{}'`),
-    /** How long the stored bytes of artifacts are kept after their last registration, in days; null: for ever (issue 40). */
+    /** How long the stored bytes of artifacts are kept after their last registration, in days; null: for ever. */
     artifactContentDays: integer('artifact_content_days'),
     /**
-     * The workspace's decision-policy rules (issue 41): applied, first match, to a decision raised
+     * The workspace's decision-policy rules: applied, first match, to a decision raised
      * without a policy of its own. Their version counts PUT /decision-policy changes (0: never set).
      */
     decisionRules: jsonb('decision_rules')
@@ -72,7 +72,7 @@ export const memberships = pgTable(
     role: text('role', { enum: membershipRoles }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     /**
-     * Away until then, with the member's rulings going to `delegateId` (issue 41): while it holds,
+     * Away until then, with the member's rulings going to `delegateId`: while it holds,
      * the delegate may rule wherever the member may, and their rulings record whom they acted for.
      */
     awayUntil: timestamp('away_until', { withTimezone: true, mode: 'date', precision: 3 }),

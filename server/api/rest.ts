@@ -56,7 +56,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * On every API answer: it is data, never a page, so nothing in it may load, run or be framed, even
  * if a browser is tricked into rendering it (OWASP REST Security Cheat Sheet, security headers).
- * `sandbox` puts whatever a browser does render (an artifact's content opened directly, issue 40)
+ * `sandbox` puts whatever a browser does render (an artifact's content opened directly)
  * in an opaque origin without scripts: never a page of the app's origin.
  */
 export const SECURITY_HEADERS = {

@@ -1,5 +1,5 @@
 /**
- * The stored bytes of a bundle's artifacts (issue 40), beside the bundle: `ledger:export
+ * The stored bytes of a bundle's artifacts, beside the bundle: `ledger:export
  * --with-content` writes each into `<bundle>.content/<hex>`, named by its SHA-256, and `ledger:verify
  * --bundle` checks every file there: its bytes hash to its name, and that digest is one an
  * `artifact.registered` event of the bundle records. Content-addressed files need no index, and a

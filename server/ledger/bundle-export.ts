@@ -1,5 +1,5 @@
 /**
- * A bundle that carries its signed checkpoint (issue 37, point 5): what `npm run ledger:export`
+ * A bundle that carries its signed checkpoint: what `npm run ledger:export`
  * writes and the web interface's **Download a bundle** sends. The workspace's tree is first brought
  * up to its head and signed (the integrator's pass, run here: it takes the tree's row, so it runs
  * beside the service's own), and the bundle ends at the newest signed checkpoint: the note (with

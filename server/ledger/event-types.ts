@@ -107,7 +107,7 @@ const decisionAction: z.ZodType<DecisionAction> = z.object({
 
 const approverSet: z.ZodType<ApproverSet> = z.object({ roles: z.array(z.enum(['owner', 'approver'])), user_ids: z.array(z.string()) });
 
-/** A decision's policy as resolved when raised (issue 41; db/schema/decision-policy.ts). */
+/** A decision's policy as resolved when raised (db/schema/decision-policy.ts). */
 const decisionPolicySchema: z.ZodType<DecisionPolicy> = z.object({
   veto: z.boolean(),
   stages: z.array(z.object({ name: z.string(), approvals_required: z.number(), approvers: approverSet })),
@@ -149,9 +149,9 @@ const decisionCreated = z.object({
   grant_ttl_seconds: z.number().nullable().default(null),
   target_version: z.number().nullable().default(null),
   require_passkey: z.boolean().default(false),
-  // Decisions from before artifacts (issue 40) named none; the refs are the artifacts as shown then.
+  // Decisions from before artifacts named none; the refs are the artifacts as shown then.
   artifacts: z.array(z.looseObject({ id: z.string() })).default([]),
-  // Decisions from before policies (issue 41) had none stored: the default policy, which they show.
+  // Decisions from before policies had none stored: the default policy, which they show.
   policy: decisionPolicySchema.nullable().default(null),
   policy_digest: z.string().nullable().default(null),
   escalated_steps: z.number().default(0),
@@ -210,7 +210,7 @@ const decisionResolved = z.object({
 });
 
 /**
- * One ruling towards a decision's quorum that did not end it by itself (issue 41): the ruling, and
+ * One ruling towards a decision's quorum that did not end it by itself: the ruling, and
  * all the decision's rulings of its kind after it. An approval signed with a passkey carries the
  * proof, as decision.approved does.
  */
@@ -317,7 +317,7 @@ const EVENTS = {
   'workspace.settings_changed': writeOnly<{
     passkey_urgencies: string[];
     previous_passkey_urgencies: string[];
-    /** How long stored artifact bytes are kept, in days (null: for ever); absent from events before issue 40. */
+    /** How long stored artifact bytes are kept, in days (null: for ever); absent from events written before artifacts existed. */
     artifact_content_days?: number | null;
     previous_artifact_content_days?: number | null;
   }>()('workspace'),
@@ -325,7 +325,7 @@ const EVENTS = {
    * A person's passkey, in the ledger of each of their workspaces: its public key as DER
    * SubjectPublicKeyInfo (base64), against which the assertions of their signed rulings verify.
    */
-  /** PUT /decision-policy (issue 41): the workspace's rules, whole, as of their new version. */
+  /** PUT /decision-policy: the workspace's rules, whole, as of their new version. */
   'decision_policy.updated': writeOnly<{ version: number; rules: DecisionRule[]; previous_version: number }>()('workspace'),
   'passkey.registered': writeOnly<{
     passkey_id: string;

@@ -1,5 +1,5 @@
 /**
- * Checking a chain against what the log signed (issue 37, point 6): the newest signed checkpoint
+ * Checking a chain against what the log signed: the newest signed checkpoint
  * kept in the database, its signature verified with the workspace's key, and the Merkle root of
  * the chain's first `tree_size` events compared with the signed root. Cutting the newest events
  * and fixing the head row leaves a chain that verifies link by link; it no longer reaches a size

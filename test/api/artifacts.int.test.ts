@@ -1,5 +1,5 @@
 /**
- * Artifacts (issue 40; docs/contract.md §4.17): registering what agents deliver with its digest,
+ * Artifacts (docs/contract.md §4.17): registering what agents deliver with its digest,
  * reading it back, and its stored bytes served so that no registered content runs as a page of
  * the app. Over HTTP through the served API, on both engines.
  */

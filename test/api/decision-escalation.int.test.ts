@@ -1,5 +1,5 @@
 /**
- * Escalation under a decision policy (issue 41), with the service's own background jobs: a step
+ * Escalation under a decision policy, with the service's own background jobs: a step
  * due 2 s after the decision was raised reaches its people within 5 s, by email through a real
  * SMTP server (smtp-server on 127.0.0.1) and by webhook delivery to a real receiver, with one
  * `decision.escalated` event; the people it names may rule from then on, and not before. Both engines.

@@ -1,5 +1,5 @@
 /**
- * Decision policies (issue 41) over HTTP: quorum, chosen approvers, veto and its absence, stages,
+ * Decision policies over HTTP: quorum, chosen approvers, veto and its absence, stages,
  * what a policy may not ask, and the ledger a replay rebuilds the same tables from.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

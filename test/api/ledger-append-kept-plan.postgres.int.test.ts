@@ -3,7 +3,7 @@
  * (drizzle/0026). PL/pgSQL keeps each connection's plans; one made while the ledger was small read
  * it sequentially (or by the primary key), filtered by aggregate and sorted, and kept doing so as
  * the workspace grew: every new aggregate (a claimed run) then read all of its events, and a bench
- * drain met it at random, claims running at half rate (issue 39). Its own file: it needs a ledger
+ * drain met it at random, claims running at half rate. Its own file: it needs a ledger
  * that is still small when its statistics are taken.
  */
 import { randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@
  * ledger_append finds each event's aggregate version by the aggregate's key, on a database whose
  * statistics are those of a new one (never ANALYZEd). As `max(aggregate_version)` it was planned as
  * a read of the workspace's events by ledger_events_type_idx, filtered, one more row for every event
- * appended: claims in a young workspace ran at a fifth of their rate (issue 39). Read off the index
+ * appended: claims in a young workspace ran at a fifth of their rate. Read off the index
  * usage counters PostgreSQL keeps: the appends use the (workspace, aggregate, version) key and never
  * the event-type index.
  */

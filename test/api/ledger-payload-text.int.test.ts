@@ -1,5 +1,5 @@
 /**
- * The payload kept as the exact canonical text it was hashed as (migration 0021, issue 37 point 7),
+ * The payload kept as the exact canonical text it was hashed as (migration 0021),
  * on both engines: the append stores payload_text and no jsonb copy; reads serve it; verification
  * hashes it as it is (REST, the worker threads reading COPY on PostgreSQL or pages on PGlite, and
  * the page's steps), alongside events appended before, which keep their payload as jsonb and are

@@ -45,6 +45,11 @@ describe('GET /openapi.json', () => {
     expect(doc.externalDocs).toEqual({ description: expect.stringContaining('browser'), url: app.runtime.env.APP_URL });
   });
 
+  it('cites no tracker numbers: descriptions say why, not which ticket', () => {
+    // The served document is what API users read; a ticket number tells them nothing.
+    expect(JSON.stringify(doc)).not.toMatch(/issue\s*#?\d+/i);
+  });
+
   it('lists every published procedure, and the operations served outside the adapter', () => {
     const published = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: any } }>)
       .map((p) => p._def.meta?.openapi)

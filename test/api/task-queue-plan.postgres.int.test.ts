@@ -1,6 +1,6 @@
 /**
  * GET /tasks?ready=true on a queue that grew after the server had served it small, with no ANALYZE
- * since (issue 39: the page must not depend on fresh statistics). The page used to be read as ids,
+ * since (the page must not depend on fresh statistics). The page used to be read as ids,
  * then its rows fetched by id in a second statement, prepared once: planned while the table was
  * small, as a sequential scan, and kept so as it grew (15 × slower at 100,000 tasks). Read off the
  * scan counters PostgreSQL keeps: once grown, serving pages scans the tasks table sequentially

@@ -1,5 +1,5 @@
 /**
- * The artifacts a decision names, shown to its approver before the ruling (issue 40): what is being
+ * The artifacts a decision names, shown to its approver before the ruling: what is being
  * approved, each with its digest. Text, Markdown, CSV and JSON are read here and shown as text
  * (escaped: React writes them as text nodes, so a `<script>` in a report is only characters);
  * PNG, JPEG, GIF and WebP images load from the content route, which serves them sandboxed; anything

@@ -1,5 +1,5 @@
 /**
- * The decision's policy (issue 41) on its page: what it asks, in words; the approvals (and the
+ * The decision's policy on its page: what it asks, in words; the approvals (and the
  * declines without veto) so far; and, while it is pending, the stage it waits at and who may still
  * approve there.
  */

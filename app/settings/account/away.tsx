@@ -1,6 +1,6 @@
 'use client';
 /**
- * Away, and whose the member's rulings are meanwhile (issue 41): "away until <time>, my rulings go
+ * Away, and whose the member's rulings are meanwhile: "away until <time>, my rulings go
  * to <member>" in the current workspace. While it holds, the delegate may rule wherever this member
  * may, and their rulings say for whom; setting and ending it are in the ledger.
  */

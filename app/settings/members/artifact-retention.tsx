@@ -1,6 +1,6 @@
 'use client';
 /**
- * How long the workspace keeps the stored bytes of artifacts (issue 40): an owner's setting. The
+ * How long the workspace keeps the stored bytes of artifacts: an owner's setting. The
  * retention job removes bytes last registered longer ago, each removal in the ledger; the digests
  * stay for ever, so a copy kept elsewhere still checks against them.
  */

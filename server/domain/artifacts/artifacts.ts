@@ -1,5 +1,5 @@
 /**
- * Artifacts (issue 40; docs/contract.md §4.17): what agents deliver, registered with the SHA-256 of
+ * Artifacts (docs/contract.md §4.17): what agents deliver, registered with the SHA-256 of
  * their bytes. Small content (≤ 1 MiB) is stored here, once per workspace and digest however often
  * it is registered; a larger artifact stays where the agent put it and is registered by its URI,
  * digest and size, which the service records as claimed and never fetches. The `artifact.registered`

@@ -52,7 +52,7 @@ export interface CreateDecisionInput {
   require_passkey?: boolean;
   /** The artifacts the approver is shown; with an action, their digests join it before it is digested. */
   artifact_ids?: string[];
-  /** Who must approve, in which stages (issue 41); without one, the workspace's first matching rule, else the default. */
+  /** Who must approve, in which stages; without one, the workspace's first matching rule, else the default. */
   policy?: PolicyInput;
 }
 

@@ -1,5 +1,5 @@
 /**
- * POST /decision-policy/dry-run (issue 41): the workspace's last decided decisions replayed under
+ * POST /decision-policy/dry-run: the workspace's last decided decisions replayed under
  * proposed rules. For each, the rule that would apply and whether the rulings it recorded would
  * have met that rule's policy: the same outcome, another, or still pending. Reads only.
  */

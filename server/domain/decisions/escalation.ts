@@ -1,5 +1,5 @@
 /**
- * Escalation (issue 41): when a step of a pending decision's policy comes due (`after_seconds`
+ * Escalation: when a step of a pending decision's policy comes due (`after_seconds`
  * since it was raised), the people the step names are told and may rule from then on, at the stage
  * the decision waits at. Each step reached is a `decision.escalated` event by the system actor,
  * which webhooks deliver and the live inbox shows; an email goes to each person named after it

@@ -1,5 +1,5 @@
 /**
- * What a decision policy means (issue 41): resolving what POST /decisions or a workspace rule asks
+ * What a decision policy means: resolving what POST /decisions or a workspace rule asks
  * into the policy a decision keeps for good; who may rule at which stage; when a stage's quorum is
  * met, and when it no longer can be. Pure functions over the policy, the rulings and the members:
  * the ruling (rule.ts), the dry run (dry-run.ts) and the decision page read the same answers.

@@ -1,5 +1,5 @@
 /**
- * Whose turn it is on a decision (issue 41), for the people who rule: the stage it waits at, who
+ * Whose turn it is on a decision, for the people who rule: the stage it waits at, who
  * may still approve there, and what the person looking may do. The inbox splits "needs you" from
  * "waiting on others" with the same answer the ruling itself gives (policy.ts).
  */

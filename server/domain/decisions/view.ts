@@ -94,7 +94,7 @@ export interface DecisionView {
   grant: GrantView | null;
   /** The artifacts the approver is shown: what the decision is about, by digest. */
   artifacts: ArtifactView[];
-  /** The policy frozen when it was raised (issue 41), its digest and where it came from. */
+  /** The policy frozen when it was raised, its digest and where it came from. */
   policy: DecisionPolicy;
   policy_digest: string;
   policy_source: PolicySource;

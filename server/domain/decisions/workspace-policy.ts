@@ -1,5 +1,5 @@
 /**
- * A workspace's decision-policy rules (issue 41, GET/PUT /decision-policy), and the policy a new
+ * A workspace's decision-policy rules (GET/PUT /decision-policy), and the policy a new
  * decision gets: its own, else the first rule that matches it, else the default. Whichever it is,
  * it is checked against the members now (the people it names must be able to rule, and its quorum
  * must be within reach) and frozen on the decision.

@@ -220,13 +220,13 @@ export const runRecordSchema = z.object({
   summary: z.string().nullable(),
   created_at: z.string(),
   finished_at: z.string().nullable(),
-  // Runs from before leases (issue 39): their fence is their place among the task's runs, which the
+  // Runs from before leases: their fence is their place among the task's runs, which the
   // replay counts (server/projections/state.ts); they held no lease.
   fence: z.int().optional(),
   lease_seconds: z.int().default(300),
   lease_expires_at: z.string().nullable().default(null),
   failure_reason: z.enum(['lease_expired']).nullable().default(null),
-  // Runs from before artifacts (issue 40) named none.
+  // Runs from before artifacts named none.
   artifact_ids: z.array(z.string()).default([]),
 });
 export type RunRecord = z.output<typeof runRecordSchema>;

@@ -166,7 +166,7 @@ export async function addCheckpoint(tx: Tx, actor: Actor, runId: string, input: 
 export interface FinishInput {
   outcome: 'completed' | 'failed';
   summary?: string;
-  /** What the run delivered: artifacts of the workspace, not another task's or run's (issue 40). */
+  /** What the run delivered: artifacts of the workspace, not another task's or run's. */
   artifact_ids?: string[];
 }
 

@@ -1,5 +1,5 @@
 /**
- * Delegation while away (issue 41): a member says "away until <time>, my rulings go to <member>".
+ * Delegation while away: a member says "away until <time>, my rulings go to <member>".
  * While it holds, the delegate may rule wherever the member may, and each such ruling records
  * `acting_for`. Setting and ending it are ledger events (membership.delegation_set, .delegation_ended);
  * it lapses by itself at its time. Delegation is one hop: a delegate's own delegate does not act for

@@ -1,6 +1,6 @@
 /**
  * A workspace's settings: the urgencies whose decisions are approved only with the approver's
- * passkey, and how long the stored bytes of artifacts are kept (issue 40; null: for ever). A change
+ * passkey, and how long the stored bytes of artifacts are kept (null: for ever). A change
  * is a `workspace.settings_changed` event carrying the settings before and after; one that changes
  * nothing writes none.
  */

@@ -1,6 +1,6 @@
 /**
  * For the web interface (/settings/account): the signed-in member's delegation while away in a
- * workspace (issue 41), the members it may go to, and setting and ending it.
+ * workspace, the members it may go to, and setting and ending it.
  */
 import { z } from 'zod';
 import { and, eq, inArray, ne } from 'drizzle-orm';

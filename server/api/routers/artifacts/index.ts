@@ -1,5 +1,5 @@
 /**
- * Artifacts (issue 40): what agents deliver, registered with its digest, listed, read, and their
+ * Artifacts: what agents deliver, registered with its digest, listed, read, and their
  * stored bytes served. One file per procedure; the schemas they share are in shared.ts.
  */
 import { router } from '../../trpc';

@@ -1,5 +1,5 @@
 /**
- * The workspace's decision-policy rules (issue 41): read them, replace them, and try proposed ones
+ * The workspace's decision-policy rules: read them, replace them, and try proposed ones
  * against the decisions already decided. One file per procedure; what they share is shared.ts.
  */
 import { router } from '../../trpc';

@@ -70,7 +70,7 @@ const createInput = z.strictObject({
     }),
   policy: policyInput.optional().meta({
     description:
-      'Who must approve (issue 41). Without one, the first of the workspace’s rules (GET /decision-policy) that matches ' +
+      'Who must approve. Without one, the first of the workspace’s rules (GET /decision-policy) that matches ' +
       'the decision applies, else one approval from any owner or approver, and a decline declines. The decision records ' +
       'the policy, its digest and where it came from.',
   }),

@@ -1,5 +1,5 @@
 /**
- * Decision policies as the API takes and shows them (issue 41): on POST /decisions, in the
+ * Decision policies as the API takes and shows them: on POST /decisions, in the
  * workspace's rules (GET/PUT /decision-policy), and on every decision.
  */
 import { z } from 'zod';

@@ -142,7 +142,7 @@ export const decisionSchema = z
     artifacts: z
       .array(artifactSchema)
       .meta({ description: 'The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest.' }),
-    policy: policySchema.meta({ description: 'Who must approve, frozen when the decision was raised (issue 41).' }),
+    policy: policySchema.meta({ description: 'Who must approve, frozen when the decision was raised.' }),
     policy_digest: digest().meta({ description: '`sha256:` + hex(SHA-256(JCS(policy))), as its decision.created event records it.' }),
     policy_source: policySourceSchema,
     escalated_steps: z.int().min(0).meta({
