@@ -27,6 +27,8 @@ export default defineConfig({
   retries: 0,
   workers: 1,
   reporter: [['list']],
+  // The spec files that took longest, printed at the end: where the run's time goes.
+  reportSlowTests: { max: 15, threshold: 5_000 },
   use: {
     baseURL: `http://127.0.0.1:${port}`,
     launchOptions: {

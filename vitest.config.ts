@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
@@ -23,6 +24,10 @@ const integration = (engine: 'pglite' | 'postgres') => ({
 
 export default defineConfig({
   test: {
+    // Every core (vitest's default leaves one idle: half of a two-core machine). Integration files
+    // spend much of their time waiting on a database or a socket, so a worker per core keeps both busy.
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS) || Math.max(2, os.availableParallelism()),
+    reporters: ['default', './test/support/slowest-files.ts'],
     projects: [
       {
         resolve: { alias },

@@ -266,6 +266,7 @@ describe('ledger readers while writers roll back and backends die', () => {
     // backends (any: pool, LISTEN) every 20-80 ms. Never its own, and never another database's.
     const killer = postgres(app.runtime.databaseUrl!, { max: 1, onnotice: () => undefined });
     let kills = 0;
+    const victims: number[] = [];
     const kill = guard(async () => {
       while (killing) {
         await sleep(20 + killerRandom() * 60);
@@ -276,7 +277,17 @@ describe('ledger readers while writers roll back and backends die', () => {
         if (pids.length === 0) continue;
         const victim = pids[Math.floor(killerRandom() * pids.length)]!.pid;
         const [done] = await killer<{ killed: boolean }[]>`select pg_terminate_backend(${victim}) as killed`;
-        if (done?.killed) kills++;
+        if (done?.killed) {
+          kills++;
+          victims.push(victim);
+        }
+      }
+      // pg_terminate_backend only signals: the last victims may still be on their way out, and a
+      // request sent now could land on one of them (an honest 503). The storm is over once they are gone.
+      for (let waited = 0; waited < 5_000; waited += 20) {
+        const [alive] = await killer<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where pid = any(${victims})`;
+        if (alive!.n === 0) break;
+        await sleep(20);
       }
     });
 
