@@ -19,7 +19,7 @@ import { newRun } from '../runs/runs';
 import { cancelDecisionsOfRuns } from './cancel-with-run';
 import type { DecisionRow } from './view';
 
-export type ContinuationOutcome =
+type ContinuationOutcome =
   { action: 'none' } | { action: 'resumed'; runId: string } | { action: 'redispatched'; runId: string; previousRunId: string };
 
 /** What the approval carried out, and the events of its changes (none when it carried out nothing). */
