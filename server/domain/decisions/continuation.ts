@@ -3,12 +3,13 @@
  * its attention record (continuation.strategy): `resume_session` resumes that run; `restart_task`
  * re-dispatches the task (the paused run is cancelled, the task goes back to `todo` and a new run
  * is queued); `manual` (or no strategy) leaves it to the agent. Runs in the same transaction as
- * the ruling (which holds the ledger lock), each change with its event.
+ * the ruling (which holds the ledger lock), at its instant; each change's event goes back to the
+ * ruling, which appends them with its own in one append.
  */
 import { and, eq } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisionAttention, runs, tasks } from '@/db/schema';
-import { appendEvents, type NewEvent } from '@/server/ledger/append';
+import type { NewEvent } from '@/server/ledger/append';
 import type { Actor } from '../actor';
 import { runRecord, type RunRow } from '../hierarchy/records';
 import { writeStatusChanges, type StatusChange, type StatusEventType } from '../status-changes';
@@ -18,17 +19,25 @@ import { newRun } from '../runs/runs';
 import { cancelDecisionsOfRuns } from './cancel-with-run';
 import type { DecisionRow } from './view';
 
-export type ContinuationOutcome =
+type ContinuationOutcome =
   { action: 'none' } | { action: 'resumed'; runId: string } | { action: 'redispatched'; runId: string; previousRunId: string };
 
-export async function continueAfterApproval(tx: Tx, actor: Actor, decision: DecisionRow): Promise<ContinuationOutcome> {
-  if (!decision.runId) return { action: 'none' };
+/** What the approval carried out, and the events of its changes (none when it carried out nothing). */
+interface Continued {
+  outcome: ContinuationOutcome;
+  events: NewEvent[];
+}
+
+const NONE: Continued = { outcome: { action: 'none' }, events: [] };
+
+export async function continueAfterApproval(tx: Tx, actor: Actor, decision: DecisionRow, now: Date): Promise<Continued> {
+  if (!decision.runId) return NONE;
   const [attention] = await tx
     .select({ strategy: decisionAttention.continuationStrategy })
     .from(decisionAttention)
     .where(eq(decisionAttention.decisionId, decision.id));
   const strategy = attention?.strategy;
-  if (strategy !== 'resume_session' && strategy !== 'restart_task') return { action: 'none' };
+  if (strategy !== 'resume_session' && strategy !== 'restart_task') return NONE;
 
   // Only a run paused for this very decision: a run paused for another reason stays paused.
   const [found] = await tx
@@ -36,14 +45,13 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
     .from(runs)
     .innerJoin(tasks, eq(tasks.id, runs.taskId))
     .where(and(eq(runs.id, decision.runId), eq(runs.workspaceId, actor.workspaceId)));
-  if (!found || found.run.status !== 'paused' || found.run.pausedForDecisionId !== decision.id) return { action: 'none' };
+  if (!found || found.run.status !== 'paused' || found.run.pausedForDecisionId !== decision.id) return NONE;
   const { run, task } = found;
   // Nothing is resumed or re-dispatched while the task is finished or the work above it is paused
   // or cancelled: the ruling then only ends the hold (hold.ts), and the run waits on its own.
   const work = await workOf(tx, actor.workspaceId, task.id);
-  if (!work || !workIsOpen(work)) return { action: 'none' };
+  if (!work || !workIsOpen(work)) return NONE;
 
-  const now = new Date();
   const cause = { decision_id: decision.id, reason: `decision approved (${strategy})` };
   const runChange = (to: RunRow['status'], eventType: StatusEventType): StatusChange => ({
     level: 'run',
@@ -61,8 +69,8 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
     const changes = [runChange('running', 'run.resumed')];
     const follows = followTask(task, { status: 'running', pausedForDecisionId: null });
     if (follows) changes.push(follows);
-    await appendEvents(tx, actor, await writeStatusChanges(tx, actor.workspaceId, changes, now, cause), now);
-    return { action: 'resumed', runId: run.id };
+    const events = await writeStatusChanges(tx, actor.workspaceId, changes, now, cause);
+    return { outcome: { action: 'resumed', runId: run.id }, events };
   }
 
   const fence = (await nextFences(tx, [run.taskId])).get(run.taskId)!;
@@ -85,6 +93,5 @@ export async function continueAfterApproval(tx: Tx, actor: Actor, decision: Deci
   );
   // Other decisions still pending on the cancelled run go with it.
   events.push(...(await cancelDecisionsOfRuns(tx, actor.workspaceId, [run.id], now)));
-  await appendEvents(tx, actor, events, now);
-  return { action: 'redispatched', runId: next.id, previousRunId: run.id };
+  return { outcome: { action: 'redispatched', runId: next.id, previousRunId: run.id }, events };
 }

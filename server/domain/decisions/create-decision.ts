@@ -29,7 +29,7 @@ import { artifactView, type ArtifactView } from '../artifacts/view';
 import { DEFAULT_OPTIONS, OPTION_SHAPES } from './options';
 import { policyDigest, type PolicyInput } from './policy';
 import { policyForNewDecision } from './workspace-policy';
-import { escalationDue } from './escalation';
+import { escalationDue } from './decide';
 
 export interface CreateDecisionInput {
   title: string;

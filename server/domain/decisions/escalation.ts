@@ -5,27 +5,23 @@
  * which webhooks deliver and the live inbox shows; an email goes to each person named after it
  * commits. A leased job (one instance at a time) runs every second off decisions_escalation_due_idx.
  */
-import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
-import { decisions, memberships, users, workspaces, type ApproverSet, type DecisionPolicy } from '@/db/schema';
-import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
+import { decisions, users, workspaces } from '@/db/schema';
+import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { isStoreUnavailable } from '@/server/errors';
 import { INSTANCE_ID, releaseLease, takeLease } from '@/server/job-lease';
 import { describeError, log } from '@/server/log';
 import { sendMail, type Mail } from '@/server/mail';
 import type { Runtime } from '@/server/runtime';
-import { expireIfDue, systemActor } from './timeouts';
-import { RULING_ROLES } from './policy';
+import { applyTimeout, systemActor } from './timeouts';
+import { escalate } from './decide';
+import { membersOf } from './workspace-policy';
+import { rowChanges } from './write';
 
 const BATCH = 100;
 const LEASE = 'decision-escalation';
 const LEASE_MS = 30_000;
-
-/** When step `index` of `policy` comes due for a decision raised at `createdAt`; null past the last step. */
-export function escalationDue(policy: DecisionPolicy, createdAt: Date, index: number): Date | null {
-  const step = policy.escalation[index];
-  return step ? new Date(createdAt.getTime() + step.after_seconds * 1000) : null;
-}
 
 interface Escalated {
   decisionId: string;
@@ -35,16 +31,7 @@ interface Escalated {
   notified: string[];
 }
 
-/** The members a set names now (by role, or by id while still an owner or approver). */
-async function membersNamed(tx: Tx, workspaceId: string, set: ApproverSet): Promise<string[]> {
-  const rows = await tx
-    .select({ userId: memberships.userId, role: memberships.role })
-    .from(memberships)
-    .where(and(eq(memberships.workspaceId, workspaceId), inArray(memberships.role, [...RULING_ROLES])));
-  return rows.filter((m) => set.user_ids.includes(m.userId) || (set.roles as string[]).includes(m.role)).map((m) => m.userId);
-}
-
-/** Reaches every step of the decision that is due by `now`; what it reached, or null when nothing was due. */
+/** Reaches every step of the decision that is due by `now` (decide.ts escalate); what it reached, or null when nothing was due. */
 async function escalateIfDue(tx: Tx, workspaceId: string, decisionId: string, now: Date): Promise<Escalated | null> {
   await lockWorkspaceLedger(tx, workspaceId); // the lock order of every change to existing decisions
   const [row] = await tx
@@ -52,44 +39,15 @@ async function escalateIfDue(tx: Tx, workspaceId: string, decisionId: string, no
     .from(decisions)
     .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, workspaceId)));
   // A ruling, a timeout or another instance's pass that committed first wins.
-  if (!row || row.status !== 'pending' || !row.policy || !row.nextEscalationAt || row.nextEscalationAt > now) return null;
-  // Overdue: it times out first (the sweep runs less often than this job), and is not escalated.
-  if (row.dueAt && row.dueAt <= now) {
-    await expireIfDue(tx, workspaceId, decisionId, now);
-    return null;
-  }
-  const policy = row.policy;
-  const events: NewEvent[] = [];
-  const notified = new Set<string>();
-  let reached = row.escalatedSteps;
-  for (let due = escalationDue(policy, row.createdAt, reached); due && due <= now; due = escalationDue(policy, row.createdAt, reached)) {
-    const step = policy.escalation[reached]!;
-    const people = await membersNamed(tx, workspaceId, step.notify);
-    people.forEach((p) => notified.add(p));
-    reached += 1;
-    events.push({
-      aggregateType: 'decision',
-      aggregateId: decisionId,
-      eventType: 'decision.escalated',
-      payload: {
-        decision_id: decisionId,
-        step: reached - 1,
-        after_seconds: step.after_seconds,
-        notify: step.notify,
-        notified: people,
-        escalated_steps: reached,
-        next_escalation_at: escalationDue(policy, row.createdAt, reached)?.toISOString() ?? null,
-      },
-    });
-  }
-  const next = escalationDue(policy, row.createdAt, reached);
-  await tx
-    .update(decisions)
-    .set({ escalatedSteps: reached, nextEscalationAt: next, updatedAt: now, version: sql`${decisions.version} + ${events.length}` })
-    .where(eq(decisions.id, decisionId));
+  if (!row) return null;
+  const members = row.status === 'pending' && row.policy ? await membersOf(tx, workspaceId) : [];
+  const escalated = escalate(row, members, now);
+  if (escalated.kind === 'time_out') await applyTimeout(tx, workspaceId, row, now);
+  if (escalated.kind !== 'escalated') return null;
+  await tx.update(decisions).set(rowChanges(escalated.changes)).where(eq(decisions.id, decisionId));
   const actor = await systemActor(tx, workspaceId, 'system:decision-escalation');
-  await appendEvents(tx, actor, events, now);
-  return { decisionId, workspaceId, title: row.title, notified: [...notified] };
+  await appendEvents(tx, actor, escalated.events, now);
+  return { decisionId, workspaceId, title: row.title, notified: escalated.notified };
 }
 
 /** The messages an escalation sends: one to each person it reached, with the link to rule. */

@@ -5,14 +5,16 @@
  * never sees a pending decision that is already overdue.
  */
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, gt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, lte, or } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
-import { decisions, memberships, type DecisionResolution } from '@/db/schema';
+import { decisions, memberships } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { isStoreUnavailable } from '@/server/errors';
 import { describeError, log } from '@/server/log';
 import { systemTrace, type Actor } from '../actor';
+import { timeOut, type TimeoutState } from './decide';
 import { releaseHold } from './hold';
+import { rowChanges } from './write';
 
 const SWEEP_BATCH = 100;
 
@@ -35,45 +37,29 @@ export async function systemActor(tx: Tx, workspaceId: string, id: string): Prom
 /** Times out one decision if it is still pending and due; returns whether it did. */
 export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: string, now = new Date()): Promise<boolean> {
   await lockWorkspaceLedger(tx, workspaceId); // the lock order of every change to existing decisions and runs
-  const [due] = await tx
-    .select({ onTimeout: decisions.onTimeout })
+  const [row] = await tx
+    .select({ id: decisions.id, status: decisions.status, dueAt: decisions.dueAt, onTimeout: decisions.onTimeout })
     .from(decisions)
-    .where(
-      and(eq(decisions.id, decisionId), eq(decisions.workspaceId, workspaceId), eq(decisions.status, 'pending'), lte(decisions.dueAt, now)),
-    );
-  if (!due) return false;
-  const outcome = due.onTimeout === 'decline' ? 'declined' : 'expired';
-  const resolution: DecisionResolution = {
-    outcome,
-    option_ids: [],
-    note: outcome === 'declined' ? 'Declined automatically: due_at passed without a ruling.' : 'Expired: due_at passed without a ruling.',
-    resolved_by: 'system',
-    resolved_by_type: 'system',
-    resolved_by_name: null,
-    resolved_at: now.toISOString(),
-  };
+    .where(and(eq(decisions.id, decisionId), eq(decisions.workspaceId, workspaceId)));
+  return row ? applyTimeout(tx, workspaceId, row, now) : false;
+}
+
+/**
+ * Times out `row` (read under the workspace's ledger lock) if it is pending and due (decide.ts
+ * timeOut), and ends its hold on its run; returns whether it did.
+ */
+export async function applyTimeout(tx: Tx, workspaceId: string, row: TimeoutState, now: Date): Promise<boolean> {
+  const timedOut = timeOut(row, now);
+  if (!timedOut) return false;
   // Conditional on `pending`: a human ruling or another instance's sweep that committed first wins.
   const [updated] = await tx
     .update(decisions)
-    .set({ status: outcome, resolution, updatedAt: now, version: sql`${decisions.version} + 1` })
-    .where(and(eq(decisions.id, decisionId), eq(decisions.status, 'pending')))
+    .set(rowChanges(timedOut.changes))
+    .where(and(eq(decisions.id, row.id), eq(decisions.status, 'pending')))
     .returning({ id: decisions.id });
   if (!updated) return false;
   const actor = await systemActor(tx, workspaceId, 'system:decision-timeouts');
-  await appendEvents(
-    tx,
-    actor,
-    [
-      {
-        aggregateType: 'decision',
-        aggregateId: decisionId,
-        eventType: outcome === 'declined' ? 'decision.declined' : 'decision.expired',
-        payload: { decision_id: decisionId, status: outcome, resolution },
-      },
-      ...(await releaseHold(tx, workspaceId, decisionId, now)),
-    ],
-    now,
-  );
+  await appendEvents(tx, actor, [...timedOut.events, ...(await releaseHold(tx, workspaceId, row.id, now))], now);
   return true;
 }
 

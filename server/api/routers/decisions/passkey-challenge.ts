@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
-import { ruledBy } from '@/server/domain/decisions/rule';
+import { ruledBy } from '@/server/domain/decisions/read-ruling';
 import { RULING_ROLES } from '@/server/domain/decisions/policy';
 import { relyingParty } from '@/server/domain/passkeys/relying-party';
 import { rulingChallenge } from '@/server/domain/passkeys/ruling';

@@ -1,12 +1,13 @@
 /**
  * A human ruling on a decision — approve, decline, cancel: the same steps with their outcome. The
  * decision's overdue timeout is settled first (a decision that has expired is not pending any more),
- * then the ruling and the decision as it now is are one write.
+ * then the ruling and the decision as it now is are one write: the view is of the row the ruling
+ * left, not read again.
  */
 import type { z } from 'zod';
 import type { MembershipRole } from '@/db/schema';
 import { ruleOnDecision, type RulingInput } from '@/server/domain/decisions/rule';
-import { loadDecisionView, type DecisionRow } from '@/server/domain/decisions/view';
+import { decisionViews, type DecisionRow } from '@/server/domain/decisions/view';
 import type { Actor } from '@/server/domain/actor';
 import { signingOf } from '@/server/runtime';
 import type { PasskeyAnswer } from '@/server/domain/passkeys/ruling';
@@ -40,7 +41,14 @@ export const rule =
     return write(async (tx) => {
       const signing = signingOf(ctx.runtime);
       const { option_ids, note } = input;
-      await ruleOnDecision(tx, actor, input.id, { outcome, option_ids, note, arguments: input.arguments, passkey: input.passkey }, signing);
-      return { decision: (await loadDecisionView(tx, row.workspaceId, row.id, signing))! };
+      const ruled = await ruleOnDecision(
+        tx,
+        actor,
+        input.id,
+        { outcome, option_ids, note, arguments: input.arguments, passkey: input.passkey },
+        signing,
+      );
+      const [decision] = await decisionViews(tx, row.workspaceId, [ruled], signing);
+      return { decision: decision! };
     });
   };
