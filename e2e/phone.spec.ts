@@ -274,3 +274,15 @@ test('with two workspaces, the switcher with its pending counts, the inbox of al
   const confirmBox = (await confirm.boundingBox())!;
   expect(confirmBox.x + confirmBox.width).toBeLessThanOrEqual(390);
 });
+
+test('the API reference fits a phone: the page never scrolls sideways, an operation opened included', async ({ page }) => {
+  await page.goto('/docs/api');
+  await expect(page.locator('.swagger-ui .info .title')).toContainText('Accountable Work Service API');
+  const width = () => page.evaluate(() => document.documentElement.scrollWidth);
+  await expect(page.locator('.opblock-summary').first()).toBeVisible();
+  expect(await width()).toBeLessThanOrEqual(390);
+  // An operation opened shows its parameters, its responses and their schemas: wide tables and code.
+  await page.locator('.opblock-summary').first().click();
+  await expect(page.locator('.opblock-body .responses-table').first()).toBeVisible();
+  expect(await width()).toBeLessThanOrEqual(390);
+});

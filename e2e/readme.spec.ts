@@ -1,11 +1,12 @@
 /**
- * The README's walk-through, run as a reader runs it, in one bash session on an empty database:
- * `npm start` (the first screen's command, which seeds the demo workspace and prints its key), then
- * every ```bash block of the "Walk-through" section in order, with the key and workspace id npm
- * start printed, the service running throughout (the reader never has to stop it).
- * Every `# →` line is checked against what came back
+ * The README's walk-through and the guides after it, run as a reader runs them, in one bash session on
+ * an empty database: `npm start` (the first screen's command, which seeds the demo workspace and
+ * prints its key), then every ```bash block of the README's "Walk-through" section in order, then
+ * every ```bash block of each guide in docs/ (test/support/docs.ts: the order, and the few ```sh
+ * blocks shown only, with why), with the key and workspace id npm start printed, the service running
+ * throughout (the reader never has to stop it). Every `# →` line is checked against what came back
  * (test/support/readme-sketch.ts), every command must succeed, and every HTTP answer must be 2xx
- * unless a `# →` line shows its status. Where the README says a human acts
+ * unless a `# →` line shows its status. Where the text says a human acts
  * (`<!-- walk-through: … approves $D … -->`), the test signs in as the printed owner and approves
  * in Chromium. The landing page's example is run the same way, with the key its hint names. An
  * example that drifts fails CI.
@@ -15,33 +16,24 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
+import { runnableBlocks, walkThroughSection, type DocBlock } from '../test/support/docs';
 import { mismatches, parseSketch, type Sketch } from '../test/support/readme-sketch';
 import { freePort, npmStart, signInAt, type Started } from './npm-start';
 
 const root = path.resolve(import.meta.dirname, '..');
 
 interface Block {
-  /** The block as written, and as run (each `# →` sketch replaced by a marker). */
+  /** Where it is written, the block as written, and as run (each `# →` sketch replaced by a marker). */
+  file: string;
   source: string;
   script: string;
   sketches: Sketch[];
-  /** A human step the README places right after this block. */
+  /** A human step the text places right after this block. */
   humanAfter: string | null;
 }
 
-/** The walk-through: the ```bash blocks from "## Walk-through" to the next "## " heading. */
-function walkThrough(readme: string, vars: Record<string, string>, port: number): Block[] {
-  const start = readme.indexOf('\n## Walk-through\n');
-  expect(start, 'the README has a Walk-through section').toBeGreaterThan(0);
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
-  const blocks: Block[] = [];
-  const fence = /```bash\n([\s\S]*?)```\n([\s\S]*?)(?=```bash\n|$)/g;
-  for (const [, source, after] of section.matchAll(fence)) {
-    const human = /<!-- walk-through: (.+?) -->/.exec(after!);
-    blocks.push({ source: source!, ...toScript(source!, vars, port), humanAfter: human ? human[1]! : null });
-  }
-  return blocks;
+function toBlock(block: DocBlock, vars: Record<string, string>, port: number): Block {
+  return { ...block, ...toScript(block.source, vars, port) };
 }
 
 function toScript(source: string, vars: Record<string, string>, port: number): { script: string; sketches: Sketch[] } {
@@ -54,7 +46,7 @@ function toScript(source: string, vars: Record<string, string>, port: number): {
     if (arrow) {
       const text = [arrow[1]!];
       while (i + 1 < lines.length && /^#\s{2,}\S/.test(lines[i + 1]!)) text.push(lines[++i]!.replace(/^#\s+/, ''));
-      // The README shows the default address; the test's server has its own port.
+      // The text shows the default address; the test's server has its own port.
       sketches.push(parseSketch(text.join('\n').replaceAll('localhost:3000', `localhost:${port}`)));
       out.push(`__expect ${sketches.length - 1}`);
       continue;
@@ -151,7 +143,7 @@ function checkBlock(block: Block, index: number, printed: string): string[] {
     const last = statuses.at(-1) ?? null;
     statuses.forEach((status, j) => {
       const shown = sketch !== null && j === statuses.length - 1 && sketch.status !== null;
-      if (status >= 400 && !shown) problems.push(`HTTP ${status} where the README shows no error status`);
+      if (status >= 400 && !shown) problems.push(`HTTP ${status} where the text shows no error status`);
     });
     if (sketch) {
       for (const m of mismatches(sketch, { status: last, output: output.replace(/@@FAILED.*\n/g, '') })) {
@@ -159,7 +151,7 @@ function checkBlock(block: Block, index: number, printed: string): string[] {
       }
     }
   }
-  return problems.map((p) => `block ${index + 1}: ${p}`);
+  return problems.map((p) => `${block.file}, block ${index + 1}: ${p}`);
 }
 
 test.describe.configure({ mode: 'serial' });
@@ -181,17 +173,23 @@ test.describe('the README, run', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the walk-through, block by block, shows what comes back', async ({ browser }) => {
-    test.setTimeout(240_000);
+  test('the walk-through and every guide, block by block, show what comes back', async ({ browser }) => {
+    test.setTimeout(480_000);
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
     const port = await freePort();
     const vars: Record<string, string> = { BASE: `http://localhost:${port}/api/v1`, KEY: '', WORKSPACE_ID: '' };
-    const blocks = walkThrough(readme, vars, port);
-    expect(blocks.length).toBeGreaterThanOrEqual(5);
-    expect(blocks.reduce((n, b) => n + b.sketches.length, 0)).toBeGreaterThanOrEqual(15);
-    // The first screen's npm start, and nothing before it: the walk-through never stops the service.
-    const section = readme.slice(readme.indexOf('\n## Walk-through\n'));
-    expect(section.slice(0, section.indexOf('\n## ', 1))).not.toMatch(/workspace:create|service is stopped|stop the service/);
+    const blocks = runnableBlocks().map((b) => toBlock(b, vars, port));
+    const walkThrough = blocks.filter((b) => b.file === 'README.md');
+    expect(walkThrough.length).toBeGreaterThanOrEqual(4);
+    expect(walkThrough.reduce((n, b) => n + b.sketches.length, 0)).toBeGreaterThanOrEqual(10);
+    expect(blocks.length).toBeGreaterThanOrEqual(14);
+    expect(blocks.reduce((n, b) => n + b.sketches.length, 0)).toBeGreaterThanOrEqual(40);
+    // The first screen's npm start, and nothing before it: no block a reader runs stops the service.
+    expect(walkThroughSection(readme)).not.toMatch(/workspace:create|service is stopped|stop the service/);
+    for (const block of blocks) {
+      const commands = block.source.replace(/(^|\s)#.*$/gm, '');
+      expect(commands, block.file).not.toMatch(/workspace:create|npm (run|start|stop)|kill /);
+    }
     s = await npmStart(path.join(dir, 'pglite'), port);
     expect(s.apiKey && s.workspaceId && s.owner.password, s.output()).toBeTruthy();
     Object.assign(vars, { KEY: s.apiKey, WORKSPACE_ID: s.workspaceId });
@@ -203,7 +201,7 @@ test.describe('the README, run', () => {
       const printed = await shell.run(file, `block-${index + 1}`);
       problems.push(...checkBlock(block, index, printed));
       if (block.humanAfter) {
-        // The README's human step: only "approves $VAR" is written there so far.
+        // The text's human step: only "approves $VAR" is written there so far.
         const step = /approves (?:decision )?\$(\w+)/.exec(block.humanAfter);
         expect(step, `a human step the test knows: ${block.humanAfter}`).not.toBeNull();
         const id = await readVar(shell, dir, step![1]!);
@@ -229,6 +227,7 @@ test.describe('the README, run', () => {
     writeFileSync(file, `export BASE='${s!.url}/api/v1' KEY='${s!.apiKey}'\n${example.replace(/^export .*\n/m, '')}\n__expect 0\n`);
     const printed = await shell.run(file, 'landing');
     const block: Block = {
+      file: 'the landing page',
       source: example,
       script: '',
       sketches: [parseSketch('201 {"data":{"taskId":"…","receiptId":"…"}}')],

@@ -135,7 +135,7 @@ describe('PostgreSQL stopping under load', () => {
   });
 });
 
-describe('the health check a load balancer polls (README, "Several instances")', () => {
+describe('the health check a load balancer polls (docs/operators.md, "Several instances")', () => {
   it('is 200 while the database answers, 503 with Retry-After while it does not, and 200 again when it is back', async () => {
     const proxy = await startDbProxy();
     const app = await startTestApp({}, { via: proxy.via });

@@ -1,7 +1,7 @@
 /**
  * The integrator's passes run side by side (PostgreSQL: another connection holds one workspace's
  * tree row, as a slow pass would). One after another, 64 busy workspaces made the last wait over a
- * second for the rest each period, and checkpoints lagged past 2 s (README, Performance).
+ * second for the rest each period, and checkpoints lagged past 2 s (docs/performance.md).
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -160,7 +160,7 @@ describe('GET /receipts/{receiptId}', () => {
     expect(validated.body).toEqual({ ok: true, valid: true, issues: [] });
   });
 
-  it('carries the proof that its recording event is in the signed ledger, once a checkpoint covers it, checked from the README alone', async () => {
+  it('carries the proof that its recording event is in the signed ledger, once a checkpoint covers it, checked from docs/verification.md alone', async () => {
     const ws = await app.createWorkspace();
     const work = await app.request('POST', '/work', { key: ws.apiKey, body: { title: 'Proven' } });
     const { receiptId } = work.body.data;
@@ -178,7 +178,7 @@ describe('GET /receipts/{receiptId}', () => {
     expect(doc.ledger_proof).toMatchObject({ checkpoint: checkpoint.note, leaf_index: sequence - 1, tree_size: checkpoint.tree_size });
     expect(doc.evidence[0].digest).toBe(doc.events[0].eventHash);
     expect((await post(JSON.stringify(doc))).body).toEqual({ ok: true, valid: true, issues: [] });
-    // What GET /ledger/proofs/inclusion serves, and a verifier written from the README accepts it.
+    // What GET /ledger/proofs/inclusion serves, and a verifier written from docs/verification.md accepts it.
     const served = (await app.request('GET', `/ledger/proofs/inclusion?sequence=${sequence}`, { key: ws.apiKey })).body.data;
     expect(doc.ledger_proof.inclusion_path).toEqual(served.inclusion_path);
     const [key] = (await app.request('GET', '/ledger/keys', { key: ws.apiKey })).body.data as { vkey: string }[];

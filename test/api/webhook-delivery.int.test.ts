@@ -253,12 +253,12 @@ describe('a receiver that stays down', () => {
   });
 });
 
-describe('the README’s receiver', () => {
-  /** The ```js block after `<!-- webhook receiver -->` in the README, as a reader copies it. */
+describe('the receiver docs/agents.md shows', () => {
+  /** The ```js block after `<!-- webhook receiver -->` in docs/agents.md, as a reader copies it. */
   function readmeReceiver(): string {
-    const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
-    const match = /<!-- webhook receiver -->\s*```js\n([\s\S]*?)```/.exec(readme);
-    expect(match, 'the README shows a receiver').not.toBeNull();
+    const guide = readFileSync(path.resolve(import.meta.dirname, '../../docs/agents.md'), 'utf8');
+    const match = /<!-- webhook receiver -->\s*```js\n([\s\S]*?)```/.exec(guide);
+    expect(match, 'docs/agents.md shows a receiver').not.toBeNull();
     return match![1]!;
   }
 
@@ -270,7 +270,7 @@ describe('the README’s receiver', () => {
     return port;
   }
 
-  /** Runs the README's receiver on `port` with `secret`; resolves once it answers (an unsigned request: 400). */
+  /** Runs the guide's receiver on `port` with `secret`; resolves once it answers (an unsigned request: 400). */
   async function startReadmeReceiver(port: number, secret: string) {
     const url = `http://127.0.0.1:${port}/`;
     // Run from the repository, so that `standardwebhooks` resolves as it does in a reader's project.

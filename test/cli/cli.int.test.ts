@@ -399,7 +399,7 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
       expect(JSON.parse(alone.stdout)).toMatchObject({ verified: true, extendsPrevious: null, continuesUncheckedExport: true });
       expect(alone.stderr).toContain('continuing an earlier export that was not checked');
       expect(alone.stderr).not.toContain('extending');
-      // Through npm as the README says to read it: -s leaves out npm's own lines on stdout.
+      // Through npm as docs/operators.md says to read it: -s leaves out npm's own lines on stdout.
       const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
         env: { ...process.env, LOG_LEVEL: 'silent' },
       });
@@ -409,7 +409,7 @@ describe('npm run ledger:export, and ledger:verify --bundle with no database', (
         extendsPrevious: true,
         continuesUncheckedExport: false,
       });
-      // The README's recipe, followed by code that is not ours, accepts both and the extension.
+      // docs/verification.md's recipe, followed by code that is not ours, accepts both and the extension.
       expect(firstBreak(bundle)).toBeNull();
       expect(firstBreak(next)).toBeNull();
       expect(extendsEarlier(next, bundle)).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * The restore drill (README, "Production": rehearsing a restore), on the run's engine: a busy
+ * The restore drill (docs/operators.md, "Production": rehearsing a restore), on the run's engine: a busy
  * workspace (work, initiatives, runs, decisions with rulings, receipts, imports, claims, members,
  * keys) is exported as a bundle, and `npm run workspace:restore`, run as a process, rebuilds it on
  * a fresh database. Then every projection row, the identity rows, the chain head and the API's

@@ -1,5 +1,5 @@
 /**
- * The README's `# →` lines: what a reader should see come back, written for people, and checked
+ * The `# →` lines of the README and the guides in docs/: what a reader should see come back, written for people, and checked
  * by e2e/readme.spec.ts against what really comes back (so an example that drifts fails CI).
  *
  * A sketch is an optional HTTP status, then either

@@ -1,7 +1,7 @@
 /**
- * A bundle and receipt verifier written from the README's "To check one without our code" alone, importing
- * nothing of the service: if the README left out something a third party needs, the service's
- * real bundles fail here (test/cli/cli.int.test.ts). Keep it to the README's words.
+ * A bundle and receipt verifier written from docs/verification.md's "To check one without our code" alone,
+ * importing nothing of the service: if the guide left out something a third party needs, the service's
+ * real bundles fail here (test/cli/cli.int.test.ts). Keep it to the guide's words.
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
 
@@ -27,7 +27,7 @@ interface Bundle {
   checkpoint?: { note: string; vkeys: string[]; subtrees: string[] } | null;
 }
 
-/** The first sequence whose event breaks the README's rules (or `'head'`), or null when the bundle holds. */
+/** The first sequence whose event breaks the guide's rules (or `'head'`), or null when the bundle holds. */
 export function firstBreak(bundle: Bundle): number | 'head' | null {
   let sequence = bundle.from.sequence;
   let hash = bundle.from.hash;

@@ -289,7 +289,7 @@ function breaksOf(schema: JsonSchema, value: unknown, path: Path, root: unknown,
       at('x', 'a string for an object');
       if (isFreeForm(s)) {
         // Anything JSON holds goes inside, but for what no store keeps: U+0000, a lone surrogate,
-        // a number beyond a double (400 validation_failed, README: Bodies).
+        // a number beyond a double (400 validation_failed, docs/agents.md: Bodies).
         const obj = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
         at({ ...obj, note: 'a\u0000b' }, 'U+0000 inside free-form JSON');
         at({ ...obj, nested: ['ok', { text: 'x\ud800' }] }, 'a lone surrogate inside free-form JSON');
