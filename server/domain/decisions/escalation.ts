@@ -14,7 +14,8 @@ import { INSTANCE_ID, releaseLease, takeLease } from '@/server/job-lease';
 import { describeError, log } from '@/server/log';
 import { sendMail, type Mail } from '@/server/mail';
 import type { Runtime } from '@/server/runtime';
-import { expireIfDue, systemActor } from './timeouts';
+import { systemActor } from '../actor';
+import { expireIfDue } from './timeouts';
 import { RULING_ROLES } from './policy';
 
 const BATCH = 100;

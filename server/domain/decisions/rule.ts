@@ -7,7 +7,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisions, users, type DecisionAction, type DecisionResolution, type DecisionRuling } from '@/db/schema';
-import type { SigningSettings } from '@/server/ledger/checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import type { PayloadOf } from '@/server/ledger/event-types';
 import { AppError } from '@/server/errors';
