@@ -109,7 +109,7 @@ const envSchema = z.object({
   /** A checkpoint is signed at most this long after a commit (the ledger integrator's period). */
   CHECKPOINT_INTERVAL_MS: intFromString(1_000, 10, 3_600_000),
   /**
-   * The key the workspaces' checkpoint signing keys are encrypted with at rest (32+ characters).
+   * The key the workspaces' checkpoint and grant signing keys are encrypted with at rest (32+ characters).
    * Unset: a key generated in the database's instance secrets.
    */
   LEDGER_KEY_SECRET: z.string().min(32).optional(),

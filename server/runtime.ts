@@ -11,7 +11,7 @@ import { openDatabase, query, type Database, type DatabaseHandle, type Engine } 
 import { instanceSecrets } from '@/db/schema';
 import { env as readEnv, type Env } from './env';
 import { LedgerWakeups, WAKE_CHANNEL } from './ledger/wake';
-import type { SigningSettings } from './ledger/checkpoints';
+import type { SigningSettings } from './keys/workspace-keys';
 
 interface InstanceSecrets {
   /** Signs event-stream cursors. */
@@ -20,7 +20,7 @@ interface InstanceSecrets {
   auth: string;
   /** Encrypts webhook signing secrets at rest (WEBHOOK_SECRET_KEY when set). */
   webhook: string;
-  /** Encrypts the workspaces' checkpoint signing keys at rest (LEDGER_KEY_SECRET when set). */
+  /** Encrypts the workspaces' checkpoint and grant keys at rest (LEDGER_KEY_SECRET when set). */
   ledger: string;
 }
 

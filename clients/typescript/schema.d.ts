@@ -945,7 +945,7 @@ export interface paths {
         };
         /**
          * The keys that verify the workspace’s grants (JWKS)
-         * @description A JSON Web Key Set (RFC 7517; OKP keys, RFC 8037), not the usual envelope, so that any JOSE library reads it. No credential needed, and cacheable for five minutes. Every key that may still verify a grant: the workspace’s current checkpoint signing key (the one GET /ledger/keys lists) and those retired less than a day ago. A workspace whose first key is not made yet has none.
+         * @description A JSON Web Key Set (RFC 7517; OKP keys, RFC 8037), not the usual envelope, so that any JOSE library reads it. No credential needed, and cacheable for five minutes. Every key that may still verify a grant: the workspace’s current grant key and those retired less than a day ago; grant keys are never its checkpoint keys (GET /ledger/keys). A rotation (npm run ledger:rotate-key -- --grants) keeps the retired key here while a grant it signed may live. A workspace with no grant yet has none.
          */
         get: operations["workspaces-jwks"];
         put?: never;
@@ -2636,7 +2636,7 @@ export interface components {
                 crv: "Ed25519";
                 /** @description The 32-byte Ed25519 public key, base64url. */
                 x: string;
-                /** @description The key id: the `kid` of the grants it signs, and the key_id of GET /ledger/keys. */
+                /** @description The key id: the `kid` of the grants it signs, its RFC 7638 JWK thumbprint. No key here is a checkpoint key of GET /ledger/keys. */
                 kid: string;
                 /** @constant */
                 alg: "EdDSA";

@@ -168,7 +168,7 @@ export const decisionGrants = pgTable(
     targetVersion: integer('target_version'),
     approverId: text('approver_id').notNull(),
     passkey: boolean('passkey').notNull().default(false),
-    /** The workspace signing key (ledger_signing_keys.key_id) that signs its token. */
+    /** The workspace grant key (grant_signing_keys.kid) that signs its token. */
     keyId: text('key_id').notNull(),
     issuedAt: ts('issued_at').notNull(),
     expiresAt: ts('expires_at').notNull(),

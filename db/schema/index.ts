@@ -15,3 +15,4 @@ export * from './job-leases';
 export * from './tree';
 export * from './passkeys';
 export * from './artifacts';
+export * from './grant-keys';

@@ -64,7 +64,7 @@ export const ledgerSigningKeys = pgTable(
     /** The note key name: the checkpoint origin. */
     name: text('name').notNull(),
     publicKey: bytea('public_key').notNull(),
-    /** The 32-byte Ed25519 seed, encrypted (server/webhooks/secrets.ts). */
+    /** The 32-byte Ed25519 seed, encrypted (server/keys/cipher.ts). */
     privateKeyCipher: text('private_key_cipher').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     retiredAt: ts('retired_at'),

@@ -1,8 +1,12 @@
 /**
  * Who is acting, on whose behalf, and the trace of the request that carries the action.
- * Services receive an Actor; every ledger event records its type, id, owner and trace.
+ * Services receive an Actor; every ledger event records its type, id, owner and trace. The service
+ * itself acting (a job, a key rotation) is a `system` actor on behalf of the workspace's owner.
  */
-import type { MembershipRole } from '@/db/schema';
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import { memberships, type MembershipRole } from '@/db/schema';
 import { digestOf } from '@/server/ledger/canonical';
 
 type ActorType = 'api_key' | 'human' | 'system';
@@ -38,4 +42,20 @@ export function systemTrace(requestId: string): Trace {
     idempotencyKey: null,
     contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST,
   };
+}
+
+async function workspaceOwner(tx: Tx, workspaceId: string): Promise<string> {
+  const [owner] = await tx
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.role, 'owner')))
+    .orderBy(asc(memberships.createdAt))
+    .limit(1);
+  if (!owner) throw new Error(`workspace ${workspaceId} has no owner`);
+  return owner.userId;
+}
+
+/** The service itself acting in a workspace (`id`: `system:<job>`), on behalf of its owner. */
+export async function systemActor(tx: Tx, workspaceId: string, id: string): Promise<Actor> {
+  return { type: 'system', id, ownerId: await workspaceOwner(tx, workspaceId), workspaceId, trace: systemTrace(randomUUID()) };
 }

@@ -9,7 +9,8 @@
 import type { Database } from '@/db';
 import type { BundleCheckpoint, BundleFrame, BundleHead } from './bundle-shape';
 import { bundleFrame } from './bundle';
-import { newestCheckpoint, type SigningSettings } from './checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
+import { newestCheckpoint } from './checkpoints';
 import { integrateWorkspace } from './integrator';
 import { nodeKey, rootPlan } from './merkle';
 import { cosignedNote, listSigningKeys } from './proofs';

@@ -1,57 +1,35 @@
 /**
- * Signed checkpoints of a workspace's ledger: its Ed25519 signing keys and the notes they sign
- * (note.ts, C2SP tlog-checkpoint). The key's name is the checkpoint origin,
- * `<APP_URL host>/workspaces/<id>`; its private half is kept encrypted under the instance secret
- * LEDGER_KEY_SECRET (or one generated in the instance secrets), as webhook secrets are. A key is
- * made the first time the workspace is signed for; each later one (a rotation) is announced in the
- * ledger (`ledger.key_added`).
+ * Signed checkpoints of a workspace's ledger: the notes its checkpoint keys sign (note.ts, C2SP
+ * tlog-checkpoint), and the announcement of a key rotation in the ledger. The keys themselves (made,
+ * sealed at rest, rotated, opened) are server/keys/checkpoint-keys.ts's. A key is made the first
+ * time the workspace is signed for; each later one (a rotation) is announced in the ledger
+ * (`ledger.key_added`).
  */
-import { and, desc, eq, isNull } from 'drizzle-orm';
-import type { Executor, Tx } from '@/db';
-import { ledgerCheckpoints, ledgerSigningKeys } from '@/db/schema';
-import { systemActor } from '@/server/domain/decisions/timeouts';
-import { decryptSecret, encryptSecret } from '@/server/webhooks/secrets';
+import { desc, eq } from 'drizzle-orm';
+import type { Tx } from '@/db';
+import { ledgerCheckpoints } from '@/db/schema';
+import { systemActor } from '@/server/domain/actor';
+import {
+  checkpointOrigin,
+  currentCheckpointKey,
+  ensureCheckpointKey,
+  openCheckpointKey,
+  rotateCheckpointKey,
+  type CheckpointKeyRow,
+  type CheckpointSigner,
+} from '@/server/keys/checkpoint-keys';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { appendEvents } from './append';
-import { checkpointText, generateNoteKey, noteKeyFromSeed, signNote, vkeyOf, type NoteKey } from './note';
+import { checkpointText, signNote, type NoteKey } from './note';
 
-/** What signing needs of the instance: where it is reached, and the secret its keys are kept under. */
-export interface SigningSettings {
-  appUrl: string;
-  secret: string;
-}
-
-/** A workspace's checkpoint origin (and its keys' name): `<APP_URL host>/workspaces/<id>`. */
-function originOf(appUrl: string, workspaceId: string): string {
-  return `${new URL(appUrl).host}/workspaces/${workspaceId}`;
-}
-
-/** The seed is encrypted with its own purpose, so it never decrypts as a webhook secret would. */
-const sealed = (secret: string) => `ledger-keys:${secret}`;
-
-/** Adds a new signing key for the workspace, retiring the current one if any (a rotation, announced). */
+/** Adds a new checkpoint key for the workspace, retiring the current one if any (a rotation, announced). */
 export async function addSigningKey(tx: Tx, workspaceId: string, settings: SigningSettings, at = new Date()): Promise<NoteKey> {
-  const origin = originOf(settings.appUrl, workspaceId);
-  const key = generateNoteKey(origin);
-  const vkey = vkeyOf(key);
-  const keyId = vkey.split('+')[1]!;
-  const retired = await tx
-    .update(ledgerSigningKeys)
-    .set({ retiredAt: at })
-    .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), isNull(ledgerSigningKeys.retiredAt)))
-    .returning({ keyId: ledgerSigningKeys.keyId });
-  await tx.insert(ledgerSigningKeys).values({
-    workspaceId,
-    keyId,
-    name: origin,
-    publicKey: key.publicKey,
-    privateKeyCipher: encryptSecret(sealed(settings.secret), key.seed.toString('base64')),
-    createdAt: at,
-  });
+  const made = await rotateCheckpointKey(tx, workspaceId, settings, at);
   // A rotation is announced in the ledger, so that the chain itself says when the key changed and
   // which key came next. The first key is not: it is made when the integrator first signs, in the
   // background, and an event there would appear in the ledger at no request's doing; GET
   // /ledger/keys lists it, and a witness pins it on first sight.
-  if (retired[0]) {
+  if (made.replaces) {
     await appendEvents(
       tx,
       await systemActor(tx, workspaceId, 'system:checkpoints'),
@@ -61,91 +39,19 @@ export async function addSigningKey(tx: Tx, workspaceId: string, settings: Signi
           aggregateId: workspaceId,
           eventType: 'ledger.key_added',
           payload: {
-            key_id: keyId,
-            name: origin,
+            key_id: made.keyId,
+            name: made.key.name,
             algorithm: 'ed25519',
-            public_key: key.publicKey.toString('base64'),
-            vkey,
-            replaces: retired[0].keyId,
+            public_key: made.key.publicKey.toString('base64'),
+            vkey: made.vkey,
+            replaces: made.replaces,
           },
         },
       ],
       at,
     );
   }
-  return key;
-}
-
-/** The workspace's current signing key, or null before its first. */
-/**
- * Keys as imported for signing, by their stored cipher text and the secret that opens it. The
- * integrator signs each busy workspace's checkpoint every period, and decrypting and importing the
- * key each time was most of what a pass cost this process (measured: 0.16 ms of CPU per POST /work
- * over 64 busy workspaces). Bounded: the oldest entry goes first.
- */
-const importedKeys = new Map<string, NoteKey>();
-const MAX_IMPORTED_KEYS = 10_000;
-
-function importedKey(name: string, cipher: string, settings: SigningSettings): NoteKey {
-  const cacheKey = `${settings.secret}\n${cipher}`;
-  let key = importedKeys.get(cacheKey);
-  if (!key) {
-    key = noteKeyFromSeed(name, Buffer.from(decryptSecret(sealed(settings.secret), cipher), 'base64'));
-    if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.delete(importedKeys.keys().next().value!);
-    importedKeys.set(cacheKey, key);
-  }
-  return key;
-}
-
-async function currentKey(tx: Tx, workspaceId: string, settings: SigningSettings): Promise<{ key: NoteKey; keyId: string } | null> {
-  // Read every time: a rotation (another process) retires the key this one may hold imported.
-  const [row] = await tx
-    .select()
-    .from(ledgerSigningKeys)
-    .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), isNull(ledgerSigningKeys.retiredAt)));
-  if (!row) return null;
-  return { key: importedKey(row.name, row.privateKeyCipher, settings), keyId: row.keyId };
-}
-
-/**
- * The workspace's current signing key, made now when it has none (a grant may be issued before the
- * integrator first signs). Two transactions making the first key at once both end with the one
- * that committed first: the insert waits on the other's row and then does nothing.
- */
-export async function ensureSigningKey(tx: Tx, workspaceId: string, settings: SigningSettings): Promise<{ key: NoteKey; keyId: string }> {
-  const current = await currentKey(tx, workspaceId, settings);
-  if (current) return current;
-  const origin = originOf(settings.appUrl, workspaceId);
-  const key = generateNoteKey(origin);
-  await tx
-    .insert(ledgerSigningKeys)
-    .values({
-      workspaceId,
-      keyId: vkeyOf(key).split('+')[1]!,
-      name: origin,
-      publicKey: key.publicKey,
-      privateKeyCipher: encryptSecret(sealed(settings.secret), key.seed.toString('base64')),
-    })
-    .onConflictDoNothing({ target: ledgerSigningKeys.workspaceId, where: isNull(ledgerSigningKeys.retiredAt) });
-  const made = await currentKey(tx, workspaceId, settings);
-  if (!made) throw new Error(`no signing key for workspace ${workspaceId} after making one`);
-  return made;
-}
-
-/** One of the workspace's keys (current or retired) by its id, imported for signing; null if none. */
-export async function signingKeyById(db: Executor, workspaceId: string, keyId: string, settings: SigningSettings): Promise<NoteKey | null> {
-  const [row] = await db
-    .select()
-    .from(ledgerSigningKeys)
-    .where(and(eq(ledgerSigningKeys.workspaceId, workspaceId), eq(ledgerSigningKeys.keyId, keyId)));
-  return row ? importedKey(row.name, row.privateKeyCipher, settings) : null;
-}
-
-/** A workspace's current signing key as stored: what signing needs of its row. */
-export interface SigningKeyRow {
-  keyId: string;
-  name: string;
-  privateKeyCipher: string;
+  return made.key;
 }
 
 /**
@@ -153,18 +59,18 @@ export interface SigningKeyRow {
  * by the caller in the same transaction, as the integrator reads many workspaces' keys at once):
  * the row to keep in ledger_checkpoints.
  */
-export function signedCheckpointRow(workspaceId: string, size: number, root: Buffer, row: SigningKeyRow, settings: SigningSettings) {
-  return checkpointRow(workspaceId, size, root, { key: importedKey(row.name, row.privateKeyCipher, settings), keyId: row.keyId }, settings);
-}
-
-function checkpointRow(
+export function signedCheckpointRow(
   workspaceId: string,
   size: number,
   root: Buffer,
-  signer: { key: NoteKey; keyId: string },
+  row: Omit<CheckpointKeyRow, 'workspaceId'>,
   settings: SigningSettings,
 ) {
-  const note = signNote(checkpointText(originOf(settings.appUrl, workspaceId), size, root), signer.key);
+  return checkpointRow(workspaceId, size, root, openCheckpointKey({ ...row, workspaceId }, settings), settings);
+}
+
+function checkpointRow(workspaceId: string, size: number, root: Buffer, signer: CheckpointSigner, settings: SigningSettings) {
+  const note = signNote(checkpointText(checkpointOrigin(settings.appUrl, workspaceId), size, root), signer.key);
   return { workspaceId, treeSize: size, root, note, keyId: signer.keyId };
 }
 
@@ -180,9 +86,8 @@ export async function signCheckpoint(
   root: Buffer,
   settings: SigningSettings,
 ): Promise<{ keyAdded: boolean }> {
-  const keyAdded = (await currentKey(tx, workspaceId, settings)) === null;
-  // Made as an approval's grant makes it, so the two never collide on the workspace's first key.
-  const current = await ensureSigningKey(tx, workspaceId, settings);
+  const keyAdded = (await currentCheckpointKey(tx, workspaceId, settings)) === null;
+  const current = await ensureCheckpointKey(tx, workspaceId, settings);
   await tx
     .insert(ledgerCheckpoints)
     .values(checkpointRow(workspaceId, size, root, current, settings))

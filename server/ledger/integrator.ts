@@ -18,7 +18,8 @@
 import { eq, sql } from 'drizzle-orm';
 import { query, type Database, type Executor, type Tx } from '@/db';
 import { ledgerHeads, ledgerTrees } from '@/db/schema';
-import { signCheckpoint, signedCheckpointRow, type SigningSettings } from './checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
+import { signCheckpoint, signedCheckpointRow } from './checkpoints';
 import { EMPTY_ROOT, eventLeafHash } from './merkle';
 import {
   edgeOf,

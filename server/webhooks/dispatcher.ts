@@ -24,7 +24,7 @@
  * attempts is server/webhooks/store.ts, the HTTP request server/webhooks/sender.ts, and disabling
  * an endpoint server/domain/webhooks/disable-endpoint.ts.
  */ import { randomUUID } from 'node:crypto';
-import { systemActor } from '@/server/domain/decisions/timeouts';
+import { systemActor } from '@/server/domain/actor';
 import { disableEndpoint } from '@/server/domain/webhooks/disable-endpoint';
 import { subscribes } from '@/server/domain/webhooks/endpoints';
 import type { LedgerEvent } from '@/server/ledger/canonical';

@@ -8,7 +8,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { webhookEndpoints } from '@/db/schema';
 import type { LedgerEvent } from '@/server/ledger/canonical';
-import { decryptSecret, signatureHeader } from './secrets';
+import { decryptSecret } from '@/server/keys/cipher';
+import { signatureHeader } from './secrets';
 import { deliveryAgents } from './url-policy';
 
 /** Characters of a receiver's answer kept with the attempt. */

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SigningSettings } from '@/server/ledger/checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { leafHash, rootOfLeaves, verifyConsistency, verifyInclusion } from '@/server/ledger/merkle';
 import {
   checkpointText,

@@ -25,6 +25,7 @@ import { createRuntime, type Runtime } from '@/server/runtime';
 import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
 import { checkpointHolds, extendsEarlier, firstBreak } from '../support/readme-verifier';
 import { listSigningKeys } from '@/server/ledger/proofs';
+import { workspaceJwks } from '@/server/domain/grants/jwks';
 import { generateNoteKey, vkeyOf } from '@/server/ledger/note';
 
 const run = promisify(execFile);
@@ -128,6 +129,31 @@ describe('npm run ledger:rotate-key', () => {
       expect(event!.payload).toMatchObject({ vkey: vkeys[1], replaces: vkeys[0]!.split('+')[1] });
     });
     expect((await tool('ledger-rotate-key.ts')).code).toBe(2);
+  });
+
+  it('with --grants gives it a new grant key instead, which the JWKS serves beside the retired one, and leaves the checkpoint key', async () => {
+    const made = await tool('workspace-create.ts', '--name', 'Rotating grants', '--owner-email', 'gina@rotating.test');
+    expect(made.code, made.stderr).toBe(0);
+    const workspaceId = /workspace\s+([0-9a-f-]{36})/.exec(made.stdout)![1]!;
+    const kids: string[] = [];
+    for (const run of [1, 2]) {
+      const rotated = await tool('ledger-rotate-key.ts', '--workspace', workspaceId, '--grants');
+      expect(rotated.code, `${run}: ${rotated.stderr}`).toBe(0);
+      kids.push(/kid ([A-Za-z0-9_-]{43})$/m.exec(rotated.stdout)![1]!);
+    }
+    expect(kids[0]).not.toBe(kids[1]);
+    await withHere(async (rt) => {
+      const keys = await query<{ kid: string; retired: boolean }>(
+        rt.db,
+        sql`select kid, retired_at is not null as retired from grant_signing_keys where workspace_id = ${workspaceId} order by created_at`,
+      );
+      expect(keys.map((k) => [k.kid, k.retired])).toEqual([
+        [kids[0], true],
+        [kids[1], false],
+      ]);
+      expect((await workspaceJwks(rt.db, workspaceId)).keys.map((k) => k.kid)).toEqual(kids);
+      expect(await listSigningKeys(rt.db, workspaceId)).toEqual([]);
+    });
   });
 });
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SigningSettings } from '@/server/ledger/checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { addSigningKey } from '@/server/ledger/checkpoints';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
 import { integrate, signingSettings, writeWork } from '../support/ledger-tree';

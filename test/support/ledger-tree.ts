@@ -1,6 +1,6 @@
 /** Driving the ledger's tree in tests: writes that add events, and the integrator run until current. */
 import { expect } from 'vitest';
-import type { SigningSettings } from '@/server/ledger/checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { integrateWorkspace } from '@/server/ledger/integrator';
 import type { TestApp, TestWorkspace } from './app';
 

@@ -12,11 +12,10 @@ import { query, type Database, type Executor, type Tx } from '@/db';
 import { artifactContents, artifacts, ledgerEvents, runs, tasks } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { appendEventsAtCommit } from '@/server/ledger/append';
-import type { Actor } from '../actor';
 import type { ArtifactType } from '../artifact-types/catalog';
 import { olderThan, type CreatedKey } from '../paging';
 import { assertLeaseHeld } from '../runs/lease';
-import { systemActor } from '../decisions/timeouts';
+import { systemActor, type Actor } from '../actor';
 
 export type ArtifactRow = typeof artifacts.$inferSelect;
 

@@ -9,7 +9,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisions, users } from '@/db/schema';
-import type { SigningSettings } from '@/server/ledger/checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';

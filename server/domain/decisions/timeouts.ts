@@ -4,35 +4,18 @@
  * does it for every workspace; reads of a decision do it first for what they show, so a poller
  * never sees a pending decision that is already overdue.
  */
-import { randomUUID } from 'node:crypto';
 import { and, asc, eq, gt, lte, or } from 'drizzle-orm';
 import type { Database, Tx } from '@/db';
-import { decisions, memberships } from '@/db/schema';
+import { decisions } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
 import { isStoreUnavailable } from '@/server/errors';
 import { describeError, log } from '@/server/log';
-import { systemTrace, type Actor } from '../actor';
+import { systemActor } from '../actor';
 import { timeOut, type TimeoutState } from './decide';
 import { releaseHold } from './hold';
 import { rowChanges } from './write';
 
 const SWEEP_BATCH = 100;
-
-async function workspaceOwner(tx: Tx, workspaceId: string): Promise<string> {
-  const [owner] = await tx
-    .select({ userId: memberships.userId })
-    .from(memberships)
-    .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.role, 'owner')))
-    .orderBy(asc(memberships.createdAt))
-    .limit(1);
-  if (!owner) throw new Error(`workspace ${workspaceId} has no owner`);
-  return owner.userId;
-}
-
-/** The service itself acting in a workspace (`id`: `system:<job>`), on behalf of its owner. */
-export async function systemActor(tx: Tx, workspaceId: string, id: string): Promise<Actor> {
-  return { type: 'system', id, ownerId: await workspaceOwner(tx, workspaceId), workspaceId, trace: systemTrace(randomUUID()) };
-}
 
 /** Times out one decision if it is still pending and due; returns whether it did. */
 export async function expireIfDue(tx: Tx, workspaceId: string, decisionId: string, now = new Date()): Promise<boolean> {

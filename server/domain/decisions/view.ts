@@ -4,8 +4,8 @@
  */
 import { and, asc, eq, inArray, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Executor } from '@/db';
-import type { SigningSettings } from '@/server/ledger/checkpoints';
-import { grantToken, type GrantRow } from '../grants/token';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
+import { grantTokens, type GrantRow } from '../grants/token';
 import { artifactView, type ArtifactView } from '../artifacts/view';
 import { DEFAULT_POLICY, policyDigest } from './policy';
 import {
@@ -219,9 +219,8 @@ async function historiesOf(db: Executor, workspaceId: string, decisionIds: strin
   return out;
 }
 
-async function grantView(db: Executor, row: GrantRow, settings: SigningSettings): Promise<GrantView | null> {
-  const token = await grantToken(db, row, settings);
-  if (token === null) return null;
+function grantView(row: GrantRow, token: string | undefined): GrantView | null {
+  if (token === undefined) return null;
   return {
     id: row.id,
     token,
@@ -260,7 +259,9 @@ export async function decisionViews(
   const artifactById = new Map(artifactRows.map((a) => [a.id, artifactView(a)]));
   const byId = new Map(attention.map((a) => [a.decisionId, a]));
   const grants = new Map<string, GrantView | null>();
-  for (const g of grantRows) grants.set(g.decisionId, await grantView(db, g, settings));
+  // Every grant's token at once: its keys read and opened once, not once per grant.
+  const tokens = await grantTokens(db, workspaceId, grantRows, settings);
+  for (const g of grantRows) grants.set(g.decisionId, grantView(g, tokens.get(g.id)));
   return rows.map((r) =>
     decisionView(
       r,

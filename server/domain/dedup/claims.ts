@@ -14,8 +14,7 @@ import { dedupClaims } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { appendEvents } from '@/server/ledger/append';
 import { canonicalJson, sha256Hex } from '@/server/ledger/canonical';
-import type { Actor } from '../actor';
-import { systemActor } from '../decisions/timeouts';
+import { systemActor, type Actor } from '../actor';
 import { claimRecord, type ClaimRow } from '../hierarchy/records';
 import { leaseExpiredError, leaseLapsedSql } from '../runs/lease';
 

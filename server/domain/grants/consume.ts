@@ -11,7 +11,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { decisionGrants } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger } from '@/server/ledger/append';
-import type { SigningSettings } from '@/server/ledger/checkpoints';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { taskVersion } from './action';

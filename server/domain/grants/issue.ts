@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '@/db';
 import { decisionGrants } from '@/db/schema';
-import { ensureSigningKey, type SigningSettings } from '@/server/ledger/checkpoints';
+import { ensureGrantKey } from '@/server/keys/grant-keys';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 import type { NewEvent } from '@/server/ledger/append';
 import type { DecisionRow } from '../decisions/view';
 import type { Actor } from '../actor';
@@ -15,8 +16,8 @@ export const MAX_GRANT_TTL_SECONDS = 86_400;
 
 /**
  * The grant for `decision`, just approved with its `approvedAction` by `actor`, for its target at
- * `targetVersion` (null without a target), signed by their passkey or not. Signed, when shown, by the workspace's current key,
- * made now if the workspace has none yet.
+ * `targetVersion` (null without a target), signed by their passkey or not. Signed, when shown, by
+ * the workspace's current grant key, made now if the workspace has none yet.
  */
 export async function issueGrant(
   tx: Tx,
@@ -28,7 +29,7 @@ export async function issueGrant(
   passkey: boolean,
 ): Promise<NewEvent> {
   const action = decision.approvedAction!;
-  const { keyId } = await ensureSigningKey(tx, decision.workspaceId, settings);
+  const keyId = await ensureGrantKey(tx, decision.workspaceId, settings);
   // Whole seconds: the token's iat and exp are seconds, and the row must say what the token says.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + (decision.grantTtlSeconds ?? DEFAULT_GRANT_TTL_SECONDS) * 1000);

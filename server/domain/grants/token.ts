@@ -1,17 +1,20 @@
 /**
- * A grant's token: a compact JWS (RFC 7515), EdDSA over Ed25519 with the workspace's signing key,
- * whose claims say which decision approved which action, for which target, by whom, until when.
- * A tool server checks it offline against the workspace's JWKS (jwks.ts) with any JOSE library.
+ * A grant's token: a compact JWS (RFC 7515), EdDSA over Ed25519 with the workspace's grant key
+ * (server/keys/grant-keys.ts), whose claims say which decision approved which action, for which
+ * target, by whom, until when. A tool server checks it offline against the workspace's JWKS
+ * (jwks.ts) with any JOSE library; the service signs it with one (jose).
  *
  * The token is never stored: it is signed again from the grant's row whenever it is shown. Ed25519
  * signatures are deterministic (RFC 8032) and the header and claims are written in a fixed order
  * here, so the same grant always has the same token, and a presented token is checked by signing
  * the row it names and comparing the two.
  */
-import { sign, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual, type KeyObject } from 'node:crypto';
+import { CompactSign, decodeJwt } from 'jose';
 import type { Executor } from '@/db';
 import type { decisionGrants } from '@/db/schema';
-import { signingKeyById, type SigningSettings } from '@/server/ledger/checkpoints';
+import { grantSigningKeysOf } from '@/server/keys/grant-keys';
+import type { SigningSettings } from '@/server/keys/workspace-keys';
 
 export type GrantRow = typeof decisionGrants.$inferSelect;
 
@@ -54,24 +57,47 @@ function grantClaims(row: GrantRow, appUrl: string): GrantClaims {
   };
 }
 
-const b64url = (data: string | Buffer) => Buffer.from(data).toString('base64url');
+/** The token of `row`, signed with `key` (the grant key its `keyId` names). */
+function signedToken(row: GrantRow, key: KeyObject, appUrl: string): Promise<string> {
+  return new CompactSign(Buffer.from(JSON.stringify(grantClaims(row, appUrl))))
+    .setProtectedHeader({ alg: 'EdDSA', kid: row.keyId, typ: GRANT_TYPE })
+    .sign(key);
+}
 
-/** The grant's token, signed with the key that issued it; null when that key is gone (never, short of a database edit). */
+/**
+ * The tokens of `rows` (grants of one workspace), by grant id, each signed with the key that
+ * issued it; a grant whose key is gone (never, short of a database edit) has none. The keys are
+ * opened once per process (server/keys/grant-keys.ts), so a view of many grants reads them at
+ * most once and opens none it opened before.
+ */
+export async function grantTokens(
+  db: Executor,
+  workspaceId: string,
+  rows: readonly GrantRow[],
+  settings: SigningSettings,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (rows.length === 0) return out;
+  const keys = await grantSigningKeysOf(db, workspaceId, [...new Set(rows.map((r) => r.keyId))], settings);
+  const signed = await Promise.all(
+    rows.map(async (row) => {
+      const key = row.workspaceId === workspaceId ? keys.get(row.keyId) : undefined;
+      return key ? ([row.id, await signedToken(row, key, settings.appUrl)] as const) : null;
+    }),
+  );
+  for (const entry of signed) if (entry) out.set(entry[0], entry[1]);
+  return out;
+}
+
+/** The grant's token, signed with the key that issued it; null when that key is gone. */
 export async function grantToken(db: Executor, row: GrantRow, settings: SigningSettings): Promise<string | null> {
-  const key = await signingKeyById(db, row.workspaceId, row.keyId, settings);
-  if (!key?.privateKey) return null;
-  const header = { alg: 'EdDSA', kid: row.keyId, typ: GRANT_TYPE };
-  const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(grantClaims(row, settings.appUrl)))}`;
-  return `${input}.${b64url(sign(null, Buffer.from(input), key.privateKey))}`;
+  return (await grantTokens(db, row.workspaceId, [row], settings)).get(row.id) ?? null;
 }
 
 /** The grant id a token names (its `jti`), read without trusting it; null when it is no JWS with one. */
 export function grantIdOf(token: string): string | null {
-  const parts = token.split('.');
-  if (parts.length !== 3) return null;
   try {
-    const claims: unknown = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
-    const jti = (claims as { jti?: unknown } | null)?.jti;
+    const { jti } = decodeJwt(token);
     return typeof jti === 'string' ? jti : null;
   } catch {
     return null;

@@ -12,7 +12,7 @@ import { isStoreUnavailable } from '@/server/errors';
 import { INSTANCE_ID, releaseLease, takeLease } from '@/server/job-lease';
 import { describeError, log } from '@/server/log';
 import { countLapsedLease } from '@/server/metrics';
-import { systemActor } from '../decisions/timeouts';
+import { systemActor } from '../actor';
 import { writeStatusChanges, type StatusChange } from '../status-changes';
 import { taskMove, taskOf } from './hierarchy';
 import { findRun } from './view';

@@ -14,7 +14,8 @@ import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import type { PayloadOf } from '@/server/ledger/event-types';
-import { encryptSecret, generateSigningSecret } from '@/server/webhooks/secrets';
+import { encryptSecret } from '@/server/keys/cipher';
+import { generateSigningSecret } from '@/server/webhooks/secrets';
 import type { Actor } from '../actor';
 import { olderThan, type CreatedKey } from '../paging';
 
