@@ -16,24 +16,14 @@
  * (integrateWorkspace).
  */
 import { eq, sql } from 'drizzle-orm';
-import { query, type Database, type Executor, type Tx } from '@/db';
+import { query, type Database, type Tx } from '@/db';
 import { ledgerHeads, ledgerTrees } from '@/db/schema';
 import type { SigningSettings } from '@/server/keys/workspace-keys';
-import { signCheckpoint, signedCheckpointRow } from './checkpoints';
+import { signCheckpoint } from './checkpoints';
+import { integrateTogether, togetherGroups } from './integrate-together';
 import { EMPTY_ROOT, eventLeafHash } from './merkle';
-import {
-  edgeOf,
-  extendTree,
-  heldLeaf,
-  lastLeafTile,
-  readTiles,
-  tilesOfEdge,
-  writeTiles,
-  writeTilesOf,
-  type Edge,
-  type TileRead,
-  type TileWrite,
-} from './tiles';
+import { extendTree, writeTiles } from './tiles';
+import { keepEdge, mismatchOf, raiseAlarm, readPassTiles, type Behind, type EventRow, type Integration } from './tree-pass';
 import { INSTANCE_ID, takeLease } from '@/server/job-lease';
 import { describeError, log } from '@/server/log';
 
@@ -41,24 +31,10 @@ import { describeError, log } from '@/server/log';
 const BATCH = 10_000;
 const LEASE = 'ledger-integrator';
 
-/** What one pass over a workspace did. */
-export type Integration =
-  | { workspaceId: string; outcome: 'extended'; from: number; to: number; root: Buffer }
-  | { workspaceId: string; outcome: 'signed'; size: number; root: Buffer }
-  | { workspaceId: string; outcome: 'current' }
-  | { workspaceId: string; outcome: 'alarm'; alarm: string };
-
 /** How many workspaces' trees are on alarm (the aws_ledger_tree_alarms metric). */
 export async function countTreeAlarms(db: Database): Promise<number> {
   const [row] = await query<{ n: number | string }>(db, sql`select count(*) as n from ledger_trees where alarm is not null`);
   return Number(row?.n ?? 0);
-}
-
-/** A workspace the integrator has work for: its tree's size (null before its tree row) and its head. */
-interface Behind {
-  workspaceId: string;
-  size: number | null;
-  head: number;
 }
 
 /**
@@ -82,86 +58,6 @@ async function behindWorkspaces(db: Database): Promise<Behind[]> {
 /** The ids of the workspaces the integrator has work for, in id order. */
 export async function workspacesToIntegrate(db: Database): Promise<string[]> {
   return (await behindWorkspaces(db)).map((w) => w.workspaceId);
-}
-
-type EventRow = { sequence: number | string; event_hash: string };
-/**
- * The edges of trees as this process last extended them, with each tree's size and root then. The
- * next pass starts from one (extendTree) when the tree is still that one, and reads only the last
- * leaf the tree holds (32 bytes) instead of its edge tiles: building an edge from them is up to
- * 255 hashes per tile level, and the tiles up to 8 KiB each way, every period, for every busy
- * workspace. A tree rebuilt or extended elsewhere no longer matches, and its entry is not used.
- * Bounded: the oldest entry goes first.
- */
-const edgesKept = new Map<string, { size: number; root: Buffer; edge: Edge }>();
-const MAX_EDGES_KEPT = 10_000;
-
-function keptEdge(workspaceId: string, size: number, root: Buffer): Edge | undefined {
-  const kept = edgesKept.get(workspaceId);
-  return kept && kept.size === size && kept.root.equals(root) ? kept.edge : undefined;
-}
-
-function keepEdge(workspaceId: string, edge: Edge, root: Buffer): void {
-  edgesKept.delete(workspaceId);
-  if (edgesKept.size >= MAX_EDGES_KEPT) edgesKept.delete(edgesKept.keys().next().value!);
-  edgesKept.set(workspaceId, { size: edge.size, root, edge });
-}
-
-/** What a pass reads of a tree's tiles: the last leaf it holds, and its edge. */
-interface PassTiles {
-  held: Buffer | undefined;
-  edge: () => Edge;
-}
-
-/**
- * Reads, for each tree, what a pass needs of its tiles, in one query for all of them: the last leaf
- * the tree holds, and the tiles of its edge unless this process kept the edge (keptEdge).
- */
-async function readPassTiles(
-  tx: Executor,
-  trees: readonly { workspaceId: string; size: number; root: Buffer }[],
-): Promise<Map<string, PassTiles>> {
-  const kept = new Map(trees.map((t) => [t.workspaceId, keptEdge(t.workspaceId, t.size, t.root)]));
-  // Each tile wanted: whole, or only the last leaf.
-  const tiles = await readTiles(
-    tx,
-    trees.flatMap((t): TileRead[] => {
-      if (!kept.get(t.workspaceId)) return tilesOfEdge(t.size).map((ref) => ({ workspaceId: t.workspaceId, ...ref }));
-      if (t.size === 0) return [];
-      const { level, idx, offset } = lastLeafTile(t.size);
-      return [{ workspaceId: t.workspaceId, level, idx, first: offset * 32 + 1, len: 32 }];
-    }),
-  );
-  return new Map(
-    trees.map((t): [string, PassTiles] => {
-      const tileOf = (level: number, idx: number) => tiles.get(`${t.workspaceId}/${level}/${idx}`);
-      const edge = kept.get(t.workspaceId);
-      if (!edge) return [t.workspaceId, { held: t.size > 0 ? heldLeaf(t.size, tileOf) : undefined, edge: () => edgeOf(t.size, tileOf) }];
-      const held = t.size > 0 ? tileOf(0, lastLeafTile(t.size).idx) : undefined;
-      return [t.workspaceId, { held: held?.length === 32 ? held : undefined, edge: () => edge }];
-    }),
-  );
-}
-
-/**
- * Checks the events read for a pass against the tree of `size`: they run from the event at the
- * tree's size (or the first) to `to` without a gap, and the first is the leaf the tree holds.
- * `held` is the tree's last leaf as its tile holds it. Returns the alarm to raise, or null when
- * they match; throws when the tiles lack the leaf.
- */
-function mismatchOf(size: number, head: number, to: number, events: readonly EventRow[], held: Buffer | undefined): string | null {
-  let expected = Math.max(size, 1);
-  for (const event of events) {
-    if (Number(event.sequence) !== expected) break;
-    expected++;
-  }
-  if (expected !== to + 1 && to >= Math.max(size, 1))
-    return `event ${expected} is missing (the tree holds ${size}, the head is at ${head})`;
-  if (size > 0) {
-    if (!held) throw new Error(`tree node 0/${size - 1} is not in the tiles`);
-    if (!eventLeafHash(events[0]!.event_hash).equals(held)) return `event ${size} is not the one the tree holds`;
-  }
-  return null;
 }
 
 /**
@@ -243,144 +139,6 @@ async function isSigned(tx: Tx, workspaceId: string, size: number, root: Buffer)
     sql`select 1 from ledger_checkpoints where workspace_id = ${workspaceId} and tree_size = ${size} and root = ${root}`,
   );
   return rows.length > 0;
-}
-
-async function raiseAlarm(tx: Tx, workspaceId: string, alarm: string): Promise<Integration> {
-  await tx.update(ledgerTrees).set({ alarm, alarmAt: new Date() }).where(eq(ledgerTrees.workspaceId, workspaceId));
-  return { workspaceId, outcome: 'alarm', alarm };
-}
-
-/**
- * How far behind a workspace may be to go in a pass together with others, and how many events
- * and workspaces one such pass takes at most. A workspace further behind (a backlog, a rebuild)
- * gets passes of its own, BATCH events each.
- */
-const TOGETHER_BEHIND = 1_000;
-const TOGETHER_EVENTS = 10_000;
-const TOGETHER_WORKSPACES = 256;
-
-/**
- * One pass over several workspaces at once: their new events into their trees and a signed
- * checkpoint each, in one transaction of seven statements, whatever their number (a pass of its
- * own is seven per workspace, and at 64 busy workspaces those passes cost the server a third of
- * a millisecond of CPU per request: README, Performance). It takes only the tree rows no other
- * transaction holds (SKIP LOCKED), of workspaces that have a signing key and a few new events.
- * Returns what it did for those it took; the others are left for integrateWorkspace, as is a
- * workspace whose tiles would change (it fails there, alone, and is logged).
- */
-export async function integrateTogether(db: Database, ids: readonly string[], settings: SigningSettings): Promise<Integration[]> {
-  return db.transaction(async (tx) => {
-    const trees = (
-      await query<{
-        workspace_id: string;
-        size: number | string;
-        root: Uint8Array;
-        head: number | string;
-        key_id: string;
-        name: string;
-        private_key_cipher: string;
-      }>(
-        tx,
-        sql`select t.workspace_id, t.size, t.root, h.sequence as head, k.key_id, k.name, k.private_key_cipher
-              from ledger_trees t
-              join ledger_heads h on h.workspace_id = t.workspace_id
-              join ledger_signing_keys k on k.workspace_id = t.workspace_id and k.retired_at is null
-             where t.workspace_id = any(string_to_array(${ids.join(',')}::text, ',')::uuid[])
-               and t.alarm is null and h.sequence > t.size and h.sequence - t.size <= ${TOGETHER_BEHIND}
-             order by t.workspace_id
-               for update of t skip locked`,
-      )
-    ).map((r) => ({
-      workspaceId: r.workspace_id,
-      size: Number(r.size),
-      root: Buffer.from(r.root),
-      head: Number(r.head),
-      key: { keyId: r.key_id, name: r.name, privateKeyCipher: r.private_key_cipher },
-    }));
-    if (trees.length === 0) return [];
-    // The event at each tree's size (to check it still is the one the tree holds), then the new ones.
-    const events = await query<EventRow & { workspace_id: string }>(
-      tx,
-      sql`select e.workspace_id, e.sequence, e.event_hash
-            from jsonb_to_recordset(${JSON.stringify(trees.map((t) => ({ ws: t.workspaceId, first: Math.max(t.size, 1), last: t.head })))}::jsonb)
-                 as w(ws uuid, first bigint, last bigint)
-            join ledger_events e on e.workspace_id = w.ws and e.sequence between w.first and w.last
-           order by e.workspace_id, e.sequence`,
-    );
-    const eventsOf = new Map<string, EventRow[]>();
-    for (const e of events) (eventsOf.get(e.workspace_id) ?? eventsOf.set(e.workspace_id, []).get(e.workspace_id)!).push(e);
-    const tilesOf = await readPassTiles(tx, trees);
-
-    const done: Integration[] = [];
-    const grownTrees: { workspaceId: string; from: number; size: number; root: Buffer; key: (typeof trees)[number]['key'] }[] = [];
-    const writes: TileWrite[] = [];
-    for (const tree of trees) {
-      const mine = eventsOf.get(tree.workspaceId) ?? [];
-      const tiles = tilesOf.get(tree.workspaceId)!;
-      try {
-        const alarm = mismatchOf(tree.size, tree.head, tree.head, mine, tiles.held);
-        if (alarm) {
-          done.push(await raiseAlarm(tx, tree.workspaceId, alarm));
-          continue;
-        }
-        const edge = tiles.edge();
-        const grown = extendTree(
-          edge,
-          (tree.size > 0 ? mine.slice(1) : mine).map((e) => eventLeafHash(e.event_hash)),
-        );
-        keepEdge(tree.workspaceId, edge, grown.root);
-        grownTrees.push({ workspaceId: tree.workspaceId, from: tree.size, size: grown.size, root: grown.root, key: tree.key });
-        for (const tile of grown.tiles) writes.push({ workspaceId: tree.workspaceId, ...tile });
-      } catch {
-        // Tiles that disagree with the tree's record: its own pass says so (and fails) after this one.
-      }
-    }
-    const refused = await writeTilesOf(tx, writes);
-    const signed = grownTrees.filter((t) => !refused.has(t.workspaceId));
-    if (signed.length > 0) {
-      await query(
-        tx,
-        sql`update ledger_trees t set size = w.size, root = decode(w.root, 'hex'), updated_at = now()
-              from jsonb_to_recordset(${JSON.stringify(signed.map((g) => ({ ws: g.workspaceId, size: g.size, root: g.root.toString('hex') })))}::jsonb)
-                   as w(ws uuid, size bigint, root text)
-             where t.workspace_id = w.ws`,
-      );
-      const checkpoints = signed.map((g) => signedCheckpointRow(g.workspaceId, g.size, g.root, g.key, settings));
-      await query(
-        tx,
-        sql`insert into ledger_checkpoints (workspace_id, tree_size, root, note, key_id)
-            select c."workspaceId", c."treeSize", decode(c.root, 'hex'), c.note, c."keyId"
-              from jsonb_to_recordset(${JSON.stringify(checkpoints.map((c) => ({ ...c, root: c.root.toString('hex') })))}::jsonb)
-                   as c("workspaceId" uuid, "treeSize" bigint, root text, note text, "keyId" text)
-            on conflict do nothing`,
-      );
-    }
-    for (const g of signed) done.push({ workspaceId: g.workspaceId, outcome: 'extended', from: g.from, to: g.size, root: g.root });
-    return done;
-  });
-}
-
-/**
- * The workspaces that may go in a pass together, in groups of at most TOGETHER_EVENTS new events
- * and TOGETHER_WORKSPACES workspaces: those with a tree row, a few new events, and nothing else
- * to do (a tree rebuilt and not yet signed, or ahead of its head, gets a pass of its own).
- */
-function togetherGroups(behind: readonly Behind[]): string[][] {
-  const groups: string[][] = [];
-  let group: string[] = [];
-  let events = 0;
-  for (const w of behind) {
-    if (w.size === null || w.head <= w.size || w.head - w.size > TOGETHER_BEHIND) continue;
-    if (group.length === TOGETHER_WORKSPACES || events + (w.head - w.size) > TOGETHER_EVENTS) {
-      groups.push(group);
-      group = [];
-      events = 0;
-    }
-    group.push(w.workspaceId);
-    events += w.head - w.size;
-  }
-  if (group.length > 0) groups.push(group);
-  return groups;
 }
 
 /**

@@ -11,7 +11,8 @@ import { query } from '@/db';
 import { releaseLease } from '@/server/job-lease';
 import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { addSigningKey, newestCheckpoint } from '@/server/ledger/checkpoints';
-import { countTreeAlarms, integrateTogether, integrateWorkspace, runIntegrator, workspacesToIntegrate } from '@/server/ledger/integrator';
+import { integrateTogether } from '@/server/ledger/integrate-together';
+import { countTreeAlarms, integrateWorkspace, runIntegrator, workspacesToIntegrate } from '@/server/ledger/integrator';
 import { measureTreeAlarmsWith } from '@/server/metrics';
 import { metricValue } from '../support/metrics';
 import {
