@@ -6,8 +6,9 @@
  */
 import { addSigningKey } from '@/server/ledger/checkpoints';
 import { vkeyOf } from '@/server/ledger/note';
-import { findWorkspace, parseCli, withRuntime } from './cli';
 import { signingOf } from '@/server/runtime';
+import { findWorkspace } from './cli';
+import { dbTool } from './db-tool';
 
 const cli = {
   command: 'ledger:rotate-key',
@@ -17,11 +18,13 @@ const cli = {
     workspace: { type: 'string', value: '<name|id>', description: 'the workspace whose key to rotate', required: true },
   },
 } as const;
-const values = parseCli(cli);
 
-await withRuntime(async (runtime) => {
-  const workspace = await findWorkspace(runtime.db, values.workspace!);
-  const key = await runtime.db.transaction((tx) => addSigningKey(tx, workspace.id, signingOf(runtime)));
-  console.log(`New checkpoint signing key for ${workspace.name}: ${vkeyOf(key)}`);
-  return 0;
+export default dbTool({
+  spec: cli,
+  async run(runtime, values, io) {
+    const workspace = await findWorkspace(runtime.db, values.workspace!);
+    const key = await runtime.db.transaction((tx) => addSigningKey(tx, workspace.id, signingOf(runtime)));
+    io.log(`New checkpoint signing key for ${workspace.name}: ${vkeyOf(key)}`);
+    return 0;
+  },
 });

@@ -62,6 +62,17 @@ async function tool(script: string, ...args: string[]): Promise<{ code: number; 
   }
 }
 
+/** A tool given `input` on its standard input. */
+function toolWithInput(input: string, script: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, toolArgs(script, args), { env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr })));
+}
+
 async function status(rt: Runtime, key: string): Promise<number> {
   const res = await callApi(rt, new Request('http://127.0.0.1/api/v1/events/stream', { headers: { authorization: `Bearer ${key}` } }));
   return res.status;
@@ -139,9 +150,14 @@ describe('npm run key:create / key:revoke', () => {
     expect(key).toBeDefined();
     await withHere(async (rt) => expect(await status(rt, key!)).toBe(200));
 
-    const revoked = await tool('key-revoke.ts', '--key', key!);
+    // The key from a file (never on the command line).
+    const keyFile = path.join(os.tmpdir(), `aws-key-${process.pid}`);
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+    onTestFinished(() => rmSync(keyFile, { force: true }));
+    const revoked = await tool('key-revoke.ts', '--key-file', keyFile);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout).toContain('Revoked');
+    expect((await tool('key-revoke.ts', '--key-file', keyFile)).stdout).toContain('was already revoked');
     await withHere(async (rt) => {
       expect(await status(rt, key!)).toBe(401);
       expect(await status(rt, demo.apiKey)).toBe(200);
@@ -165,7 +181,8 @@ describe('npm run key:create / key:revoke', () => {
       );
       expect(res.status).toBe(200);
       const reading = res.text();
-      const revoked = await tool('key-revoke.ts', '--key', key!);
+      // The key on standard input (`--key-file -`).
+      const revoked = await toolWithInput(`${key}\n`, 'key-revoke.ts', '--key-file', '-');
       expect(revoked.code, revoked.stderr).toBe(0);
       const frames = await reading;
       // Well before the lease's 30 s or a 10 s poll: the tool's NOTIFY woke the lease.
