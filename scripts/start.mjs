@@ -27,8 +27,6 @@ function newestMtime(p) {
   return readdirSync(p).reduce((max, name) => Math.max(max, newestMtime(path.join(p, name))), stat.mtimeMs);
 }
 
-// What a first build took on a 2-core machine (README, Getting started): said before it starts.
-const FIRST_BUILD_SECONDS = '100–170';
 // With nothing from Next for this long, a line says the build is still going, and for how long.
 const HEARTBEAT_MS = 10_000;
 
@@ -43,11 +41,12 @@ function build() {
   let quietSince = Date.now();
   child.stdout.on('data', (chunk) => ((quietSince = Date.now()), process.stdout.write(chunk)));
   child.stderr.on('data', (chunk) => ((quietSince = Date.now()), process.stderr.write(chunk)));
+  // Checked every second, so no silence lasts much longer than HEARTBEAT_MS.
   const heartbeat = setInterval(() => {
-    if (Date.now() - quietSince < HEARTBEAT_MS - 500) return;
+    if (Date.now() - quietSince < HEARTBEAT_MS) return;
     quietSince = Date.now();
     console.log(`  … still building the web pages (${elapsed()} s so far)`);
-  }, HEARTBEAT_MS);
+  }, 1_000);
   // Ctrl-C or a SIGTERM while building stops the build too, and this launcher with it.
   const stopBuild = (signal) => child.kill(signal);
   process.on('SIGINT', stopBuild).on('SIGTERM', stopBuild);
@@ -67,8 +66,8 @@ if (builtAt < changedAt) {
   console.log(
     builtAt
       ? 'Sources changed since the last build: building the web pages again (a minute or two)…'
-      : `First start: building the web pages (once; about ${FIRST_BUILD_SECONDS} s on a 2-core machine). Next.js says what it is doing; ` +
-          'a line every 10 s while it is quiet.',
+      : 'First start: building the web pages (once; two to three minutes on an idle 2-core machine, longer on a busy one). ' +
+          'Next.js says what it is doing; a line every 10 s while it is quiet.',
   );
   const status = await build();
   if (status !== 0) process.exit(status);

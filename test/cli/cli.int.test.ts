@@ -353,107 +353,112 @@ describe('npm run projections:rebuild', () => {
 });
 
 describe('npm run ledger:export, and ledger:verify --bundle with no database', () => {
-  it('exports bundles that verify offline, a later one extending the earlier; a tampered bundle names its sequence', async () => {
-    const out = mkdtempSync(path.join(os.tmpdir(), 'aws-bundle-'));
-    try {
-      const first = path.join(out, 'first.json');
-      const exported = await tool('ledger-export.ts', '--workspace', 'demo', '--out', first);
-      expect(exported.code, exported.stderr).toBe(0);
-      const bundle = JSON.parse(readFileSync(first, 'utf8'));
-      expect(bundle.from).toEqual({ sequence: 0, hash: bundle.events[0].previousHash });
-      expect(bundle.events.length).toBeGreaterThan(2);
+  // Fourteen tool processes one after another: on a busy machine more than the default minute.
+  it(
+    'exports bundles that verify offline, a later one extending the earlier; a tampered bundle names its sequence',
+    { timeout: 180_000 },
+    async () => {
+      const out = mkdtempSync(path.join(os.tmpdir(), 'aws-bundle-'));
+      try {
+        const first = path.join(out, 'first.json');
+        const exported = await tool('ledger-export.ts', '--workspace', 'demo', '--out', first);
+        expect(exported.code, exported.stderr).toBe(0);
+        const bundle = JSON.parse(readFileSync(first, 'utf8'));
+        expect(bundle.from).toEqual({ sequence: 0, hash: bundle.events[0].previousHash });
+        expect(bundle.events.length).toBeGreaterThan(2);
 
-      // Checked with no database: the tool gets no connection settings at all.
-      const offline = (...args: string[]) =>
-        run(process.execPath, toolArgs('ledger-verify.ts', args), {
-          env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-        }).then(
-          (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-          (err: { code?: number; stdout?: string; stderr?: string }) => ({
-            code: err.code ?? 1,
-            stdout: err.stdout ?? '',
-            stderr: err.stderr ?? '',
-          }),
+        // Checked with no database: the tool gets no connection settings at all.
+        const offline = (...args: string[]) =>
+          run(process.execPath, toolArgs('ledger-verify.ts', args), {
+            env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+          }).then(
+            (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+            (err: { code?: number; stdout?: string; stderr?: string }) => ({
+              code: err.code ?? 1,
+              stdout: err.stdout ?? '',
+              stderr: err.stderr ?? '',
+            }),
+          );
+        const ok = await offline('--bundle', first);
+        expect(ok.code).toBe(0);
+        expect(ok.stdout).toContain(`OK: ${bundle.events.length} events verified`);
+        // It carries the signed checkpoint of its head (the export signed the tree up to it).
+        const vkey = await withHere(async (rt) => (await listSigningKeys(rt.db, demo.workspaceId)).find((k) => !k.retired_at)!.vkey);
+        expect(bundle.checkpoint).toMatchObject({ vkeys: [vkey], subtrees: [] });
+        expect(bundle.checkpoint.note).toContain(`\n${bundle.head.sequence}\n`);
+        expect(ok.stdout).toContain(
+          `matching the checkpoint signed at tree size ${bundle.head.sequence} by key ${vkey.split('+')[1]} (a key the bundle lists: pin one with --vkey)`,
         );
-      const ok = await offline('--bundle', first);
-      expect(ok.code).toBe(0);
-      expect(ok.stdout).toContain(`OK: ${bundle.events.length} events verified`);
-      // It carries the signed checkpoint of its head (the export signed the tree up to it).
-      const vkey = await withHere(async (rt) => (await listSigningKeys(rt.db, demo.workspaceId)).find((k) => !k.retired_at)!.vkey);
-      expect(bundle.checkpoint).toMatchObject({ vkeys: [vkey], subtrees: [] });
-      expect(bundle.checkpoint.note).toContain(`\n${bundle.head.sequence}\n`);
-      expect(ok.stdout).toContain(
-        `matching the checkpoint signed at tree size ${bundle.head.sequence} by key ${vkey.split('+')[1]} (a key the bundle lists: pin one with --vkey)`,
-      );
-      const pinned = await offline('--bundle', first, '--vkey', vkey, '--json');
-      expect(pinned.code, pinned.stderr).toBe(0);
-      expect(JSON.parse(pinned.stdout).checkpoint).toMatchObject({ treeSize: bundle.head.sequence, holds: true, pinned: true });
-      const forger = vkeyOf(generateNoteKey(vkey.split('+')[0]!));
-      const refused = await offline('--bundle', first, '--vkey', forger);
-      expect(refused.code).toBe(3);
-      expect(refused.stdout).toContain(`BROKEN at sequence ${bundle.head.sequence}: checkpoint_signature_invalid`);
-      // A key that is not a verifier key is a usage error (2), not a bundle that fails (3).
-      const unreadable = await offline('--bundle', first, '--vkey', `${vkey}x`);
-      expect(unreadable.code).toBe(2);
-      expect(unreadable.stderr).toContain('--vkey is not a verifier key');
+        const pinned = await offline('--bundle', first, '--vkey', vkey, '--json');
+        expect(pinned.code, pinned.stderr).toBe(0);
+        expect(JSON.parse(pinned.stdout).checkpoint).toMatchObject({ treeSize: bundle.head.sequence, holds: true, pinned: true });
+        const forger = vkeyOf(generateNoteKey(vkey.split('+')[0]!));
+        const refused = await offline('--bundle', first, '--vkey', forger);
+        expect(refused.code).toBe(3);
+        expect(refused.stdout).toContain(`BROKEN at sequence ${bundle.head.sequence}: checkpoint_signature_invalid`);
+        // A key that is not a verifier key is a usage error (2), not a bundle that fails (3).
+        const unreadable = await offline('--bundle', first, '--vkey', `${vkey}x`);
+        expect(unreadable.code).toBe(2);
+        expect(unreadable.stderr).toContain('--vkey is not a verifier key');
 
-      // New work, then an incremental export after the first one's head.
-      await withHere(async (rt) => {
-        const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
-        await rt.db.transaction((tx) => createWork(tx, actor, { title: 'After the export', priority: 'low' }));
-      });
-      const second = path.join(out, 'second.json');
-      expect((await tool('ledger-export.ts', '--workspace', 'demo', '--previous', first, '--out', second)).code).toBe(0);
-      const next = JSON.parse(readFileSync(second, 'utf8'));
-      expect(next.from.sequence).toBe(bundle.head.sequence);
-      expect(next.previous).toEqual(bundle.head);
-      const extended = await offline('--bundle', second, '--previous', first);
-      expect(extended.code).toBe(0);
-      expect(extended.stdout).toContain('extending the earlier export');
-      // Without the earlier export nothing shows it extends one: it says so, in the report and the line.
-      const alone = await offline('--bundle', second, '--json');
-      expect(alone.code).toBe(0);
-      expect(JSON.parse(alone.stdout)).toMatchObject({ verified: true, extendsPrevious: null, continuesUncheckedExport: true });
-      expect(alone.stderr).toContain('continuing an earlier export that was not checked');
-      expect(alone.stderr).not.toContain('extending');
-      // Through npm as the README says to read it: -s leaves out npm's own lines on stdout.
-      const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
-        env: { ...process.env, LOG_LEVEL: 'silent' },
-      });
-      expect(JSON.parse(viaNpm.stdout)).toMatchObject({ verified: true, continuesUncheckedExport: true });
-      expect(JSON.parse((await offline('--bundle', second, '--previous', first, '--json')).stdout)).toMatchObject({
-        verified: true,
-        extendsPrevious: true,
-        continuesUncheckedExport: false,
-      });
-      // The README's recipe, followed by code that is not ours, accepts both and the extension.
-      expect(firstBreak(bundle)).toBeNull();
-      expect(firstBreak(next)).toBeNull();
-      expect(extendsEarlier(next, bundle)).toBe(true);
-      // ...and both checkpoints, the later one's root over the subtrees before it and its own events.
-      expect(next.checkpoint.subtrees).toHaveLength([...next.from.sequence.toString(2)].filter((b) => b === '1').length);
-      expect(checkpointHolds(bundle, vkey)).toBe(true);
-      expect(checkpointHolds(next, vkey)).toBe(true);
-      expect(checkpointHolds(next, forger)).toBe(false);
-      expect((await offline('--bundle', second, '--vkey', vkey)).code).toBe(0);
-      const moved = { ...next, checkpoint: { ...next.checkpoint, subtrees: [...next.checkpoint.subtrees].reverse() } };
-      expect(checkpointHolds(moved, vkey)).toBe(next.checkpoint.subtrees.length < 2);
+        // New work, then an incremental export after the first one's head.
+        await withHere(async (rt) => {
+          const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
+          await rt.db.transaction((tx) => createWork(tx, actor, { title: 'After the export', priority: 'low' }));
+        });
+        const second = path.join(out, 'second.json');
+        expect((await tool('ledger-export.ts', '--workspace', 'demo', '--previous', first, '--out', second)).code).toBe(0);
+        const next = JSON.parse(readFileSync(second, 'utf8'));
+        expect(next.from.sequence).toBe(bundle.head.sequence);
+        expect(next.previous).toEqual(bundle.head);
+        const extended = await offline('--bundle', second, '--previous', first);
+        expect(extended.code).toBe(0);
+        expect(extended.stdout).toContain('extending the earlier export');
+        // Without the earlier export nothing shows it extends one: it says so, in the report and the line.
+        const alone = await offline('--bundle', second, '--json');
+        expect(alone.code).toBe(0);
+        expect(JSON.parse(alone.stdout)).toMatchObject({ verified: true, extendsPrevious: null, continuesUncheckedExport: true });
+        expect(alone.stderr).toContain('continuing an earlier export that was not checked');
+        expect(alone.stderr).not.toContain('extending');
+        // Through npm as the README says to read it: -s leaves out npm's own lines on stdout.
+        const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
+          env: { ...process.env, LOG_LEVEL: 'silent' },
+        });
+        expect(JSON.parse(viaNpm.stdout)).toMatchObject({ verified: true, continuesUncheckedExport: true });
+        expect(JSON.parse((await offline('--bundle', second, '--previous', first, '--json')).stdout)).toMatchObject({
+          verified: true,
+          extendsPrevious: true,
+          continuesUncheckedExport: false,
+        });
+        // The README's recipe, followed by code that is not ours, accepts both and the extension.
+        expect(firstBreak(bundle)).toBeNull();
+        expect(firstBreak(next)).toBeNull();
+        expect(extendsEarlier(next, bundle)).toBe(true);
+        // ...and both checkpoints, the later one's root over the subtrees before it and its own events.
+        expect(next.checkpoint.subtrees).toHaveLength([...next.from.sequence.toString(2)].filter((b) => b === '1').length);
+        expect(checkpointHolds(bundle, vkey)).toBe(true);
+        expect(checkpointHolds(next, vkey)).toBe(true);
+        expect(checkpointHolds(next, forger)).toBe(false);
+        expect((await offline('--bundle', second, '--vkey', vkey)).code).toBe(0);
+        const moved = { ...next, checkpoint: { ...next.checkpoint, subtrees: [...next.checkpoint.subtrees].reverse() } };
+        expect(checkpointHolds(moved, vkey)).toBe(next.checkpoint.subtrees.length < 2);
 
-      // One field of one event changed in the file.
-      const target = bundle.events[1];
-      target.actorId = 'forged';
-      writeFileSync(first, JSON.stringify(bundle));
-      const broken = await offline('--bundle', first);
-      expect(broken.code).toBe(3);
-      expect(broken.stdout).toContain(`BROKEN at sequence ${target.sequence}: event_hash_mismatch`);
-      expect(firstBreak(bundle)).toBe(target.sequence);
-      expect(extendsEarlier(next, bundle)).toBe(false);
-      // ...and the later export no longer extends the (now different) earlier one.
-      expect((await offline('--bundle', second, '--previous', first)).code).toBe(3);
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
-  });
+        // One field of one event changed in the file.
+        const target = bundle.events[1];
+        target.actorId = 'forged';
+        writeFileSync(first, JSON.stringify(bundle));
+        const broken = await offline('--bundle', first);
+        expect(broken.code).toBe(3);
+        expect(broken.stdout).toContain(`BROKEN at sequence ${target.sequence}: event_hash_mismatch`);
+        expect(firstBreak(bundle)).toBe(target.sequence);
+        expect(extendsEarlier(next, bundle)).toBe(false);
+        // ...and the later export no longer extends the (now different) earlier one.
+        expect((await offline('--bundle', second, '--previous', first)).code).toBe(3);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('npm run ledger:verify', () => {
