@@ -75,7 +75,8 @@ function tool(name: string, ...args: string[]) {
   const run = spawnSync(process.execPath, ['scripts/tool.mjs', name, ...args], {
     cwd: root,
     encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+    // The witness's key in the environment, as a user gives it (never on the command line).
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', AWS_API_KEY: service!.apiKey },
     timeout: 60_000,
   });
   return { status: run.status, out: run.stdout + run.stderr };
@@ -106,8 +107,6 @@ const witness = () =>
     'ledger-witness',
     '--url',
     `http://127.0.0.1:${service!.port}/api/v1`,
-    '--key',
-    service!.apiKey,
     '--state',
     witnessState(),
     '--name',

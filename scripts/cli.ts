@@ -6,30 +6,20 @@
  * 2 wrong usage (an unknown option, a missing or bad value: one line saying which, then the usage).
  * ledger:verify adds 3: the chain or bundle does not verify.
  *
- * A reader that stops early (`npm run ledger:export -- … | head`) closes the pipe, and what the tool
- * writes after that fails with EPIPE. That is the reader's choice, not the tool's failure: the tool
- * stops writing and ends quietly (no message), with status 0 when the closed pipe ended its run.
+ * API keys never go on the command line, where shell history, `ps` and npm's echo of the command
+ * show them: a tool that takes one reads it from AWS_API_KEY or from the file --key-file names, and
+ * refuses `--key` with one line saying so.
+ *
+ * The tools that open the database run as scripts/db-tool.ts says (directly, or through the
+ * running service that holds the embedded database).
  */
+import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { and, asc, eq, or, sql } from 'drizzle-orm';
 import type { Database } from '@/db';
 import { memberships, workspaces } from '@/db/schema';
 import { systemTrace, type Actor } from '@/server/domain/actor';
-import { parseEnv } from '@/server/env';
-import { createRuntime, type Runtime } from '@/server/runtime';
-
-/** The error writing to a pipe whose reader has gone (`| head`). */
-function isClosedPipe(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 'EPIPE';
-}
-
-// Without a listener the stream's EPIPE is an uncaught 'error' event: a stack trace and status 1.
-// console.log's writes after it are dropped (the stream is destroyed); a pipeline into stdout
-// rejects with the same error, which withRuntime takes as the end of the run.
-process.stdout.on('error', (err) => {
-  if (!isClosedPipe(err)) throw err;
-});
 
 export interface CliOption {
   type: 'string' | 'boolean';
@@ -55,7 +45,7 @@ export interface CliSpec<O extends Record<string, CliOption>> {
   notes?: readonly string[];
 }
 
-type CliValues<O extends Record<string, CliOption>> = {
+export type CliValues<O extends Record<string, CliOption>> = {
   [K in keyof O]: O[K]['type'] extends 'boolean' ? boolean | undefined : O[K] extends { default: string } ? string : string | undefined;
 };
 
@@ -110,6 +100,10 @@ export function parseCli<O extends Record<string, CliOption>>(spec: CliSpec<O>, 
     console.log(helpText(spec));
     process.exit(0);
   }
+  // Refused before anything else, so the key is not echoed back in an "unknown option" line either.
+  if ('key-file' in spec.options && args.some((a) => a === '--key' || a.startsWith('--key='))) {
+    usageError(spec, KEY_ON_COMMAND_LINE);
+  }
   const options = Object.fromEntries(
     Object.entries(spec.options).map(([name, o]) => [
       name,
@@ -128,8 +122,41 @@ export function parseCli<O extends Record<string, CliOption>>(spec: CliSpec<O>, 
   return values as CliValues<O>;
 }
 
-export async function openCliRuntime(): Promise<Runtime> {
-  return createRuntime(parseEnv(process.env));
+const KEY_ON_COMMAND_LINE =
+  '--key would show the key in shell history, ps and npm’s echo of the command: set AWS_API_KEY, or give --key-file <path>';
+
+/**
+ * The API key from --key-file (a file holding the key; `-` reads it from standard input), else
+ * from AWS_API_KEY; wrong usage when neither is given (`fromEnv: false`: only --key-file counts).
+ */
+export async function readApiKey(
+  spec: CliSpec<Record<string, CliOption>>,
+  file: string | undefined,
+  opts: { fromEnv?: boolean } = {},
+): Promise<string> {
+  if (file === undefined) {
+    const key = opts.fromEnv === false ? undefined : process.env.AWS_API_KEY?.trim();
+    if (key) return key;
+    usageError(
+      spec,
+      opts.fromEnv === false ? 'give --key-file <path>' : 'set AWS_API_KEY to an API key of the workspace, or give --key-file <path>',
+    );
+  }
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (err) {
+    fail(`Cannot read the key from ${file}: ${(err as Error).message}`);
+  }
+  const key = text.trim();
+  if (!key || /\s/.test(key)) fail(`${file === '-' ? 'Standard input' : file} does not hold one API key (awk_…) alone.`);
+  return key;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -163,31 +190,22 @@ export function cliActor(tool: string, workspace: { id: string; ownerId: string 
   };
 }
 
-export function fail(message: string): never {
-  console.error(message);
-  process.exit(1);
+/**
+ * Ends a tool's run with `code`, and `message` (if any) on stderr. Thrown, not process.exit, so that
+ * a run in the service's process (scripts/tool-service.ts) ends its own run, not the service; the
+ * driver (scripts/tool.mjs, scripts/db-tool.ts) prints it and exits with the code.
+ */
+export class ToolExit extends Error {
+  override readonly name = 'ToolExit';
+  constructor(
+    readonly exitCode: number,
+    message = '',
+  ) {
+    super(message);
+  }
 }
 
-/**
- * Runs a tool with the runtime open, closing it (and PGlite's directory lock) whatever happens.
- * Closing sends the NOTIFYs of the ledgers the tool's commits moved (server/ledger/wake.ts): a
- * running server's open leases hear of a key created or revoked here as of any other commit.
- */
-export async function withRuntime(run: (runtime: Runtime) => Promise<number>): Promise<void> {
-  let runtime: Runtime;
-  try {
-    runtime = await openCliRuntime();
-  } catch (err) {
-    fail((err as Error).message);
-  }
-  let code = 1;
-  try {
-    code = await run(runtime);
-  } catch (err) {
-    if (isClosedPipe(err)) code = 0;
-    else console.error((err as Error).message);
-  } finally {
-    await runtime.close();
-  }
-  process.exit(code);
+/** The tool cannot do it: `message` on stderr, exit 1. */
+export function fail(message: string): never {
+  throw new ToolExit(1, message);
 }

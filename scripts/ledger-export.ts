@@ -9,14 +9,16 @@
  * Anyone can check it with no database: npm run ledger:verify -- --bundle <file> [--previous <file>].
  */
 import { createWriteStream } from 'node:fs';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { bundleText, eventPages, type BundleHead } from '@/server/ledger/bundle';
 import { signedBundleFrame } from '@/server/ledger/bundle-export';
 import { readBundleFrame } from '@/server/ledger/bundle-file';
 import { contentDirOf, exportContents } from '@/server/ledger/bundle-content';
-import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 import { plural } from '@/server/words';
+import { fail, findWorkspace, usageError } from './cli';
+import { dbTool } from './db-tool';
 
 const cli = {
   command: 'ledger:export',
@@ -33,45 +35,53 @@ const cli = {
     },
   },
 } as const;
-const values = parseCli(cli);
-if (values.from !== undefined && !/^[1-9]\d*$/.test(values.from)) usageError(cli, '--from takes a sequence number (1 or more)');
-if (values['with-content'] && !values.out) usageError(cli, '--with-content goes with --out (the bytes are written beside the bundle)');
-
-let previous: BundleHead | null = null;
-if (values.previous) {
-  // Only its head is needed: its events are not read into memory (the bundle may be long).
-  let earlier: Awaited<ReturnType<typeof readBundleFrame>>;
-  try {
-    earlier = await readBundleFrame(values.previous);
-  } catch (err) {
-    fail(`Cannot read ${values.previous}: ${(err as Error).message}`);
-  }
-  if (earlier.problem) fail(`${values.previous} is not a ledger bundle (${earlier.problem}).`);
-  previous = earlier.frame.head;
-}
-
-await withRuntime(async ({ db, env, secrets }) => {
-  const workspace = await findWorkspace(db, values.workspace!);
-  // --from N starts the bundle at event N; after an earlier export, right after its head.
-  const after = values.from !== undefined ? Number(values.from) - 1 : (previous?.sequence ?? 0);
-  // Ends at the newest signed checkpoint, which it carries (the tree is signed up to the head first).
-  const frame = await signedBundleFrame(db, workspace.id, { appUrl: env.APP_URL, secret: secrets.ledger }, { after, previous });
-  // Written as it is read, a page of events at a time: memory stays flat however long the ledger.
-  const text = Readable.from(bundleText(frame, eventPages(db, frame)), { highWaterMark: 1 });
-  if (values.out) {
-    await pipeline(text, createWriteStream(values.out));
-    const count = frame.head.sequence - frame.from.sequence;
-    const signed = frame.checkpoint
-      ? ', with its signed checkpoint'
-      : ', with no signed checkpoint (the tree is on alarm: see the service’s log)';
-    console.error(
-      `Wrote ${plural(count, 'event')} (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}${signed}`,
-    );
-    if (values['with-content']) {
-      const dir = contentDirOf(values.out);
-      const { files, bytes } = await exportContents(db, frame, dir);
-      console.error(`Wrote the stored bytes of ${plural(files, 'artifact digest')} (${plural(bytes, 'byte')}) to ${dir}/`);
+export default dbTool({
+  spec: cli,
+  async prepare(values) {
+    if (values.from !== undefined && !/^[1-9]\d*$/.test(values.from)) usageError(cli, '--from takes a sequence number (1 or more)');
+    if (values['with-content'] && !values.out) usageError(cli, '--with-content goes with --out (the bytes are written beside the bundle)');
+    let previous: BundleHead | null = null;
+    if (values.previous) {
+      // Only its head is needed: its events are not read into memory (the bundle may be long).
+      let earlier: Awaited<ReturnType<typeof readBundleFrame>>;
+      try {
+        earlier = await readBundleFrame(values.previous);
+      } catch (err) {
+        fail(`Cannot read ${values.previous}: ${(err as Error).message}`);
+      }
+      if (earlier.problem) fail(`${values.previous} is not a ledger bundle (${earlier.problem}).`);
+      previous = earlier.frame.head;
     }
-  } else await pipeline(text, process.stdout, { end: false });
-  return 0;
+    // Written by whichever process runs the export: named here, from where the tool was started.
+    const outPath = values.out === undefined ? undefined : path.resolve(values.out);
+    return { ...values, previous, outPath };
+  },
+  async run({ db, env, secrets }, values, io) {
+    const { previous } = values;
+    const workspace = await findWorkspace(db, values.workspace!);
+    // --from N starts the bundle at event N; after an earlier export, right after its head.
+    const after = values.from !== undefined ? Number(values.from) - 1 : (previous?.sequence ?? 0);
+    // Ends at the newest signed checkpoint, which it carries (the tree is signed up to the head first).
+    const frame = await signedBundleFrame(db, workspace.id, { appUrl: env.APP_URL, secret: secrets.ledger }, { after, previous });
+    // Written as it is read, a page of events at a time: memory stays flat however long the ledger.
+    const text = Readable.from(bundleText(frame, eventPages(db, frame)), { highWaterMark: 1 });
+    if (values.outPath) {
+      await pipeline(text, createWriteStream(values.outPath));
+      const count = frame.head.sequence - frame.from.sequence;
+      const signed = frame.checkpoint
+        ? ', with its signed checkpoint'
+        : ', with no signed checkpoint (the tree is on alarm: see the service’s log)';
+      io.error(
+        `Wrote ${plural(count, 'event')} (${frame.from.sequence + 1}–${frame.head.sequence}) of ${workspace.name} to ${values.out}${signed}`,
+      );
+      if (values['with-content']) {
+        const dir = contentDirOf(values.outPath);
+        const { files, bytes } = await exportContents(db, frame, dir);
+        io.error(
+          `Wrote the stored bytes of ${plural(files, 'artifact digest')} (${plural(bytes, 'byte')}) to ${contentDirOf(values.out!)}/`,
+        );
+      }
+    } else await pipeline(text, io.stdout, { end: false });
+    return 0;
+  },
 });

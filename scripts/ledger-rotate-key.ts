@@ -11,8 +11,9 @@
 import { addSigningKey } from '@/server/ledger/checkpoints';
 import { vkeyOf } from '@/server/ledger/note';
 import { rotateGrantKey } from '@/server/keys/grant-keys';
-import { findWorkspace, parseCli, withRuntime } from './cli';
 import { signingOf } from '@/server/runtime';
+import { findWorkspace } from './cli';
+import { dbTool } from './db-tool';
 
 const cli = {
   command: 'ledger:rotate-key',
@@ -23,16 +24,18 @@ const cli = {
     grants: { type: 'boolean', description: 'rotate the key grant tokens are signed with, not the checkpoint key' },
   },
 } as const;
-const values = parseCli(cli);
 
-await withRuntime(async (runtime) => {
-  const workspace = await findWorkspace(runtime.db, values.workspace!);
-  if (values.grants) {
-    const { kid } = await runtime.db.transaction((tx) => rotateGrantKey(tx, workspace.id, signingOf(runtime)));
-    console.log(`New grant signing key for ${workspace.name}: kid ${kid}`);
+export default dbTool({
+  spec: cli,
+  async run(runtime, values, io) {
+    const workspace = await findWorkspace(runtime.db, values.workspace!);
+    if (values.grants) {
+      const { kid } = await runtime.db.transaction((tx) => rotateGrantKey(tx, workspace.id, signingOf(runtime)));
+      io.log(`New grant signing key for ${workspace.name}: kid ${kid}`);
+      return 0;
+    }
+    const key = await runtime.db.transaction((tx) => addSigningKey(tx, workspace.id, signingOf(runtime)));
+    io.log(`New checkpoint signing key for ${workspace.name}: ${vkeyOf(key)}`);
     return 0;
-  }
-  const key = await runtime.db.transaction((tx) => addSigningKey(tx, workspace.id, signingOf(runtime)));
-  console.log(`New checkpoint signing key for ${workspace.name}: ${vkeyOf(key)}`);
-  return 0;
+  },
 });

@@ -22,8 +22,9 @@ import { checkContents } from '@/server/ledger/bundle-content';
 import { parseVkey } from '@/server/ledger/note';
 import { published, type VerifyReport } from '@/server/ledger/chain';
 import { verifyWorkspaceParallel } from '@/server/ledger/verify-parallel';
-import { fail, findWorkspace, parseCli, usageError, withRuntime } from './cli';
 import { plural } from '@/server/words';
+import { fail, findWorkspace, ToolExit, usageError, type CliValues } from './cli';
+import { dbTool, type ToolIO } from './db-tool';
 
 /** The chain or bundle does not verify (0, 1 and 2 as for every tool: scripts/cli.ts). */
 const BROKEN = 3;
@@ -57,23 +58,26 @@ const cli = {
   },
   notes: [`Exit status ${BROKEN}: the chain or bundle does not verify (the report says where).`],
 } as const;
-const values = parseCli(cli);
-if (!values.workspace === !values.bundle) usageError(cli, 'give --workspace or --bundle (one of them)');
-if (values.previous && !values.bundle) usageError(cli, '--previous goes with --bundle');
-if (values.vkey && !values.bundle) usageError(cli, '--vkey goes with --bundle');
-if (values.vkey) {
-  try {
-    parseVkey(values.vkey);
-  } catch (err) {
-    // A key that cannot be read is a mistake in the command, not a bundle that fails to verify.
-    usageError(cli, `--vkey is not a verifier key: ${(err as Error).message}`);
+type Values = CliValues<typeof cli.options>;
+
+/** The options checked, and the number of workers as a number; wrong usage exits 2 here. */
+function checked(values: Values) {
+  if (!values.workspace === !values.bundle) usageError(cli, 'give --workspace or --bundle (one of them)');
+  if (values.previous && !values.bundle) usageError(cli, '--previous goes with --bundle');
+  if (values.vkey && !values.bundle) usageError(cli, '--vkey goes with --bundle');
+  if (values.vkey) {
+    try {
+      parseVkey(values.vkey);
+    } catch (err) {
+      // A key that cannot be read is a mistake in the command, not a bundle that fails to verify.
+      usageError(cli, `--vkey is not a verifier key: ${(err as Error).message}`);
+    }
   }
+  if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
+    usageError(cli, '--workers takes a whole number from 1 to 999');
+  }
+  return { ...values, workerCount: values.workers === undefined ? undefined : Number(values.workers) };
 }
-if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
-  usageError(cli, '--workers takes a whole number from 1 to 999');
-}
-const workers = values.workers === undefined ? undefined : Number(values.workers);
-const showProgress = values.progress || process.stderr.isTTY;
 
 /** What a bundle's report says of the export it follows, for the line to read. */
 function previousExport(report: VerifyReport | BundleReport): string {
@@ -98,9 +102,9 @@ function signedPart(report: VerifyReport | BundleReport): string {
  * The report as GET /ledger/verify serves it (same fields), with what was checked; and a line to
  * read, after it on stdout, or on stderr with --json.
  */
-function print(context: Record<string, unknown>, report: VerifyReport | BundleReport): number {
-  console.log(JSON.stringify({ ...context, ...published(report) }, null, 2));
-  const line = values.json ? console.error : console.log;
+function print(io: ToolIO, json: boolean, context: Record<string, unknown>, report: VerifyReport | BundleReport): number {
+  io.log(JSON.stringify({ ...context, ...published(report) }, null, 2));
+  const line = json ? io.error : io.log;
   if (report.verified) {
     line(
       `OK: ${plural(report.checkedEvents, 'event')} verified, head ${report.head.sequence} ${report.head.hash}${previousExport(report)}${signedPart(report)}`,
@@ -115,7 +119,8 @@ function print(context: Record<string, unknown>, report: VerifyReport | BundleRe
  * Progress as "verified 412,000 of 1,000,000 events (41 %), 95,300 events/s, about 6 s left". On a
  * terminal one line is rewritten in place; elsewhere (a log) a line at most every second, and the last.
  */
-function progressLine(started: number, terminal: boolean): (checked: number, total: number) => void {
+function progressLine(io: ToolIO, started: number): (checked: number, total: number) => void {
+  const terminal = io.stderrIsTTY;
   let shown = 0;
   return (checked, total) => {
     const now = performance.now();
@@ -128,49 +133,59 @@ function progressLine(started: number, terminal: boolean): (checked: number, tot
       `verified ${checked.toLocaleString('en')} of ${total.toLocaleString('en')} events ` +
       `(${Math.floor((checked / Math.max(total, 1)) * 100)} %), ${Math.round(perSecond).toLocaleString('en')} events/s` +
       (last ? '' : `, about ${left} s left`);
-    if (terminal) process.stderr.write(`\r\x1b[2K${text}${last ? '\n' : ''}`);
-    else process.stderr.write(`${text}\n`);
+    io.progress(terminal ? `\r\x1b[2K${text}${last ? '\n' : ''}` : `${text}\n`);
   };
 }
 
-if (values.bundle) {
+/** An exported bundle, checked with no database; ends the tool with its verdict. */
+async function verifyBundle(values: ReturnType<typeof checked>, io: ToolIO): Promise<never> {
+  const bundle = values.bundle!;
   // Streamed, checked on every core, in flat memory however long the bundle (server/ledger/bundle-file.ts).
   const started = performance.now();
   let report: BundleReport;
   try {
-    report = await verifyBundleFile(values.bundle, {
+    report = await verifyBundleFile(bundle, {
       previous: values.previous,
       vkey: values.vkey,
-      workers,
-      onProgress: showProgress ? progressLine(started, Boolean(process.stderr.isTTY)) : undefined,
+      workers: values.workerCount,
+      onProgress: values.progress || io.stderrIsTTY ? progressLine(io, started) : undefined,
     });
   } catch (err) {
-    fail(`Cannot read ${(err as Error & { file?: string }).file ?? values.bundle}: ${(err as Error).message}`);
+    fail(`Cannot read ${(err as Error & { file?: string }).file ?? bundle}: ${(err as Error).message}`);
   }
   // The artifacts' bytes beside it, once its events are known to be the ledger's.
-  const content = report.verified ? await checkContents(values.bundle) : null;
+  const content = report.verified ? await checkContents(bundle) : null;
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
-  const status = print({ bundle: values.bundle, seconds, ...(content ? { content } : {}) }, report);
-  if (status !== 0 || !content) process.exit(status);
-  const line = values.json ? console.error : console.log;
+  const status = print(io, Boolean(values.json), { bundle, seconds, ...(content ? { content } : {}) }, report);
+  if (status !== 0 || !content) throw new ToolExit(status);
+  const line = values.json ? io.error : io.log;
   if (content.problems.length > 0) {
     const first = content.problems[0]!;
     line(
       `BROKEN content: ${plural(content.problems.length, 'file')} of ${content.dir} do not check; first ${first.file}: ${first.problem}`,
     );
-    process.exit(BROKEN);
+    throw new ToolExit(BROKEN);
   }
   line(`OK: ${plural(content.files, 'artifact file')} in ${content.dir} match digests the bundle registers`);
-  process.exit(0);
+  throw new ToolExit(0);
 }
 
-await withRuntime(async (runtime) => {
-  const workspace = await findWorkspace(runtime.db, values.workspace!);
-  const started = performance.now();
-  const report = await verifyWorkspaceParallel(runtime, workspace.id, {
-    workers,
-    onProgress: showProgress ? progressLine(started, Boolean(process.stderr.isTTY)) : undefined,
-  });
-  const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
-  return print({ workspace: workspace.name, workspaceId: workspace.id, seconds }, report);
+export default dbTool({
+  spec: cli,
+  async prepare(values, io) {
+    const options = checked(values);
+    // A bundle needs no database: it is checked here, whether or not a service runs.
+    if (options.bundle) await verifyBundle(options, io);
+    return options;
+  },
+  async run(runtime, values, io) {
+    const workspace = await findWorkspace(runtime.db, values.workspace!);
+    const started = performance.now();
+    const report = await verifyWorkspaceParallel(runtime, workspace.id, {
+      workers: values.workerCount,
+      onProgress: values.progress || io.stderrIsTTY ? progressLine(io, started) : undefined,
+    });
+    const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
+    return print(io, Boolean(values.json), { workspace: workspace.name, workspaceId: workspace.id, seconds }, report);
+  },
 });

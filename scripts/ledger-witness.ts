@@ -1,5 +1,7 @@
 /**
- * npm run ledger:witness -- --url <api base> --key <api key> --state <file> [--once] [--interval <s>] [--vkey <vkey>]
+ * npm run ledger:witness -- --url <api base> --state <file> [--once] [--interval <s>] [--vkey <vkey>]
+ *   with the workspace's API key in AWS_API_KEY, or in the file --key-file names (never on the
+ *   command line: scripts/cli.ts says why)
  * A witness of one workspace's ledger that anyone holding an API key of it can run, from anywhere
  * (server/ledger/witness.ts): each round it fetches the newest checkpoint, checks its signature
  * against the pinned log key and its consistency with the last checkpoint it kept, keeps it, and
@@ -10,7 +12,7 @@
 import { hostname } from 'node:os';
 import { readState, restApi, witnessRound, witnessVkey, writeState, WitnessAlarm } from '@/server/ledger/witness';
 import { parseVkey } from '@/server/ledger/note';
-import { parseCli, usageError } from './cli';
+import { parseCli, readApiKey, usageError } from './cli';
 
 /** The log signed something that does not extend what this witness saw. */
 const INCONSISTENT = 3;
@@ -18,10 +20,16 @@ const INCONSISTENT = 3;
 const cli = {
   command: 'ledger:witness',
   summary: 'witnesses a workspace’s ledger: checks each signed checkpoint extends the last one it saw, and cosigns it.',
-  usage: ['--url <api base> --key <api key> --state <file> [--once] [--interval <s>] [--vkey <vkey>] [--name <witness name>]'],
+  usage: [
+    '--url <api base> --state <file> [--key-file <file>] [--once] [--interval <s>] [--vkey <vkey>] [--name <witness name>]   (the key in AWS_API_KEY, or in --key-file)',
+  ],
   options: {
     url: { type: 'string', value: '<api base>', description: 'the API, e.g. https://aws.example.com/api/v1', required: true },
-    key: { type: 'string', value: '<awk_…>', description: 'an API key of the workspace to witness', required: true },
+    'key-file': {
+      type: 'string',
+      value: '<file|->',
+      description: 'a file holding an API key of the workspace to witness (- reads it from standard input; default: AWS_API_KEY)',
+    },
     state: {
       type: 'string',
       value: '<file>',
@@ -33,7 +41,10 @@ const cli = {
     vkey: { type: 'string', value: '<vkey>', description: 'pin this log key (default: the key the log lists on the first round)' },
     name: { type: 'string', value: '<name>', description: 'the witness’s key name, on the first round (default witness.<host>)' },
   },
-  notes: ['Exit 3: the log signed a checkpoint that does not extend what this witness saw, or with another key.'],
+  notes: [
+    'Exit 3: the log signed a checkpoint that does not extend what this witness saw, or with another key.',
+    'AWS_API_KEY: the workspace API key, when --key-file is not given (never on the command line, where others can read it).',
+  ],
 } as const;
 const values = parseCli(cli);
 const seconds = Number(values.interval);
@@ -46,7 +57,7 @@ if (values.vkey) {
   }
 }
 
-const api = restApi(values.url!, values.key!);
+const api = restApi(values.url!, await readApiKey(cli, values['key-file']));
 // A signal ends the wait between rounds at once (a round under way finishes first).
 let stopping = false;
 let wake = () => {};

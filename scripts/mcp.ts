@@ -1,5 +1,9 @@
 /**
- * npm run --silent mcp -- --url <api base>   (the key in AWS_API_KEY)
+ * node scripts/tool.mjs mcp --url <service address>   (the key in AWS_API_KEY, or in --key-file)
+ *
+ * The form MCP clients are given: no npm between (its banner would be the first thing on stdout,
+ * and some clients, the MCP Inspector among them, drop an inner `--`), nothing but the protocol on
+ * stdout. `npm run --silent mcp -- --url …` runs the same.
  *
  * The service's MCP server for clients that start their servers as processes and speak over stdio
  * (Claude Code, Cursor, Claude Desktop …): a bridge from stdin/stdout to the service's /mcp
@@ -15,20 +19,34 @@
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { parseCli, usageError } from './cli';
+import { parseCli, readApiKey, usageError } from './cli';
 
 const cli = {
   command: 'mcp',
   summary: 'serves the Accountable Work Service’s MCP tools over stdio, bridged to its /mcp endpoint.',
-  usage: ['--url <api base>   (with AWS_API_KEY set to an API key of the workspace)'],
+  usage: ['--url <service address> [--key-file <file>]   (with AWS_API_KEY set to an API key of the workspace, or --key-file)'],
   options: {
-    url: { type: 'string', value: '<api base>', description: 'the service, e.g. https://aws.example.com/api/v1', required: true },
+    url: {
+      type: 'string',
+      value: '<service address>',
+      description: 'the service, e.g. http://localhost:3000 or https://aws.example.com/api/v1',
+      required: true,
+    },
+    'key-file': {
+      type: 'string',
+      value: '<file>',
+      description: 'a file holding the workspace API key the tools act with (default: AWS_API_KEY)',
+    },
   },
-  notes: ['AWS_API_KEY: the workspace API key the tools act with (never on the command line, where other users can read it).'],
+  notes: [
+    'AWS_API_KEY: the workspace API key the tools act with (never on the command line, where other users can read it).',
+    'For an MCP client: command "node", arguments ["<this repository>/scripts/tool.mjs", "mcp", "--url", "http://localhost:3000"].',
+  ],
 } as const;
 const values = parseCli(cli);
-const apiKey = process.env.AWS_API_KEY;
-if (!apiKey) usageError(cli, 'set AWS_API_KEY to an API key of the workspace');
+// Standard input carries the protocol: the key cannot come from it.
+if (values['key-file'] === '-') usageError(cli, '--key-file - would read the key from the protocol’s input: name a file');
+const apiKey = await readApiKey(cli, values['key-file']);
 let endpoint: URL;
 try {
   // The API base (…/api/v1) or the app's address: /mcp is at the root of either.

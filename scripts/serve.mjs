@@ -30,15 +30,31 @@ import { bundle } from './bundle.mjs';
 const root = path.resolve(import.meta.dirname, '..');
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? '3000');
+// Opening (on a first start: creating) the database takes seconds to tens of seconds: said first,
+// and every 10 s until it is open.
+console.log('Starting the service: opening the database…');
+const bootStarted = performance.now();
+const booting = setInterval(
+  () => console.log(`  … still starting (${Math.round((performance.now() - bootStarted) / 1000)} s so far)`),
+  10_000,
+);
 /** @type {import('../server/http/serve-hooks').ServerHooks} */
 const { handleApiRequest, handleMcpRequest, endMcpSessions, boundedForNext, endEventStreams, onStop, metricsText, boot, log } = (
   await import(await bundle('server/http/serve-entry.ts', 'serve-entry'))
 ).hooks;
 // A start that failed (a database that cannot be opened) says why in one line.
-await boot().catch((err) => {
-  console.error(`Cannot start: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+const runtime = await boot()
+  .catch((err) => {
+    console.error(`Cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  })
+  .finally(() => clearInterval(booting));
+// The embedded database is this process's alone: the command-line tools run here, through a local
+// socket beside its directory (scripts/tool-socket.ts says why that is safe).
+if (runtime.engine === 'pglite' && !runtime.env.PGLITE_DATA_DIR.startsWith('memory://')) {
+  const { serveTools } = await import(await bundle(path.join('scripts', 'tool-service.ts'), 'tool-service'));
+  await serveTools(runtime, async (name) => (await import(await bundle(path.join('scripts', `${name}.ts`), `service-${name}`))).default);
+}
 
 // Next.js, prepared on first use. Its prepare() runs instrumentation.ts, whose boot() finds the
 // service this process has already started.

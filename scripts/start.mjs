@@ -1,6 +1,6 @@
 // npm start: build the app when there is no build yet (or the sources changed since), then serve
 // API and UI with scripts/serve.mjs (Next.js behind a node:http server that records client addresses). HOST and PORT choose where to listen (default 127.0.0.1:3000).
-import { spawnSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { serverNodeFlags } from './server-flags.mjs';
@@ -27,14 +27,50 @@ function newestMtime(p) {
   return readdirSync(p).reduce((max, name) => Math.max(max, newestMtime(path.join(p, name))), stat.mtimeMs);
 }
 
+// With nothing from Next for this long, a line says the build is still going, and for how long.
+const HEARTBEAT_MS = 10_000;
+
+/**
+ * Runs `next build`, passing on what it prints; while it prints nothing (its compile is long and
+ * silent), a line every HEARTBEAT_MS says it is still building and for how long. Resolves with its status.
+ */
+function build() {
+  const started = Date.now();
+  const elapsed = () => Math.round((Date.now() - started) / 1000);
+  const child = spawn(process.execPath, [nextBin, 'build'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let quietSince = Date.now();
+  child.stdout.on('data', (chunk) => ((quietSince = Date.now()), process.stdout.write(chunk)));
+  child.stderr.on('data', (chunk) => ((quietSince = Date.now()), process.stderr.write(chunk)));
+  // Checked every second, so no silence lasts much longer than HEARTBEAT_MS.
+  const heartbeat = setInterval(() => {
+    if (Date.now() - quietSince < HEARTBEAT_MS) return;
+    quietSince = Date.now();
+    console.log(`  … still building the web pages (${elapsed()} s so far)`);
+  }, 1_000);
+  // Ctrl-C or a SIGTERM while building stops the build too, and this launcher with it.
+  const stopBuild = (signal) => child.kill(signal);
+  process.on('SIGINT', stopBuild).on('SIGTERM', stopBuild);
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      clearInterval(heartbeat);
+      process.off('SIGINT', stopBuild).off('SIGTERM', stopBuild);
+      if (code === 0) console.log(`Built the web pages in ${elapsed()} s; starting the service…`);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
 const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : 0;
 const changedAt = Math.max(...sources.map((s) => newestMtime(path.join(root, s))));
 if (builtAt < changedAt) {
-  console.log(builtAt ? 'Sources changed since the last build: building…' : 'First start: building the app (a minute or two; once)…');
-  const started = Date.now();
-  const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit' });
-  if (build.status !== 0) process.exit(build.status ?? 1);
-  console.log(`Built in ${Math.round((Date.now() - started) / 1000)} s.`);
+  console.log(
+    builtAt
+      ? 'Sources changed since the last build: building the web pages again (a minute or two)…'
+      : 'First start: building the web pages (once; two to three minutes on an idle 2-core machine, longer on a busy one). ' +
+          'Next.js says what it is doing; a line every 10 s while it is quiet.',
+  );
+  const status = await build();
+  if (status !== 0) process.exit(status);
 }
 
 const host = process.env.HOST ?? '127.0.0.1';

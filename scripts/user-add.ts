@@ -5,7 +5,8 @@
 import { membershipRoles, type MembershipRole } from '@/db/schema';
 import { generatePassword, hashPassword } from '@/server/auth/passwords';
 import { addMember } from '@/server/domain/workspaces/members';
-import { cliActor, findWorkspace, parseCli, usageError, withRuntime } from './cli';
+import { cliActor, findWorkspace, usageError } from './cli';
+import { dbTool } from './db-tool';
 
 const cli = {
   command: 'user:add',
@@ -23,24 +24,29 @@ const cli = {
     name: { type: 'string', value: '"Full Name"', description: 'the name shown for them (default: the part of the email before @)' },
   },
 } as const;
-const values = parseCli(cli);
-const role = values.role as MembershipRole;
-if (!membershipRoles.includes(role)) usageError(cli, `--role is one of ${membershipRoles.join(', ')}`);
-if (!/^[^@\s]+@[^@\s]+$/.test(values.email!)) usageError(cli, '--email must be an email address');
 
-await withRuntime(async ({ db }) => {
-  const workspace = await findWorkspace(db, values.workspace!);
-  const password = generatePassword();
-  const result = await db.transaction(async (tx) =>
-    addMember(tx, cliActor('user-add', workspace), {
-      email: values.email!,
-      displayName: values.name ?? values.email!.split('@')[0]!,
-      passwordHash: await hashPassword(password),
-      role: role!,
-    }),
-  );
-  console.log(`${values.email} is now ${role} of ${workspace.name}.`);
-  if (result.userCreated) console.log(`Password (shown once): ${password}`);
-  else console.log('They already had an account and keep their password.');
-  return 0;
+export default dbTool({
+  spec: cli,
+  prepare(values) {
+    if (!membershipRoles.includes(values.role as MembershipRole)) usageError(cli, `--role is one of ${membershipRoles.join(', ')}`);
+    if (!/^[^@\s]+@[^@\s]+$/.test(values.email!)) usageError(cli, '--email must be an email address');
+    return values;
+  },
+  async run({ db }, values, io) {
+    const role = values.role as MembershipRole;
+    const workspace = await findWorkspace(db, values.workspace!);
+    const password = generatePassword();
+    const result = await db.transaction(async (tx) =>
+      addMember(tx, cliActor('user-add', workspace), {
+        email: values.email!,
+        displayName: values.name ?? values.email!.split('@')[0]!,
+        passwordHash: await hashPassword(password),
+        role,
+      }),
+    );
+    io.log(`${values.email} is now ${role} of ${workspace.name}.`);
+    if (result.userCreated) io.log(`Password (shown once): ${password}`);
+    else io.log('They already had an account and keep their password.');
+    return 0;
+  },
 });

@@ -10,7 +10,8 @@ import { createApiKey } from '@/server/domain/api-keys/api-keys';
 import { systemTrace, type Actor } from '@/server/domain/actor';
 import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
 import { AppError } from '@/server/errors';
-import { parseCli, usageError, withRuntime, fail } from './cli';
+import { fail, usageError } from './cli';
+import { dbTool } from './db-tool';
 
 const cli = {
   command: 'workspace:create',
@@ -37,41 +38,46 @@ const cli = {
     'with-key': { type: 'boolean', description: 'also create an API key for the workspace and print it once' },
   },
 } as const;
-const values = parseCli(cli);
-const email = values['owner-email']!.trim();
-if (!/^[^@\s]+@[^@\s]+$/.test(email)) usageError(cli, '--owner-email must be an email address');
-
-await withRuntime(async ({ db }) => {
-  const password = generatePassword();
-  const passwordHash = await hashPassword(password);
-  let result;
-  try {
-    result = await db.transaction(async (tx) => {
-      const trace = systemTrace(randomUUID());
-      const created = await createWorkspace(tx, trace, {
-        name: values.name!,
-        owner: { email, displayName: values['owner-name'] ?? email.split('@')[0]!, passwordHash },
+export default dbTool({
+  spec: cli,
+  prepare(values) {
+    const email = values['owner-email']!.trim();
+    if (!/^[^@\s]+@[^@\s]+$/.test(email)) usageError(cli, '--owner-email must be an email address');
+    return { ...values, email };
+  },
+  async run({ db }, values, io) {
+    const { email } = values;
+    const password = generatePassword();
+    const passwordHash = await hashPassword(password);
+    let result;
+    try {
+      result = await db.transaction(async (tx) => {
+        const trace = systemTrace(randomUUID());
+        const created = await createWorkspace(tx, trace, {
+          name: values.name!,
+          owner: { email, displayName: values['owner-name'] ?? email.split('@')[0]!, passwordHash },
+        });
+        const actor: Actor = {
+          type: 'system',
+          id: 'system:cli:workspace-create',
+          ownerId: created.ownerUserId,
+          workspaceId: created.workspaceId,
+          trace,
+        };
+        const key = values['with-key'] ? await createApiKey(tx, actor, { name: 'workspace:create key' }) : null;
+        return { created, key };
       });
-      const actor: Actor = {
-        type: 'system',
-        id: 'system:cli:workspace-create',
-        ownerId: created.ownerUserId,
-        workspaceId: created.workspaceId,
-        trace,
-      };
-      const key = values['with-key'] ? await createApiKey(tx, actor, { name: 'workspace:create key' }) : null;
-      return { created, key };
-    });
-  } catch (err) {
-    if (err instanceof AppError) fail(err.message);
-    throw err;
-  }
-  const { created, key } = result;
-  console.log(`Workspace ${created.name} created (${created.workspaceId}). Shown once, only hashes are kept:`);
-  console.log(
-    `  owner      ${email.toLowerCase()}${created.ownerCreated ? `  password ${password}` : '  (existing account: keeps its password)'}`,
-  );
-  if (key) console.log(`  API key    ${key.secret}`);
-  console.log(`  workspace  ${created.workspaceId}`);
-  return 0;
+    } catch (err) {
+      if (err instanceof AppError) fail(err.message);
+      throw err;
+    }
+    const { created, key } = result;
+    io.log(`Workspace ${created.name} created (${created.workspaceId}). Shown once, only hashes are kept:`);
+    io.log(
+      `  owner      ${email.toLowerCase()}${created.ownerCreated ? `  password ${password}` : '  (existing account: keeps its password)'}`,
+    );
+    if (key) io.log(`  API key    ${key.secret}`);
+    io.log(`  workspace  ${created.workspaceId}`);
+    return 0;
+  },
 });

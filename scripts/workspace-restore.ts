@@ -15,8 +15,10 @@ import { bundleEvents, readBundleFrame, verifyBundleFile } from '@/server/ledger
 import type { BundleFrame } from '@/server/ledger/bundle';
 import type { LedgerEvent } from '@/server/ledger/canonical';
 import { NotTheChain, restoreWorkspace, WorkspaceExists, type RestoreReport } from '@/server/domain/workspaces/restore';
-import { fail, parseCli, usageError, withRuntime } from './cli';
+import path from 'node:path';
 import { plural } from '@/server/words';
+import { fail, ToolExit, usageError, type CliValues } from './cli';
+import { dbTool, type ToolIO } from './db-tool';
 
 /** The bundle does not verify: nothing was written (0, 1 and 2 as for every tool: scripts/cli.ts). */
 const BROKEN = 3;
@@ -39,10 +41,6 @@ const cli = {
     'The workspace must not be on the database yet. Members come back without passwords, API keys revoked.',
   ],
 } as const;
-const values = parseCli(cli);
-if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
-  usageError(cli, '--workers takes a whole number from 1 to 999');
-}
 
 async function frameOf(file: string): Promise<BundleFrame> {
   let read: Awaited<ReturnType<typeof readBundleFrame>>;
@@ -65,40 +63,47 @@ async function* upTo(pages: AsyncIterable<LedgerEvent[]>, last: number): AsyncGe
 }
 
 /** The whole chain: the earlier export's events before the bundle's first, then the bundle's. */
-async function* chain(frame: BundleFrame): AsyncGenerator<LedgerEvent[]> {
-  if (frame.from.sequence > 0) yield* upTo(bundleEvents(values.previous!), frame.from.sequence);
-  yield* bundleEvents(values.bundle!);
+async function* chain(frame: BundleFrame, files: { bundle: string; previous?: string }): AsyncGenerator<LedgerEvent[]> {
+  if (frame.from.sequence > 0) yield* upTo(bundleEvents(files.previous!), frame.from.sequence);
+  yield* bundleEvents(files.bundle);
 }
 
-// 1. Verified first, on every core, in flat memory (server/ledger/bundle-file.ts).
-const frame = await frameOf(values.bundle!);
-const earlier = values.previous ? await frameOf(values.previous) : null;
-if (frame.from.sequence > 0 && !earlier) {
-  fail(
-    `${values.bundle} starts after event ${frame.from.sequence}: give the earlier export it follows, ` +
-      'from the first event, with --previous.',
-  );
+/** 1. Verified first, on every core, in flat memory (server/ledger/bundle-file.ts), in the tool's own process. */
+async function verified(values: CliValues<typeof cli.options>, io: ToolIO) {
+  if (values.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(values.workers)) {
+    usageError(cli, '--workers takes a whole number from 1 to 999');
+  }
+  const frame = await frameOf(values.bundle!);
+  const earlier = values.previous ? await frameOf(values.previous) : null;
+  if (frame.from.sequence > 0 && !earlier) {
+    fail(
+      `${values.bundle} starts after event ${frame.from.sequence}: give the earlier export it follows, ` +
+        'from the first event, with --previous.',
+    );
+  }
+  if (frame.from.sequence > 0 && earlier!.from.sequence > 0) {
+    fail(`${values.previous} starts after event ${earlier!.from.sequence}: a restore needs the chain from its first event.`);
+  }
+  let bundle;
+  try {
+    bundle = await verifyBundleFile(values.bundle!, {
+      previous: values.previous,
+      workers: values.workers === undefined ? undefined : Number(values.workers),
+    });
+  } catch (err) {
+    fail(`Cannot read ${(err as Error & { file?: string }).file ?? values.bundle}: ${(err as Error).message}`);
+  }
+  if (!bundle.verified) {
+    const b = bundle.firstBreak!;
+    throw new ToolExit(
+      BROKEN,
+      `The bundle does not verify: broken at sequence ${b.sequence} (${b.reason}; expected ${b.expected}, found ${b.actual}). Nothing was written.`,
+    );
+  }
+  io.log(`Verified: ${plural(bundle.checkedEvents, 'event')}, head ${frame.head.sequence} ${frame.head.headHash}.`);
+  // Read again by whichever process writes the workspace: named here, from where the tool was started.
+  return { frame, files: { bundle: path.resolve(values.bundle!), previous: values.previous && path.resolve(values.previous) } };
 }
-if (frame.from.sequence > 0 && earlier!.from.sequence > 0) {
-  fail(`${values.previous} starts after event ${earlier!.from.sequence}: a restore needs the chain from its first event.`);
-}
-let bundle;
-try {
-  bundle = await verifyBundleFile(values.bundle!, {
-    previous: values.previous,
-    workers: values.workers === undefined ? undefined : Number(values.workers),
-  });
-} catch (err) {
-  fail(`Cannot read ${(err as Error & { file?: string }).file ?? values.bundle}: ${(err as Error).message}`);
-}
-if (!bundle.verified) {
-  const b = bundle.firstBreak!;
-  console.error(
-    `The bundle does not verify: broken at sequence ${b.sequence} (${b.reason}; expected ${b.expected}, found ${b.actual}). Nothing was written.`,
-  );
-  process.exit(BROKEN);
-}
-console.log(`Verified: ${plural(bundle.checkedEvents, 'event')}, head ${frame.head.sequence} ${frame.head.headHash}.`);
 
 /** What each rebuilt table holds, in words (one, many). */
 const PROJECTION_NOUNS: Record<keyof RestoreReport['projections'], [string, string]> = {
@@ -117,20 +122,24 @@ const PROJECTION_NOUNS: Record<keyof RestoreReport['projections'], [string, stri
 const have = (n: number, noun: string) => `${plural(n, noun)} ${n === 1 ? 'has' : 'have'}`;
 const comes = (n: number, noun: string) => `${plural(n, noun)} ${n === 1 ? 'comes' : 'come'}`;
 
-// 2. Written in one transaction: a restore that fails leaves nothing.
-await withRuntime(async ({ db }) => {
-  let report: RestoreReport;
-  try {
-    report = await restoreWorkspace(db, frame, chain(frame));
-  } catch (err) {
-    if (err instanceof WorkspaceExists || err instanceof NotTheChain) fail(`Cannot restore: ${err.message} Nothing was written.`);
-    throw err;
-  }
-  summarize(report);
-  return 0;
+export default dbTool({
+  spec: cli,
+  prepare: verified,
+  // 2. Written in one transaction: a restore that fails leaves nothing.
+  async run({ db }, { frame, files }, io) {
+    let report: RestoreReport;
+    try {
+      report = await restoreWorkspace(db, frame, chain(frame, files));
+    } catch (err) {
+      if (err instanceof WorkspaceExists || err instanceof NotTheChain) fail(`Cannot restore: ${err.message} Nothing was written.`);
+      throw err;
+    }
+    summarize(report, io.log);
+    return 0;
+  },
 });
 
-function summarize(r: RestoreReport): void {
+function summarize(r: RestoreReport, log: (line: string) => void): void {
   const rows = Object.entries(r.projections)
     .filter(([, n]) => n > 0)
     .map(([table, n]) => {
@@ -138,29 +147,25 @@ function summarize(r: RestoreReport): void {
       return plural(n, one, many);
     })
     .join(', ');
-  console.log(`Restored workspace ${r.name} (${r.workspaceId}): ${plural(r.events, 'event')}, head ${r.head.sequence} ${r.head.headHash}.`);
-  console.log(`Rebuilt from the ledger: ${rows || 'no work yet'}.`);
-  console.log('');
-  console.log('What the ledger does not hold (its secrets) did not come back:');
+  log(`Restored workspace ${r.name} (${r.workspaceId}): ${plural(r.events, 'event')}, head ${r.head.sequence} ${r.head.headHash}.`);
+  log(`Rebuilt from the ledger: ${rows || 'no work yet'}.`);
+  log('');
+  log('What the ledger does not hold (its secrets) did not come back:');
   if (r.membersWithoutPassword.length > 0) {
-    console.log(`- ${have(r.membersWithoutPassword.length, 'member')} no password yet; give each one with`);
-    for (const email of r.membersWithoutPassword) console.log(`    npm run user:reset-password -- --email ${email}`);
+    log(`- ${have(r.membersWithoutPassword.length, 'member')} no password yet; give each one with`);
+    for (const email of r.membersWithoutPassword) log(`    npm run user:reset-password -- --email ${email}`);
   }
   if (r.membersKept.length > 0)
-    console.log(`- ${plural(r.membersKept.length, 'member')} had an account here already and keep it: ${r.membersKept.join(', ')}`);
+    log(`- ${plural(r.membersKept.length, 'member')} had an account here already and keep it: ${r.membersKept.join(', ')}`);
   if (r.revokedKeys.length > 0) {
-    console.log(
-      `- ${comes(r.revokedKeys.length, 'API key')} back revoked: ${r.revokedKeys.map((k) => `${k.prefix}… (${k.name})`).join(', ')}`,
-    );
-    console.log(`    new ones: npm run key:create -- --workspace ${JSON.stringify(r.name)} --name <name>`);
+    log(`- ${comes(r.revokedKeys.length, 'API key')} back revoked: ${r.revokedKeys.map((k) => `${k.prefix}… (${k.name})`).join(', ')}`);
+    log(`    new ones: npm run key:create -- --workspace ${JSON.stringify(r.name)} --name <name>`);
   }
   if (r.revokedInvitations.length > 0) {
-    console.log(
-      `- ${comes(r.revokedInvitations.length, 'pending invitation')} back revoked (invite again): ${r.revokedInvitations.join(', ')}`,
-    );
+    log(`- ${comes(r.revokedInvitations.length, 'pending invitation')} back revoked (invite again): ${r.revokedInvitations.join(', ')}`);
   }
   if (r.webhookEndpoints.length > 0) {
-    console.log(
+    log(
       `- ${plural(r.webhookEndpoints.length, 'webhook endpoint')} ${r.webhookEndpoints.length === 1 ? 'was' : 'were'} not restored (create them again): ${r.webhookEndpoints.join(', ')}`,
     );
   }

@@ -63,6 +63,17 @@ async function tool(script: string, ...args: string[]): Promise<{ code: number; 
   }
 }
 
+/** A tool given `input` on its standard input. */
+function toolWithInput(input: string, script: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, toolArgs(script, args), { env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr })));
+}
+
 async function status(rt: Runtime, key: string): Promise<number> {
   const res = await callApi(rt, new Request('http://127.0.0.1/api/v1/events/stream', { headers: { authorization: `Bearer ${key}` } }));
   return res.status;
@@ -165,9 +176,14 @@ describe('npm run key:create / key:revoke', () => {
     expect(key).toBeDefined();
     await withHere(async (rt) => expect(await status(rt, key!)).toBe(200));
 
-    const revoked = await tool('key-revoke.ts', '--key', key!);
+    // The key from a file (never on the command line).
+    const keyFile = path.join(os.tmpdir(), `aws-key-${process.pid}`);
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+    onTestFinished(() => rmSync(keyFile, { force: true }));
+    const revoked = await tool('key-revoke.ts', '--key-file', keyFile);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout).toContain('Revoked');
+    expect((await tool('key-revoke.ts', '--key-file', keyFile)).stdout).toContain('was already revoked');
     await withHere(async (rt) => {
       expect(await status(rt, key!)).toBe(401);
       expect(await status(rt, demo.apiKey)).toBe(200);
@@ -191,7 +207,8 @@ describe('npm run key:create / key:revoke', () => {
       );
       expect(res.status).toBe(200);
       const reading = res.text();
-      const revoked = await tool('key-revoke.ts', '--key', key!);
+      // The key on standard input (`--key-file -`).
+      const revoked = await toolWithInput(`${key}\n`, 'key-revoke.ts', '--key-file', '-');
       expect(revoked.code, revoked.stderr).toBe(0);
       const frames = await reading;
       // Well before the lease's 30 s or a 10 s poll: the tool's NOTIFY woke the lease.
@@ -362,107 +379,112 @@ describe('npm run projections:rebuild', () => {
 });
 
 describe('npm run ledger:export, and ledger:verify --bundle with no database', () => {
-  it('exports bundles that verify offline, a later one extending the earlier; a tampered bundle names its sequence', async () => {
-    const out = mkdtempSync(path.join(os.tmpdir(), 'aws-bundle-'));
-    try {
-      const first = path.join(out, 'first.json');
-      const exported = await tool('ledger-export.ts', '--workspace', 'demo', '--out', first);
-      expect(exported.code, exported.stderr).toBe(0);
-      const bundle = JSON.parse(readFileSync(first, 'utf8'));
-      expect(bundle.from).toEqual({ sequence: 0, hash: bundle.events[0].previousHash });
-      expect(bundle.events.length).toBeGreaterThan(2);
+  // Fourteen tool processes one after another: on a busy machine more than the default minute.
+  it(
+    'exports bundles that verify offline, a later one extending the earlier; a tampered bundle names its sequence',
+    { timeout: 180_000 },
+    async () => {
+      const out = mkdtempSync(path.join(os.tmpdir(), 'aws-bundle-'));
+      try {
+        const first = path.join(out, 'first.json');
+        const exported = await tool('ledger-export.ts', '--workspace', 'demo', '--out', first);
+        expect(exported.code, exported.stderr).toBe(0);
+        const bundle = JSON.parse(readFileSync(first, 'utf8'));
+        expect(bundle.from).toEqual({ sequence: 0, hash: bundle.events[0].previousHash });
+        expect(bundle.events.length).toBeGreaterThan(2);
 
-      // Checked with no database: the tool gets no connection settings at all.
-      const offline = (...args: string[]) =>
-        run(process.execPath, toolArgs('ledger-verify.ts', args), {
-          env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-        }).then(
-          (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-          (err: { code?: number; stdout?: string; stderr?: string }) => ({
-            code: err.code ?? 1,
-            stdout: err.stdout ?? '',
-            stderr: err.stderr ?? '',
-          }),
+        // Checked with no database: the tool gets no connection settings at all.
+        const offline = (...args: string[]) =>
+          run(process.execPath, toolArgs('ledger-verify.ts', args), {
+            env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+          }).then(
+            (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+            (err: { code?: number; stdout?: string; stderr?: string }) => ({
+              code: err.code ?? 1,
+              stdout: err.stdout ?? '',
+              stderr: err.stderr ?? '',
+            }),
+          );
+        const ok = await offline('--bundle', first);
+        expect(ok.code).toBe(0);
+        expect(ok.stdout).toContain(`OK: ${bundle.events.length} events verified`);
+        // It carries the signed checkpoint of its head (the export signed the tree up to it).
+        const vkey = await withHere(async (rt) => (await listSigningKeys(rt.db, demo.workspaceId)).find((k) => !k.retired_at)!.vkey);
+        expect(bundle.checkpoint).toMatchObject({ vkeys: [vkey], subtrees: [] });
+        expect(bundle.checkpoint.note).toContain(`\n${bundle.head.sequence}\n`);
+        expect(ok.stdout).toContain(
+          `matching the checkpoint signed at tree size ${bundle.head.sequence} by key ${vkey.split('+')[1]} (a key the bundle lists: pin one with --vkey)`,
         );
-      const ok = await offline('--bundle', first);
-      expect(ok.code).toBe(0);
-      expect(ok.stdout).toContain(`OK: ${bundle.events.length} events verified`);
-      // It carries the signed checkpoint of its head (the export signed the tree up to it).
-      const vkey = await withHere(async (rt) => (await listSigningKeys(rt.db, demo.workspaceId)).find((k) => !k.retired_at)!.vkey);
-      expect(bundle.checkpoint).toMatchObject({ vkeys: [vkey], subtrees: [] });
-      expect(bundle.checkpoint.note).toContain(`\n${bundle.head.sequence}\n`);
-      expect(ok.stdout).toContain(
-        `matching the checkpoint signed at tree size ${bundle.head.sequence} by key ${vkey.split('+')[1]} (a key the bundle lists: pin one with --vkey)`,
-      );
-      const pinned = await offline('--bundle', first, '--vkey', vkey, '--json');
-      expect(pinned.code, pinned.stderr).toBe(0);
-      expect(JSON.parse(pinned.stdout).checkpoint).toMatchObject({ treeSize: bundle.head.sequence, holds: true, pinned: true });
-      const forger = vkeyOf(generateNoteKey(vkey.split('+')[0]!));
-      const refused = await offline('--bundle', first, '--vkey', forger);
-      expect(refused.code).toBe(3);
-      expect(refused.stdout).toContain(`BROKEN at sequence ${bundle.head.sequence}: checkpoint_signature_invalid`);
-      // A key that is not a verifier key is a usage error (2), not a bundle that fails (3).
-      const unreadable = await offline('--bundle', first, '--vkey', `${vkey}x`);
-      expect(unreadable.code).toBe(2);
-      expect(unreadable.stderr).toContain('--vkey is not a verifier key');
+        const pinned = await offline('--bundle', first, '--vkey', vkey, '--json');
+        expect(pinned.code, pinned.stderr).toBe(0);
+        expect(JSON.parse(pinned.stdout).checkpoint).toMatchObject({ treeSize: bundle.head.sequence, holds: true, pinned: true });
+        const forger = vkeyOf(generateNoteKey(vkey.split('+')[0]!));
+        const refused = await offline('--bundle', first, '--vkey', forger);
+        expect(refused.code).toBe(3);
+        expect(refused.stdout).toContain(`BROKEN at sequence ${bundle.head.sequence}: checkpoint_signature_invalid`);
+        // A key that is not a verifier key is a usage error (2), not a bundle that fails (3).
+        const unreadable = await offline('--bundle', first, '--vkey', `${vkey}x`);
+        expect(unreadable.code).toBe(2);
+        expect(unreadable.stderr).toContain('--vkey is not a verifier key');
 
-      // New work, then an incremental export after the first one's head.
-      await withHere(async (rt) => {
-        const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
-        await rt.db.transaction((tx) => createWork(tx, actor, { title: 'After the export', priority: 'low' }));
-      });
-      const second = path.join(out, 'second.json');
-      expect((await tool('ledger-export.ts', '--workspace', 'demo', '--previous', first, '--out', second)).code).toBe(0);
-      const next = JSON.parse(readFileSync(second, 'utf8'));
-      expect(next.from.sequence).toBe(bundle.head.sequence);
-      expect(next.previous).toEqual(bundle.head);
-      const extended = await offline('--bundle', second, '--previous', first);
-      expect(extended.code).toBe(0);
-      expect(extended.stdout).toContain('extending the earlier export');
-      // Without the earlier export nothing shows it extends one: it says so, in the report and the line.
-      const alone = await offline('--bundle', second, '--json');
-      expect(alone.code).toBe(0);
-      expect(JSON.parse(alone.stdout)).toMatchObject({ verified: true, extendsPrevious: null, continuesUncheckedExport: true });
-      expect(alone.stderr).toContain('continuing an earlier export that was not checked');
-      expect(alone.stderr).not.toContain('extending');
-      // Through npm as docs/operators.md says to read it: -s leaves out npm's own lines on stdout.
-      const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
-        env: { ...process.env, LOG_LEVEL: 'silent' },
-      });
-      expect(JSON.parse(viaNpm.stdout)).toMatchObject({ verified: true, continuesUncheckedExport: true });
-      expect(JSON.parse((await offline('--bundle', second, '--previous', first, '--json')).stdout)).toMatchObject({
-        verified: true,
-        extendsPrevious: true,
-        continuesUncheckedExport: false,
-      });
-      // docs/verification.md's recipe, followed by code that is not ours, accepts both and the extension.
-      expect(firstBreak(bundle)).toBeNull();
-      expect(firstBreak(next)).toBeNull();
-      expect(extendsEarlier(next, bundle)).toBe(true);
-      // ...and both checkpoints, the later one's root over the subtrees before it and its own events.
-      expect(next.checkpoint.subtrees).toHaveLength([...next.from.sequence.toString(2)].filter((b) => b === '1').length);
-      expect(checkpointHolds(bundle, vkey)).toBe(true);
-      expect(checkpointHolds(next, vkey)).toBe(true);
-      expect(checkpointHolds(next, forger)).toBe(false);
-      expect((await offline('--bundle', second, '--vkey', vkey)).code).toBe(0);
-      const moved = { ...next, checkpoint: { ...next.checkpoint, subtrees: [...next.checkpoint.subtrees].reverse() } };
-      expect(checkpointHolds(moved, vkey)).toBe(next.checkpoint.subtrees.length < 2);
+        // New work, then an incremental export after the first one's head.
+        await withHere(async (rt) => {
+          const actor = cliActor('test', { id: demo.workspaceId, ownerId: (await findWorkspace(rt.db, 'demo')).ownerId });
+          await rt.db.transaction((tx) => createWork(tx, actor, { title: 'After the export', priority: 'low' }));
+        });
+        const second = path.join(out, 'second.json');
+        expect((await tool('ledger-export.ts', '--workspace', 'demo', '--previous', first, '--out', second)).code).toBe(0);
+        const next = JSON.parse(readFileSync(second, 'utf8'));
+        expect(next.from.sequence).toBe(bundle.head.sequence);
+        expect(next.previous).toEqual(bundle.head);
+        const extended = await offline('--bundle', second, '--previous', first);
+        expect(extended.code).toBe(0);
+        expect(extended.stdout).toContain('extending the earlier export');
+        // Without the earlier export nothing shows it extends one: it says so, in the report and the line.
+        const alone = await offline('--bundle', second, '--json');
+        expect(alone.code).toBe(0);
+        expect(JSON.parse(alone.stdout)).toMatchObject({ verified: true, extendsPrevious: null, continuesUncheckedExport: true });
+        expect(alone.stderr).toContain('continuing an earlier export that was not checked');
+        expect(alone.stderr).not.toContain('extending');
+        // Through npm as docs/operators.md says to read it: -s leaves out npm's own lines on stdout.
+        const viaNpm = await run('npm', ['run', '-s', 'ledger:verify', '--', '--bundle', second, '--json'], {
+          env: { ...process.env, LOG_LEVEL: 'silent' },
+        });
+        expect(JSON.parse(viaNpm.stdout)).toMatchObject({ verified: true, continuesUncheckedExport: true });
+        expect(JSON.parse((await offline('--bundle', second, '--previous', first, '--json')).stdout)).toMatchObject({
+          verified: true,
+          extendsPrevious: true,
+          continuesUncheckedExport: false,
+        });
+        // docs/verification.md's recipe, followed by code that is not ours, accepts both and the extension.
+        expect(firstBreak(bundle)).toBeNull();
+        expect(firstBreak(next)).toBeNull();
+        expect(extendsEarlier(next, bundle)).toBe(true);
+        // ...and both checkpoints, the later one's root over the subtrees before it and its own events.
+        expect(next.checkpoint.subtrees).toHaveLength([...next.from.sequence.toString(2)].filter((b) => b === '1').length);
+        expect(checkpointHolds(bundle, vkey)).toBe(true);
+        expect(checkpointHolds(next, vkey)).toBe(true);
+        expect(checkpointHolds(next, forger)).toBe(false);
+        expect((await offline('--bundle', second, '--vkey', vkey)).code).toBe(0);
+        const moved = { ...next, checkpoint: { ...next.checkpoint, subtrees: [...next.checkpoint.subtrees].reverse() } };
+        expect(checkpointHolds(moved, vkey)).toBe(next.checkpoint.subtrees.length < 2);
 
-      // One field of one event changed in the file.
-      const target = bundle.events[1];
-      target.actorId = 'forged';
-      writeFileSync(first, JSON.stringify(bundle));
-      const broken = await offline('--bundle', first);
-      expect(broken.code).toBe(3);
-      expect(broken.stdout).toContain(`BROKEN at sequence ${target.sequence}: event_hash_mismatch`);
-      expect(firstBreak(bundle)).toBe(target.sequence);
-      expect(extendsEarlier(next, bundle)).toBe(false);
-      // ...and the later export no longer extends the (now different) earlier one.
-      expect((await offline('--bundle', second, '--previous', first)).code).toBe(3);
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
-  });
+        // One field of one event changed in the file.
+        const target = bundle.events[1];
+        target.actorId = 'forged';
+        writeFileSync(first, JSON.stringify(bundle));
+        const broken = await offline('--bundle', first);
+        expect(broken.code).toBe(3);
+        expect(broken.stdout).toContain(`BROKEN at sequence ${target.sequence}: event_hash_mismatch`);
+        expect(firstBreak(bundle)).toBe(target.sequence);
+        expect(extendsEarlier(next, bundle)).toBe(false);
+        // ...and the later export no longer extends the (now different) earlier one.
+        expect((await offline('--bundle', second, '--previous', first)).code).toBe(3);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('npm run ledger:verify', () => {

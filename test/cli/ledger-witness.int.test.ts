@@ -34,20 +34,10 @@ afterAll(async () => {
 });
 
 async function witness(ws: TestWorkspace, state: string, ...extra: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const args = [
-    path.join('scripts', 'tool.mjs'),
-    'ledger-witness',
-    '--url',
-    `${app.url}/api/v1`,
-    '--key',
-    ws.apiKey,
-    '--state',
-    state,
-    '--once',
-    ...extra,
-  ];
+  const args = [path.join('scripts', 'tool.mjs'), 'ledger-witness', '--url', `${app.url}/api/v1`, '--state', state, '--once', ...extra];
   try {
-    const { stdout, stderr } = await run(process.execPath, args, { timeout: 60_000 });
+    // The key in the environment, never on the command line.
+    const { stdout, stderr } = await run(process.execPath, args, { timeout: 60_000, env: { ...process.env, AWS_API_KEY: ws.apiKey } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -1,9 +1,13 @@
 /**
- * npm run --silent mcp, started as a process by the SDK's own stdio client, as Claude Code starts
- * it: the tools of /mcp over stdin/stdout, with the key from AWS_API_KEY; a ruling made while
+ * The stdio MCP server in the form MCP clients are given (`node <repository>/scripts/tool.mjs mcp
+ * --url <service>`: no npm banner, no inner `--` for a client to drop), started as a process by the
+ * SDK's own stdio client, as Claude Code or the MCP Inspector start it, from another directory:
+ * the tools of /mcp over stdin/stdout, with the key from AWS_API_KEY; a ruling made while
  * request_decision waits reaches the client through the bridge; a session the service forgot is
  * opened again without the client noticing; a wrong key is refused.
  */
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -23,8 +27,9 @@ afterAll(async () => {
 
 async function stdioClient(key: string): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
-    command: 'npm',
-    args: ['run', '--silent', 'mcp', '--', '--url', `${app.url}/api/v1`],
+    command: 'node',
+    args: [path.resolve('scripts', 'tool.mjs'), 'mcp', '--url', app.url],
+    cwd: os.tmpdir(),
     env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', AWS_API_KEY: key },
     stderr: 'pipe',
   });
@@ -35,7 +40,7 @@ async function stdioClient(key: string): Promise<{ client: Client; stderr: () =>
   return { client, stderr: () => stderr };
 }
 
-describe('npm run mcp (stdio)', () => {
+describe('node scripts/tool.mjs mcp (stdio)', () => {
   it('lists the tools, creates work, and waits for a ruling made meanwhile', async () => {
     const { client } = await stdioClient(app.ws.apiKey);
     try {

@@ -45,6 +45,28 @@ function declaredOptions(file: string): { name: string; type: string }[] {
 }
 
 describe('every command-line tool', () => {
+  it('that takes an API key refuses it on the command line, in one line that does not repeat it', { timeout: 60_000 }, async () => {
+    const key = 'awk_' + 'k'.repeat(43);
+    const refused = await Promise.all([
+      tool('scripts/ledger-witness.ts', '--url', 'http://127.0.0.1:9/api/v1', '--state', 's.json', '--key', key),
+      tool('scripts/key-revoke.ts', `--key=${key}`),
+      tool('scripts/mcp.ts', '--url', 'http://127.0.0.1:9', '--key', key),
+    ]);
+    for (const [res, name] of refused.map((r, i) => [r, ['ledger:witness', 'key:revoke', 'mcp'][i]] as const)) {
+      expect(res.code).toBe(2);
+      expect(res.stderr.split('\n')[0]).toBe(
+        `npm run ${name}: --key would show the key in shell history, ps and npm’s echo of the command: set AWS_API_KEY, or give --key-file <path>`,
+      );
+      expect(res.stdout + res.stderr).not.toContain(key);
+    }
+    // With neither the variable nor the file, it says where the key goes.
+    const none = await tool('scripts/ledger-witness.ts', '--url', 'http://127.0.0.1:9/api/v1', '--state', 's.json');
+    expect([none.code, none.stderr.split('\n')[0]]).toEqual([
+      2,
+      'npm run ledger:witness: set AWS_API_KEY to an API key of the workspace, or give --key-file <path>',
+    ]);
+  });
+
   it('is found: twelve tools', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([
       'key:create',
@@ -101,7 +123,7 @@ describe('every command-line tool', () => {
     },
   );
 
-  it('says which required option is missing, and which value is wrong', async () => {
+  it('says which required option is missing, and which value is wrong', { timeout: 60_000 }, async () => {
     const [noWorkspace, badRole, noKey, both, noOwner, badEmail] = await Promise.all([
       tool('scripts/key-create.ts'),
       tool('scripts/user-add.ts', '--workspace', 'demo', '--email', 'a@b.c', '--role', 'admin'),
@@ -113,7 +135,7 @@ describe('every command-line tool', () => {
     expect([noWorkspace, badRole, noKey, both, noOwner, badEmail].map((r) => [r.code, r.stderr.split('\n')[0]])).toEqual([
       [2, 'npm run key:create: --workspace is required'],
       [2, 'npm run user:add: --role is one of owner, approver, viewer'],
-      [2, 'npm run key:revoke: give --key, or --workspace and --id'],
+      [2, 'npm run key:revoke: give --key-file, or --workspace and --id'],
       [2, 'npm run ledger:verify: give --workspace or --bundle (one of them)'],
       [2, 'npm run workspace:create: --owner-email is required'],
       [2, 'npm run workspace:create: --owner-email must be an email address'],
