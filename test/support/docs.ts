@@ -31,8 +31,8 @@ export const ILLUSTRATIONS: Record<string, { count: number; why: string }> = {
   'docs/operators.md': {
     count: 2,
     why:
-      'the command-line tools open the database the running service holds (PGlite admits one process; ' +
-      'test/cli runs every tool on both engines), and `createdb` wants a PostgreSQL server of your own',
+      'the command-line tools are listed with their options and placeholders (test/cli runs every tool on both ' +
+      'engines, e2e/npm-start-tools.spec.ts beside a running npm start), and `createdb` wants a PostgreSQL server of your own',
   },
   'docs/contributors.md': { count: 1, why: 'npm test and its parts run the test suite this spec belongs to' },
 };
