@@ -1,7 +1,9 @@
 /**
  * The REST transport for /api/v1: each request found in the operations table (read once from the
- * procedures' OpenAPI meta, server/api/operations.ts) and run as its tRPC procedure, with what
- * the contract asks around it. Before a procedure runs: a request id, the API key resolved and
+ * procedures' OpenAPI meta, server/api/operations.ts) and run as its tRPC procedure, or answered
+ * by what the table says serves it (server/api/served-operations.ts), with what the contract asks
+ * around it. No path is named here: what an operation needs beyond the rest (a per-address
+ * limit, its own body reader, its own error shape) is in the table. Before a procedure runs: a request id, the API key resolved and
  * counted, the body read once with its limit enforced while reading, the media type, strict JSON
  * objects. After: X-Request-Id and the security headers on every answer, and every error in the
  * contract's envelope, mapped once from the one error table (server/errors.ts).
@@ -148,8 +150,10 @@ async function dispatch(
     Object.assign(extraHeaders, allowance.headers);
   }
   // No operation defines it, and a plain object cannot hold it as a key (assigning it replaces the
-  // object's prototype): the query readers would drop it silently instead of refusing it.
-  if (url.searchParams.has('__proto__')) {
+  // object's prototype): the query readers would drop it silently instead of refusing it. An
+  // operation the transport serves alone reads no query into an input (the validator ignores it,
+  // the import refuses any).
+  if (operation?.procedure !== null && url.searchParams.has('__proto__')) {
     throw new AppError('unknown_field', 'Unknown query parameter: __proto__.', { fields: ['query.__proto__'] });
   }
   const runtime = await opts.runtime();
