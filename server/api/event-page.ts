@@ -16,7 +16,7 @@ import { readEventsJson } from '@/server/ledger/read';
 import type { Runtime } from '@/server/runtime';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
 import type { PresentedKey } from './api-key-auth';
-import { queryInput } from './operations';
+import { queryInput } from './query-input';
 import { eventPageInput } from './routers/events';
 
 /** Parameters of the events query given as lists however often they are repeated. */

@@ -24,7 +24,7 @@ import type { PresentedKey } from './api-key-auth';
 import { createApiContext } from './context';
 import { EventLease } from './event-lease';
 import { EVENT_LIST_PARAMS } from './event-page';
-import { queryInput } from './operations';
+import { queryInput } from './query-input';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
 import { eventPageInput } from './routers/events';
 import { principalOf, type Principal } from './trpc';

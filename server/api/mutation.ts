@@ -20,6 +20,7 @@ import { fillText, fillValue } from '@/server/ledger/stand-ins';
 import { digestOf } from '@/server/ledger/canonical';
 import type { Actor } from '@/server/domain/actor';
 import type { ApiContext } from './context';
+import { replaceOutputStep, type OutputStep } from './trpc-internals';
 
 /** A schema's check: the parsed value, or a throw. */
 export interface OutputCheck<T> {
@@ -71,9 +72,6 @@ export function jsonText(ctx: Pick<ApiContext, 'res'>, data: unknown): string {
   return stored && stored.body === data ? stored.text : JSON.stringify(data);
 }
 
-type Step = ((opts: { next(): Promise<StepResult> }) => Promise<StepResult>) & { _type?: string };
-type StepResult = { ok: true; data: unknown } | { ok: false; error: unknown };
-
 /**
  * Makes `procedure`'s output step pass the bodies runMutation has checked as they are, and check
  * anything else (a replayed response, an answer completed after COMMIT) as tRPC's own step does:
@@ -81,16 +79,11 @@ type StepResult = { ok: true; data: unknown } | { ok: false; error: unknown };
  * runMutation kept (jsonText).
  *
  * tRPC builds the step when `.output()` is called, from the schema's parse function; the procedure
- * keeps `.output()` (the OpenAPI document reads the schema from it), and its step is swapped here.
- * Both tRPC's caller and the REST transport (call.ts) read a procedure's steps when it is called.
+ * keeps `.output()` (the OpenAPI document reads the schema from it), and its step is swapped
+ * (trpc-internals.ts, where every reach into tRPC's internals is).
  */
 export function checkOutputOnce(procedure: AnyTRPCProcedure, schema: OutputCheck<unknown>): void {
-  const steps = (procedure._def as unknown as { middlewares: Step[] }).middlewares;
-  const at = steps.findIndex((s) => s._type === 'output');
-  if (at < 0 || steps.findIndex((s, i) => i > at && s._type === 'output') >= 0) {
-    throw new Error('checkOutputOnce: the procedure must have exactly one output step (one .output()).');
-  }
-  const step: Step = async ({ next }) => {
+  const step: OutputStep = async ({ next }) => {
     const result = await next();
     if (!result.ok || (typeof result.data === 'object' && result.data !== null && checkedBodies.has(result.data))) return result;
     let data: unknown;
@@ -103,8 +96,7 @@ export function checkOutputOnce(procedure: AnyTRPCProcedure, schema: OutputCheck
     }
     return { ...result, data };
   };
-  step._type = 'output';
-  steps[at] = step;
+  replaceOutputStep(procedure, step);
 }
 
 /**

@@ -9,6 +9,7 @@ import { errorTable, type ErrorCode } from '@/server/errors';
 import { appRouter } from './root';
 import { errorBodySchema } from './schemas';
 import { operations } from './operations';
+import { servedOperations } from './served-operations';
 import type { Meta } from './trpc';
 
 type Json = Record<string, unknown>;
@@ -203,10 +204,10 @@ function responsesFor(meta: Meta, generated: Record<string, Json>): Record<strin
   return responses;
 }
 
-/** Operations served outside the tRPC adapter (they read their own bodies), documented by hand below. */
-export const HAND_DOCUMENTED = ['post /agent-work-receipts/import', 'post /agent-work-receipts/validate'] as const;
+/** Operations no procedure defines (the transport serves them: served-operations.ts), documented by hand below. */
+export const HAND_DOCUMENTED = servedOperations.map((o) => `${o.method.toLowerCase()} ${o.path}`);
 
-/** POST /agent-work-receipts/validate is served outside the adapter (receipt-validator.ts); its operation is described here. */
+/** POST /agent-work-receipts/validate and …/import are served by the transport (served-operations.ts); their operations are described here. */
 function documentReceiptValidation(paths: Record<string, Record<string, Json>>): void {
   const issue = {
     type: 'object',

@@ -1,31 +1,53 @@
 /**
- * The REST operations, read once at start from the procedures' OpenAPI meta (the single
- * definition of each operation, which trpc-to-openapi also turns into the document): how a
- * method and path find their procedure, and what its input needs from the query.
+ * The REST operations, read once at start: those of the procedures' OpenAPI meta (the single
+ * definition of each operation, which trpc-to-openapi also turns into the document) and those the
+ * transport serves itself (served-operations.ts). How a method and path find their operation, what
+ * its input needs from the query, and who answers it.
  */
 import type { AnyProcedure } from '@trpc/server';
+import type { z } from 'zod';
+import type { AppError } from '@/server/errors';
+import type { Answer } from '@/server/http/exchange';
 import { appRouter } from './root';
+import { servedBeside, servedOperations, type ServeBeside, type ServedOperation } from './served-operations';
+import { factsOf, proceduresOf, type ProcedureType } from './trpc-internals';
 import type { Meta } from './trpc';
 
-interface Operation {
-  method: string;
-  /** The path template, as documented (/decisions/{id}/approve). */
+/** The procedure that defines an operation, and what its input takes. */
+interface ProcedureOf {
+  /** Its path in the router (decisions.approve). */
   path: string;
-  /** The procedure's path in the router (decisions.approve). */
-  procedure: string;
-  /** The procedure itself (server/api/call.ts runs it). */
+  /** The procedure itself (trpc-internals.ts, callProcedure, runs it). */
   run: AnyProcedure;
-  type: 'query' | 'mutation';
-  meta: Meta;
-  /** No credential (the public validator's schema, the catalog, the errors page …). */
-  isPublic: boolean;
-  /** Path parameter names, in order. */
-  params: string[];
+  type: ProcedureType;
+  /** Its input schema (path parameters and the body's members, or the query's), when it takes one. */
+  input: z.ZodType | undefined;
   /** Query parameters the input takes as arrays (repeatable): one value still becomes a list. */
   arrayParams: Set<string>;
   /** The procedure takes no input at all. */
   noInput: boolean;
+}
+
+export interface Operation {
+  method: string;
+  /** The path template, as documented (/decisions/{id}/approve). */
+  path: string;
+  meta: Meta;
+  /** No credential (the public validator, the catalog, the errors page …). */
+  isPublic: boolean;
+  /** Path parameter names, in order. */
+  params: string[];
   pattern: RegExp;
+  /** The procedure that answers, or null for an operation the transport serves alone (`serve`). */
+  procedure: ProcedureOf | null;
+  /**
+   * The transport's own answer (served-operations.ts): the whole answer of an operation no
+   * procedure defines, or, beside a procedure, an answer to some of its requests (null: the
+   * procedure answers).
+   */
+  serve: ServeBeside | ServedOperation['serve'] | null;
+  /** How a refusal of the per-address limit is answered, when not in the API's envelope. */
+  refusal: ((error: AppError) => Answer) | null;
 }
 
 /** The shape of a zod object schema, or null (zod 4 keeps the kind in `_zod.def.type`). */
@@ -40,33 +62,65 @@ function kindOf(schema: ZodLike | undefined): string | undefined {
   return s?._zod?.def.type;
 }
 
+function paramsOf(path: string): string[] {
+  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+}
+
+// Routes match without regard to case or a trailing slash (as trpc-to-openapi matched them).
+function patternOf(path: string): RegExp {
+  const source = path.replace(/\/$/, '').replace(/\{([^}]+)\}/g, (_, name: string) => `(?<${name}>[^/]+)`);
+  return new RegExp(`^${source}/?$`, 'i');
+}
+
 function operationOf(procedurePath: string, procedure: AnyProcedure): Operation | null {
-  const def = procedure._def as unknown as { meta?: Meta; type: 'query' | 'mutation'; inputs: ZodLike[] };
-  const openapi = def.meta?.openapi;
-  if (!openapi || openapi.enabled === false) return null;
-  const params = [...openapi.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
-  const shape = def.inputs[0]?._zod?.def.shape ?? {};
-  const arrayParams = new Set(Object.keys(shape).filter((k) => kindOf(shape[k]) === 'array'));
-  // Routes match without regard to case or a trailing slash (as trpc-to-openapi matched them).
-  const source = openapi.path.replace(/\/$/, '').replace(/\{([^}]+)\}/g, (_, name: string) => `(?<${name}>[^/]+)`);
+  const { meta, type, inputs } = factsOf(procedure);
+  const openapi = meta?.openapi;
+  if (!meta || !openapi || openapi.enabled === false) return null;
+  const input = inputs[0] as (z.ZodType & ZodLike) | undefined;
+  const shape = input?._zod?.def.shape ?? {};
   return {
     method: openapi.method,
     path: openapi.path,
-    procedure: procedurePath,
-    run: procedure,
-    type: def.type,
-    meta: def.meta!,
+    meta,
     isPublic: openapi.protect === false,
-    params,
-    arrayParams,
-    noInput: def.inputs.length === 0,
-    pattern: new RegExp(`^${source}/?$`, 'i'),
+    params: paramsOf(openapi.path),
+    pattern: patternOf(openapi.path),
+    procedure: {
+      path: procedurePath,
+      run: procedure,
+      type,
+      input,
+      arrayParams: new Set(Object.keys(shape).filter((k) => kindOf(shape[k]) === 'array')),
+      noInput: inputs.length === 0,
+    },
+    serve: servedBeside.get(procedure) ?? null,
+    refusal: null,
   };
 }
 
-export const operations: readonly Operation[] = Object.entries(appRouter._def.procedures as unknown as Record<string, AnyProcedure>)
-  .map(([path, procedure]) => operationOf(path, procedure))
-  .filter((o): o is Operation => o !== null);
+function servedOperationOf(served: ServedOperation): Operation {
+  return {
+    method: served.method,
+    path: served.path,
+    meta: {
+      openapi: { method: served.method, path: served.path, protect: !served.isPublic },
+      ...(served.limitedPerAddress && { limitedPerAddress: true }),
+    },
+    isPublic: served.isPublic,
+    params: paramsOf(served.path),
+    pattern: patternOf(served.path),
+    procedure: null,
+    serve: served.serve,
+    refusal: served.refusal,
+  };
+}
+
+export const operations: readonly Operation[] = [
+  ...Object.entries(proceduresOf(appRouter))
+    .map(([path, procedure]) => operationOf(path, procedure))
+    .filter((o): o is Operation => o !== null),
+  ...servedOperations.map(servedOperationOf),
+];
 
 export interface Match {
   operation: Operation;
@@ -86,19 +140,4 @@ export function findOperation(method: string, route: string): Match | null {
     return { operation, params };
   }
   return null;
-}
-
-/**
- * The query as a procedure's input: a parameter given once is a value, except where the input
- * takes a list (repeatable parameters); one given more often is a list (which a scalar schema then
- * refuses, rather than one of the values being picked silently). Collected without a prototype, so
- * a parameter named like an Object.prototype member (`?constructor=x`) is an unknown field.
- */
-export function queryInput(url: URL, arrayParams: ReadonlySet<string>): Record<string, unknown> {
-  const out = Object.create(null) as Record<string, unknown>;
-  for (const key of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(key);
-    out[key] = values.length === 1 && !arrayParams.has(key) ? values[0] : values;
-  }
-  return out;
 }

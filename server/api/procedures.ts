@@ -22,13 +22,14 @@ import type { AppError } from '@/server/errors';
 import { callerWorkspace, namedWorkspace, ofResource } from './locate';
 import { runBatchedMutation, type BatchOperation } from './batch';
 import { checkOutputOnce, runMutation, type OutputCheck } from './mutation';
+import { builderFacts, type ErrorShapeOf } from './trpc-internals';
 import { apiKeyProcedure, authenticatedProcedure, humanProcedure, OWNERS, type ApiContext, type Meta } from './trpc';
 
 type AnyBuilder = TRPCProcedureBuilder<any, any, any, any, any, any, any, false, any>;
 type ContextOf<B extends AnyBuilder> = inferProcedureBuilderResolverOptions<B>['ctx'];
 type Unset = TRPCUnsetMarker;
 type MaybePromise<T> = T | Promise<T>;
-type ErrorShape = ReturnType<typeof humanProcedure.query<unknown>>['_def']['$types']['errorShape'];
+type ErrorShape = ErrorShapeOf<ReturnType<typeof humanProcedure.query<unknown>>>;
 
 /** How a procedure finds who acts: from the caller and the input, the actor (and what it read to find it). */
 export type Rule<Ctx, Need, Found extends { actor: Actor }> = (ctx: Ctx, input: Need) => MaybePromise<Found>;
@@ -99,8 +100,8 @@ export class ActingBuilder<Ctx, Need, Found extends { actor: Actor }, InIn = Uns
     resolve: (opts: Resolved<Ctx, InOut, Found> & { write: Write<OutIn, OutOut>; writeInBatch: WriteInBatch<OutOut> }) => MaybePromise<R>,
   ): TRPCMutationProcedure<Built<InIn, Output<OutOut, R>>> {
     const rule = this.rule;
-    const def = this.base._def as { output?: z.ZodType; meta?: Meta };
-    const schema = def.output;
+    const def = builderFacts(this.base);
+    const schema = def.output as z.ZodType | undefined;
     const status = def.meta?.successStatus ?? 200;
     const procedure = this.base.mutation(async ({ ctx, input }: { ctx: Ctx & ApiContext; input: Need & InOut }) => {
       // Most rules answer at once (the workspace named, an API key's own): no promise to wait for then.

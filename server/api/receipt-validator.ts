@@ -1,5 +1,6 @@
 /**
- * POST /api/v1/agent-work-receipts/validate: the public validation endpoint. No credential, stores
+ * POST /api/v1/agent-work-receipts/validate: the public validation endpoint, and the import beside
+ * it (operations the REST transport serves itself: served-operations.ts). No credential, stores
  * nothing. It reads the body itself (outside the JSON adapter) so the byte limit is counted while
  * reading (a lying or absent Content-Length, or a chunked body, cannot get past it) and so
  * duplicate keys are still visible to the strict reader. Errors use the validator's own shape:
@@ -24,9 +25,6 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 function validatorError(status: number, code: string, message: string, issues: Issue[] = []): Answer {
   return json(status, { ok: false, valid: false, error: { code, message, issues } });
 }
-
-/** The routes of the public validator (no credential), limited per client address. */
-export const PUBLIC_VALIDATOR_ROUTES = new Set(['/agent-work-receipts/validate', '/agent-work-receipts/schema']);
 
 export type ValidatorAllowance = { ok: true; headers: Record<string, string> } | { ok: false; error: AppError };
 
@@ -65,14 +63,8 @@ export function validatorErrorFrom(error: AppError): Answer {
   );
 }
 
-/** POST …/validate once the request is allowed; `headers` (the rate-limit state) go on every answer. */
-export async function serveReceiptValidation(request: ApiRequest, headers: Record<string, string>): Promise<Answer> {
-  const answer = await validate(request);
-  Object.assign(answer.headers, headers);
-  return answer;
-}
-
-async function validate(request: ApiRequest): Promise<Answer> {
+/** POST …/validate once the request is allowed (the transport adds the rate-limit state to the answer). */
+export async function serveReceiptValidation(request: ApiRequest): Promise<Answer> {
   const limit = LIMITS.max_bytes;
   const tooLarge = () => validatorError(413, 'input.too_large', `The document is larger than ${limit} bytes.`);
   const bytes = await request.body(limit);

@@ -1,7 +1,9 @@
 /**
  * The REST transport for /api/v1: each request found in the operations table (read once from the
- * procedures' OpenAPI meta, server/api/operations.ts) and run as its tRPC procedure, with what
- * the contract asks around it. Before a procedure runs: a request id, the API key resolved and
+ * procedures' OpenAPI meta, server/api/operations.ts) and run as its tRPC procedure, or answered
+ * by what the table says serves it (server/api/served-operations.ts), with what the contract asks
+ * around it. No path is named here: what an operation needs beyond the rest (a per-address
+ * limit, its own body reader, its own error shape) is in the table. Before a procedure runs: a request id, the API key resolved and
  * counted, the body read once with its limit enforced while reading, the media type, strict JSON
  * objects. After: X-Request-Id and the security headers on every answer, and every error in the
  * contract's envelope, mapped once from the one error table (server/errors.ts).
@@ -18,19 +20,12 @@ import { countDbError, countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
 import { readStrictJson, utf8 } from '@/server/strict-json';
 import { presentKey, type PresentedKey } from './api-key-auth';
-import { callProcedure } from './call';
 import { jsonText } from './mutation';
 import { createApiContext } from './context';
-import { serveEventPage } from './event-page';
-import { serveEventStream } from './event-stream';
-import { findOperation, queryInput } from './operations';
-import {
-  allowValidatorRequest,
-  PUBLIC_VALIDATOR_ROUTES,
-  serveReceiptImport,
-  serveReceiptValidation,
-  validatorErrorFrom,
-} from './receipt-validator';
+import { findOperation } from './operations';
+import { queryInput, queryOnBodyOperation } from './query-input';
+import { allowValidatorRequest } from './receipt-validator';
+import { callProcedure } from './trpc-internals';
 
 const API_BASE = '/api/v1';
 
@@ -142,58 +137,51 @@ async function dispatch(
     throw new AppError('not_found', 'No such route.');
   }
   const rawApiPath = url.pathname.slice(API_BASE.length);
-  // Routes match without regard to case (as trpc-to-openapi matched them).
-  const apiPath = rawApiPath.replace(/\/+$/, '').toLowerCase();
+  const match = findOperation(method, rawApiPath);
+  const operation = match?.operation;
+  if (operation) seen.operation = `${method} ${operation.path}`;
   // The public validator is limited per client address before anything else is read.
-  if (PUBLIC_VALIDATOR_ROUTES.has(apiPath)) {
-    seen.operation = `${method} ${apiPath}`;
+  if (operation?.meta.limitedPerAddress) {
     const allowance = await allowValidatorRequest(request, opts.runtime);
-    // POST …/validate reads its own body (byte limit, strict JSON) and answers in its own shape.
-    if (method === 'POST' && apiPath === '/agent-work-receipts/validate') {
-      return allowance.ok ? serveReceiptValidation(request, allowance.headers) : validatorErrorFrom(allowance.error);
+    if (!allowance.ok) {
+      if (operation.refusal) return operation.refusal(allowance.error);
+      throw allowance.error;
     }
-    if (!allowance.ok) throw allowance.error;
     Object.assign(extraHeaders, allowance.headers);
   }
   // No operation defines it, and a plain object cannot hold it as a key (assigning it replaces the
-  // object's prototype): the query readers would drop it silently instead of refusing it.
-  if (url.searchParams.has('__proto__')) {
+  // object's prototype): the query readers would drop it silently instead of refusing it. An
+  // operation the transport serves alone reads no query into an input (the validator ignores it,
+  // the import refuses any).
+  if (operation?.procedure !== null && url.searchParams.has('__proto__')) {
     throw new AppError('unknown_field', 'Unknown query parameter: __proto__.', { fields: ['query.__proto__'] });
   }
-  const match = findOperation(method, rawApiPath);
-  if (match) seen.operation = `${method} ${match.operation.path}`;
   const runtime = await opts.runtime();
   // A presented API key is resolved and counted once, before the body is read, on every route
   // that is not public (unknown routes too); its 401, if any, comes where a credential is needed.
-  const presented = match?.operation.isPublic
+  const presented = operation?.isPublic
     ? null
     : credential
       ? credential.presented
       : await presentKey(runtime, request.headers.get('authorization'));
   if (presented) Object.assign(extraHeaders, presented.headers);
   if (presented?.key) Object.assign(seen, { keyId: presented.key.keyId, workspaceId: presented.key.workspaceId });
-  if (method === 'POST' && apiPath === '/agent-work-receipts/import') {
-    seen.operation = `${method} ${apiPath}`;
-    // It reads its own body, so the rule below (operations with a body take no query) is applied here.
-    if (url.search.length > 1) throw queryOnBodyOperation(url);
-    return serveReceiptImport(request, requestId, runtime, presented);
+  if (!match || !operation) throw new AppError('not_found', 'No route for this method and path.');
+  // An operation the transport answers itself, in whole or in part (served-operations.ts).
+  if (operation.serve) {
+    const served = await operation.serve(request, { runtime, presented, requestId });
+    if (served) return served;
   }
-  if (method === 'GET' && apiPath === '/events/stream') {
-    // The SSE form of the event stream is a long answer of its own, outside the procedures.
-    if (url.searchParams.get('format') === 'sse') return serveEventStream(request, runtime, presented);
-    // A plainly valid page is served from ledger text; anything else goes to the procedure.
-    const page = await serveEventPage(request, runtime, presented);
-    if (page) return page;
-  }
-  if (!match) throw new AppError('not_found', 'No route for this method and path.');
-  const { operation, params } = match;
+  const { params } = match;
+  const procedure = operation.procedure;
+  if (!procedure) throw new Error(`${seen.operation}: served by neither the transport nor a procedure`);
 
   const limit = operation.meta.bodyLimitBytes ?? runtime.env.API_BODY_LIMIT_BYTES;
   const body = BODY_METHODS.has(method) ? await readJsonBody(request, limit) : undefined;
   // Operations with a body define no query parameters; like unknown body fields, they are refused.
   if (body !== undefined && url.search.length > 1) throw queryOnBodyOperation(url);
   let input: Record<string, unknown> | undefined;
-  if (operation.noInput) input = undefined;
+  if (procedure.noInput) input = undefined;
   else if (body !== undefined && method !== 'DELETE') {
     // A body field named like a path parameter would be silently replaced by it: refused instead.
     const clashes = operation.params.filter((p) => Object.hasOwn(body, p));
@@ -203,7 +191,7 @@ async function dispatch(
     input = { ...body, ...params };
     seen.input = { pathParams: operation.params, fromQuery: false };
   } else {
-    input = { ...queryInput(url, operation.arrayParams), ...params };
+    input = { ...queryInput(url, procedure.arrayParams), ...params };
     seen.input = { pathParams: operation.params, fromQuery: true };
   }
 
@@ -217,7 +205,7 @@ async function dispatch(
     presentedKey: presented,
   });
   // Straight to the procedure (its middlewares, input and output checks), without a caller proxy.
-  const data = await callProcedure(operation.run, operation.procedure, ctx, input).finally(() => {
+  const data = await callProcedure(procedure.run, procedure.path, ctx, input).finally(() => {
     if (ctx.caller && 'userId' in ctx.caller) seen.userId = ctx.caller.userId;
   });
   const status = ctx.res.status ?? 200;
@@ -226,11 +214,6 @@ async function dispatch(
   // Not modified and no content: the headers, no body.
   if (status === 204 || status === 304) return { status, headers };
   return { status, headers, body: raw ? raw.body : jsonText(ctx, data) };
-}
-
-function queryOnBodyOperation(url: URL): AppError {
-  const fields = [...new Set(url.searchParams.keys())].map((k) => `query.${k}`);
-  return new AppError('unknown_field', `This operation takes no query parameters: ${fields.join(', ')}.`, { fields });
 }
 
 /** How deep a request body may nest, counting the body itself (the receipt reader's limit too). */

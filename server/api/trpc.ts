@@ -37,6 +37,11 @@ type OperationMeta = {
   bodyLimitBytes?: number;
   /** The success answer is bytes of their own media type, not JSON: what they are (documented). */
   rawContent?: string;
+  /**
+   * Counted per client address in the public validator's limit (RATE_LIMIT_VALIDATOR_PER_MIN),
+   * before anything else of the request is read: the validator's operations, which take no credential.
+   */
+  limitedPerAddress?: true;
 };
 
 export type Meta = OpenApiMeta<OperationMeta>;

@@ -1,7 +1,7 @@
 /**
  * /api/v1 on node:http: the transport (server/api/rest.ts) given the node request and response
- * themselves. scripts/serve.mjs hands every /api/v1 request to `handleApiRequest` (published to it
- * by instrumentation.ts from Next's own module graph: there is one copy of the server) and
+ * themselves. scripts/serve.mjs hands every /api/v1 request to `handleApiRequest`, which it loads
+ * from server/ bundled on its own (server/http/serve-entry.ts), not from Next's build, and
  * everything else to Next.
  *
  * The body is read here once, straight from the socket, counted while read; the answer goes out in

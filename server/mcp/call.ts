@@ -5,9 +5,11 @@
  * idempotency record and its ledger events are exactly the REST request's: a tool call is one.
  *
  * An argument the tool does not define goes where the operation's other members go, so the
- * transport refuses it by name (400 unknown_field), as it refuses one sent over REST.
+ * transport refuses it by name (400 unknown_field), as it refuses one sent over REST. The answer
+ * becomes MCP's tool result here too (resultOf).
  */
 import { randomUUID } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PresentedKey } from '@/server/api/api-key-auth';
 import { errorBody, type ResolvedCredential } from '@/server/api/rest';
 import { AppError } from '@/server/errors';
@@ -27,6 +29,20 @@ export interface ToolAnswer {
   status: number;
   body: unknown;
   headers: Record<string, string>;
+}
+
+/** A tool's answer as MCP's result: the body as structured content and as text, the error flagged, the HTTP facts in _meta. */
+export function resultOf(answer: ToolAnswer, extra?: Record<string, unknown>): CallToolResult {
+  const body = extra && answer.body && typeof answer.body === 'object' ? { ...answer.body, ...extra } : answer.body;
+  const structured = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : { value: body };
+  const meta: Record<string, unknown> = { 'aws/status': answer.status };
+  if (answer.headers['X-Request-Id']) meta['aws/requestId'] = answer.headers['X-Request-Id'];
+  return {
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured,
+    isError: answer.status >= 400,
+    _meta: meta,
+  };
 }
 
 /** A refusal before the operation runs (an argument that cannot be placed), in the contract's envelope. */

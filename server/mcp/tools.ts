@@ -3,14 +3,15 @@
  * its ledger events), named and described for a language model. Nothing here decides anything
  * about work, runs or decisions: server/mcp/call.ts runs the operation through the REST transport.
  *
- * A tool's input schema is the operation's, read from the OpenAPI document (itself generated from
- * the procedures' zod schemas): the path and query parameters and the JSON body's members become
- * one flat object, and the headers an agent sets (Idempotency-Key, X-Correlation-Id,
- * X-Context-Manifest-Digest) become `idempotency_key`, `correlation_id` and
- * `context_manifest_digest`. The component schemas a body refers to are carried along as `$defs`.
+ * A tool's input schema is the operation's procedure's own zod input, said as JSON Schema by zod
+ * (`z.toJSONSchema`, the input side): the procedure's input already holds the path parameters
+ * beside the query's or the body's members, one flat object as a tool takes it. The headers an
+ * agent sets (Idempotency-Key, X-Correlation-Id, X-Context-Manifest-Digest), which the procedure
+ * declares as its OpenAPI meta's requestHeaders, become `idempotency_key`, `correlation_id` and
+ * `context_manifest_digest`. Schemas the input names (`.meta({ id })`) come along as `$defs`.
  */
-import { openApiDocument } from '@/server/api/openapi';
-import { operations } from '@/server/api/operations';
+import { z } from 'zod';
+import { operations, type Operation } from '@/server/api/operations';
 
 type Json = Record<string, unknown>;
 
@@ -221,60 +222,67 @@ export interface Tool extends ToolDefinition {
   bodyLimitBytes: number | undefined;
 }
 
+type JsonSchema = Json & { properties?: Record<string, Json>; required?: string[]; $defs?: Json };
+
 /**
- * Copies `schema`, pointing its component references at `$defs` and collecting each component it
- * reaches (and theirs) into `defs`.
+ * `schema` as JSON Schema, as a caller writes it (defaults optional, coercions' input). A schema
+ * zod cannot say (a custom check: a JSON object kept as data) says itself in its meta's `override`,
+ * which the OpenAPI document honours too (zod-openapi's convention).
  */
-function carry(schema: unknown, components: Record<string, unknown>, defs: Record<string, unknown>): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => carry(s, components, defs));
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) {
-      const name = value.slice('#/components/schemas/'.length);
-      if (!(name in defs)) {
-        defs[name] = true; // placeholder: a component that refers to itself stops here
-        defs[name] = carry(components[name], components, defs);
-      }
-      out.$ref = `#/$defs/${name}`;
-    } else out[key] = carry(value, components, defs);
-  }
-  return out;
+function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+    override({ jsonSchema }) {
+      const said = (jsonSchema as Json).override;
+      if (said === null || typeof said !== 'object') return;
+      delete (jsonSchema as Json).override;
+      Object.assign(jsonSchema, said);
+    },
+  });
+  return json as JsonSchema;
 }
 
-function toolOf(def: ToolDefinition, doc: Json): Tool {
-  const paths = doc.paths as Record<string, Record<string, Json>>;
-  const operation = paths[def.path]?.[def.method.toLowerCase()];
-  if (!operation) {
-    throw new Error(`MCP tool ${def.name}: no operation ${def.method} ${def.path}`);
-  }
-  const components = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, unknown>;
-  const defs: Record<string, unknown> = {};
+/** The operation `def` runs, and its procedure (every tool's operation has one). */
+function operationOf(
+  def: Pick<ToolDefinition, 'name' | 'method' | 'path'>,
+): Operation & { procedure: NonNullable<Operation['procedure']> } {
+  const operation = operations.find((o) => o.method === def.method && o.path === def.path);
+  if (!operation?.procedure) throw new Error(`MCP tool ${def.name}: no procedure defines ${def.method} ${def.path}`);
+  return operation as Operation & { procedure: NonNullable<Operation['procedure']> };
+}
+
+function toolOf(def: ToolDefinition): Tool {
+  const operation = operationOf(def);
+  const defs: Json = {};
   const properties: Json = {};
   const required: string[] = [];
   const places = new Map<string, ArgPlace>();
   const add = (arg: string, place: ArgPlace, schema: unknown, isRequired: boolean) => {
     if (places.has(arg)) throw new Error(`MCP tool ${def.name}: two arguments named ${arg}`);
     places.set(arg, place);
-    properties[arg] = carry(schema, components, defs);
+    properties[arg] = schema;
     if (isRequired) required.push(arg);
   };
-  for (const p of (operation.parameters ?? []) as { in: string; name: string; schema: Json; description?: string; required?: boolean }[]) {
-    if (def.omit?.includes(p.name) || def.fixed?.[p.name] !== undefined) continue;
-    const schema = p.description && !p.schema.description ? { ...p.schema, description: p.description } : p.schema;
-    if (p.in === 'header') add(argOfHeader(p.name), { in: 'header', name: p.name.toLowerCase() }, schema, false);
-    else add(p.name, { in: p.in as 'path' | 'query', name: p.name }, schema, p.required === true);
-  }
-  const body = (operation.requestBody as Json | undefined)?.content as Record<string, { schema?: Json }> | undefined;
-  let bodySchema = body?.['application/json']?.schema;
-  if (bodySchema?.$ref) bodySchema = components[String(bodySchema.$ref).split('/').pop()!] as Json;
-  if (bodySchema) {
-    if (bodySchema.type !== 'object' || !bodySchema.properties) throw new Error(`MCP tool ${def.name}: its body is not a plain object`);
-    const bodyRequired = new Set((bodySchema.required as string[] | undefined) ?? []);
-    for (const [name, schema] of Object.entries(bodySchema.properties as Json)) {
+  const headers = operation.meta.openapi?.requestHeaders as z.ZodType | undefined;
+  if (headers) {
+    for (const [name, schema] of Object.entries(jsonSchemaOf(headers).properties ?? {})) {
       if (def.omit?.includes(name)) continue;
-      add(name, { in: 'body', name }, schema, bodyRequired.has(name));
+      add(argOfHeader(name), { in: 'header', name: name.toLowerCase() }, schema, false);
     }
+  }
+  const input = operation.procedure.input;
+  if (input) {
+    const json = jsonSchemaOf(input);
+    if (json.type !== 'object' || !json.properties) throw new Error(`MCP tool ${def.name}: its input is not a plain object`);
+    const inputRequired = new Set(json.required ?? []);
+    const rest = def.method === 'GET' ? 'query' : 'body';
+    for (const [name, schema] of Object.entries(json.properties)) {
+      if (def.omit?.includes(name) || def.fixed?.[name] !== undefined) continue;
+      add(name, { in: operation.params.includes(name) ? 'path' : rest, name }, schema, inputRequired.has(name));
+    }
+    Object.assign(defs, json.$defs);
   }
   // The key belongs to one workspace: an agent need not know its id (REST asks for it where the
   // specification does; here it is filled in when left out, and refused when it names another).
@@ -294,18 +302,14 @@ function toolOf(def: ToolDefinition, doc: Json): Tool {
   const inputSchema: Tool['inputSchema'] = { type: 'object', properties, additionalProperties: false };
   if (required.length > 0) inputSchema.required = required;
   if (Object.keys(defs).length > 0) inputSchema.$defs = defs;
-  const bodyLimitBytes = operations.find((o) => o.method === def.method && o.path === def.path)?.meta.bodyLimitBytes;
-  return { ...def, inputSchema, places, bodyLimitBytes };
+  return { ...def, inputSchema, places, bodyLimitBytes: operation.meta.bodyLimitBytes };
 }
-
-// The document's server URL does not reach a schema: any app URL gives the same tools.
-const documentJson = () => openApiDocument('http://localhost:3000') as unknown as Json;
 
 let built: Map<string, Tool> | null = null;
 
-/** Every tool, by name (built once from the OpenAPI document). */
+/** Every tool, by name (built once, from the procedures). */
 export function tools(): Map<string, Tool> {
-  built ??= new Map(TOOLS.map((t) => [t.name, toolOf(t, documentJson())]));
+  built ??= new Map(TOOLS.map((t) => [t.name, toolOf(t)]));
   return built;
 }
 
@@ -314,10 +318,14 @@ let readers: { checkpoint: Tool; decision: Tool } | null = null;
 /** The operations behind the resources: ledger://checkpoint and decision://{id}. */
 export function resourceReaders(): { checkpoint: Tool; decision: Tool } {
   readers ??= {
-    checkpoint: toolOf(
-      { name: 'checkpoint', title: 'Checkpoint', description: '', method: 'GET', path: '/ledger/checkpoint', readOnly: true },
-      documentJson(),
-    ),
+    checkpoint: toolOf({
+      name: 'checkpoint',
+      title: 'Checkpoint',
+      description: '',
+      method: 'GET',
+      path: '/ledger/checkpoint',
+      readOnly: true,
+    }),
     decision: tools().get('get_decision')!,
   };
   return readers;

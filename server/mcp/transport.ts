@@ -1,7 +1,7 @@
 /**
  * MCP's Streamable HTTP transport for one session, on node's request and response: what a POST
  * may carry and how its answer goes back. server/mcp/http.ts authenticates, reads the body under
- * its limit and finds the session first; server/mcp/server.ts answers the messages.
+ * its limit and finds the session first; server/mcp/dispatch.ts answers the messages.
  *
  * - A POST carries one JSON-RPC message (batches left the protocol in 2025-06-18, and one message
  *   a POST keeps a key's rate limit counting each call). A request is answered with

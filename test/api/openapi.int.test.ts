@@ -3,6 +3,7 @@ import { HAND_DOCUMENTED } from '@/server/api/openapi';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appRouter } from '@/server/api/root';
+import { factsOf, proceduresOf } from '@/server/api/trpc-internals';
 import { startTestApp, type TestApp } from '../support/app';
 
 let app: TestApp;
@@ -51,10 +52,10 @@ describe('GET /openapi.json', () => {
   });
 
   it('lists every published procedure, and the operations served outside the adapter', () => {
-    const published = Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: any } }>)
-      .map((p) => p._def.meta?.openapi)
-      .filter(Boolean)
-      .map((o: { method: string; path: string }) => `${o.method.toLowerCase()} ${o.path}`)
+    const published = Object.values(proceduresOf(appRouter))
+      .map((p) => factsOf(p).meta?.openapi)
+      .filter((o) => o !== undefined)
+      .map((o) => `${o.method.toLowerCase()} ${o.path}`)
       .concat(HAND_DOCUMENTED)
       .sort();
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)

@@ -15,6 +15,7 @@ import { apiKeys } from '@/db/schema';
 import { createInternalTrpcHandler } from '@/server/api/internal';
 import { openApiDocument } from '@/server/api/openapi';
 import { appRouter } from '@/server/api/root';
+import { factsOf, proceduresOf } from '@/server/api/trpc-internals';
 import { sampleReceipt } from '@/server/domain/receipts/sample';
 import { startTestApp, type ApiResponse, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
 import { startDbProxy } from '../support/db-proxy';
@@ -630,12 +631,12 @@ describe('OWASP API Security Top 10 (2023)', () => {
     expect(served.body.info.version).toBe('1');
     expect(served.body.servers.map((s: { url: string }) => s.url)).toEqual(['/api/v1']);
     // Procedures the web interface calls are not published: their tRPC names are 404 here.
-    const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: any; type: string } }>);
-    const internalOnly = procedures.filter(([, p]) => !p._def.meta?.openapi);
+    const procedures = Object.entries(proceduresOf(appRouter)).map(([name, p]) => [name, factsOf(p)] as const);
+    const internalOnly = procedures.filter(([, p]) => !p.meta?.openapi);
     expect(internalOnly.length).toBeGreaterThan(0);
     const templates = operations.map((o) => ({ method: o.method, re: new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`) }));
     for (const [name, p] of internalOnly) {
-      const method = p._def.type === 'query' ? 'GET' : 'POST';
+      const method = p.type === 'query' ? 'GET' : 'POST';
       for (const path of [`/${name}`, `/${name.replaceAll('.', '/')}`]) {
         const res = await app.request(method, path, { body: method === 'POST' ? {} : undefined });
         // Unless the path happens to fit a published one (then its id is refused as an id), nothing is there.

@@ -53,6 +53,23 @@ describe('receipt validator', () => {
     });
   });
 
+  it('reads no query: any parameter, __proto__ included, leaves the validation and its shape as they are; the import refuses one', async () => {
+    for (const query of ['?colour=red', '?__proto__=x', '?constructor=y']) {
+      const ok = await app.request('POST', `/agent-work-receipts/validate${query}`, {
+        key: null,
+        rawBody: JSON.stringify(sampleReceipt()),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect([ok.status, ok.body], query).toEqual([200, { ok: true, valid: true, issues: [] }]);
+      const imported = await app.request('POST', `/agent-work-receipts/import${query}`, { rawBody: JSON.stringify(sampleReceipt()) });
+      expect([imported.status, imported.body.error?.code, imported.body.error?.details.fields], query).toEqual([
+        400,
+        'unknown_field',
+        [`query.${query.slice(1).split('=')[0]}`],
+      ]);
+    }
+  });
+
   it('takes 262144 bytes and refuses 262145 (413), counted while reading, chunked too', async () => {
     expect((await post(receiptOfSize(262_144))).body.valid).toBe(true);
     const over = await post(receiptOfSize(262_145));

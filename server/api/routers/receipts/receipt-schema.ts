@@ -14,6 +14,7 @@ export const schemaProcedure = publicProcedure
       protect: false,
     },
     errorCodes: ['rate_limited'],
+    limitedPerAddress: true,
   })
   .input(z.strictObject({}))
   .output(z.record(z.string(), z.unknown()))

@@ -44,6 +44,7 @@ export const validatorMetadataProcedure = publicProcedure
       protect: false,
     },
     errorCodes: ['rate_limited'],
+    limitedPerAddress: true,
   })
   .input(z.strictObject({}))
   .output(metadata)

@@ -1,221 +1,33 @@
 /**
- * The MCP server: answers each JSON-RPC request of a session (server/mcp/transport.ts) — the
- * handshake, the tools (server/mcp/tools.ts, each a REST operation run through the REST transport
- * by server/mcp/call.ts), request_decision's wait for the ruling, and the two resources. The
- * SDK's schemas check every request; what a session keeps is server/mcp/transport.ts's McpSession.
- * The caller's key comes with each request (resolved and counted by server/mcp/http.ts), so a key
- * revoked mid-session is refused at its next request.
+ * request_decision: raises the decision, then, with wait_seconds, waits for its ruling on the
+ * workspace's feed (server/mcp/wait.ts, no query while idle), reporting progress and offering the
+ * decision page by URL elicitation to a client that can open one. server/mcp/dispatch.ts hands it
+ * the call; it answers the tool's result when the wait ends.
+ *
+ * Memory: ten thousand may wait at once on one instance (README, Performance). A waiting call holds
+ * no async frame: once the decision is raised and read, its state is a DecisionWait's fields, held
+ * by its watch (the feed, a timer) and the call's stream; nothing is allocated per wake-up beyond
+ * the read it makes.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  CallToolRequestSchema,
-  CancelledNotificationSchema,
-  ErrorCode,
-  InitializeRequestSchema,
-  LATEST_PROTOCOL_VERSION,
-  ReadResourceRequestSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolResult,
-  type JSONRPCMessage,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { hubOf } from '@/server/ledger/feed';
-import { describeError, log } from '@/server/log';
-import type { Runtime } from '@/server/runtime';
-import { callTool, refusal, type Caller, type RestHandle, type ToolAnswer } from './call';
-import { resourceReaders, tools, WAIT_SECONDS_MAX, type Tool } from './tools';
+import { callTool, refusal, resultOf, type Caller, type ToolAnswer } from './call';
+import type { McpContext } from './sessions';
+import { resourceReaders, WAIT_SECONDS_MAX, type Tool } from './tools';
 import type { CallAnswer, McpSession } from './transport';
 import { DecisionWatch, type WaitSignal } from './wait';
 
 /** How often a waiting request_decision reports progress when nothing happens (keeps proxies and client timeouts alive). */
 const PROGRESS_EVERY_MS = 10_000;
 
-export interface McpContext {
-  runtime: Runtime;
-  handle: RestHandle;
-  /** True once the service is stopping: a wait that begins answers at once. */
-  stopping(): boolean;
-  /** Waits under way in this process: stopping ends each (it answers the decision as it stands). */
-  waits: Set<DecisionWatch>;
-  /** Requests under way in this process (stopping lets them answer before the database closes). */
-  calls: { running: number };
-}
-
-/** A JSON-RPC error for the request's response. */
-class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-const SERVER_INFO = { name: 'accountable-work-service', title: 'Accountable Work Service', version: '1' };
-
-const INSTRUCTIONS =
-  'The Accountable Work Service: the system of record for agent work. Create work and claim it, keep the run alive ' +
-  'with heartbeat or checkpoint, and finish it with what you delivered. Before an action that needs a human’s ' +
-  'approval, call request_decision with wait_seconds and do not act until its status is approved; then present the ' +
-  'grant with consume_grant. Every change is recorded in a hash-chained ledger (read_events, verify_ledger). Errors ' +
-  'come back as the REST API’s: {error: {code, message, details, requestId}}.';
-
-/** A tool's answer as MCP's result: the body as structured content and as text, the error flagged, the HTTP facts in _meta. */
-function resultOf(answer: ToolAnswer, extra?: Record<string, unknown>): CallToolResult {
-  const body = extra && answer.body && typeof answer.body === 'object' ? { ...answer.body, ...extra } : answer.body;
-  const structured = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : { value: body };
-  const meta: Record<string, unknown> = { 'aws/status': answer.status };
-  if (answer.headers['X-Request-Id']) meta['aws/requestId'] = answer.headers['X-Request-Id'];
-  return {
-    content: [{ type: 'text', text: JSON.stringify(structured) }],
-    structuredContent: structured,
-    isError: answer.status >= 400,
-    _meta: meta,
-  };
-}
-
-function listed(tool: Tool) {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
-  };
-}
-
-const RESOURCES = [
-  {
-    uri: 'ledger://checkpoint',
-    name: 'checkpoint',
-    title: 'The ledger’s latest signed checkpoint',
-    description: 'The workspace ledger’s newest signed checkpoint (C2SP signed note over its Merkle tree head), as GET /ledger/checkpoint.',
-    mimeType: 'application/json',
-  },
-];
-
-const RESOURCE_TEMPLATES = [
-  {
-    uriTemplate: 'decision://{id}',
-    name: 'decision',
-    title: 'A decision',
-    description: 'A decision as it stands, as GET /decisions/{id}: status, ruling, chosen option, edited arguments, grant.',
-    mimeType: 'application/json',
-  },
-];
-
-type Request = { id: RequestId; method: string; params?: Record<string, unknown> };
-
-/** Checks `message` against the SDK's schema for its method; the parsed request, or -32602. */
-function parsed<T>(
-  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { message: string } } },
-  message: unknown,
-): T {
-  const result = schema.safeParse(message);
-  if (!result.success) throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${result.error.message}`);
-  return result.data;
-}
-
-async function resultOfRequest(
-  ctx: McpContext,
-  session: McpSession,
-  request: Request,
-  answer: CallAnswer,
-  caller: Caller,
-): Promise<unknown> {
-  const appUrl = ctx.runtime.env.APP_URL;
-  switch (request.method) {
-    case 'initialize': {
-      const { params } = parsed(InitializeRequestSchema, request);
-      session.urlElicitation = Boolean(params.capabilities.elicitation?.url);
-      return {
-        protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : LATEST_PROTOCOL_VERSION,
-        capabilities: { tools: {}, resources: {} },
-        serverInfo: SERVER_INFO,
-        instructions: INSTRUCTIONS,
-      };
-    }
-    case 'ping':
-      return {};
-    case 'tools/list':
-      return { tools: [...tools().values()].map(listed) };
-    case 'tools/call': {
-      const { params } = parsed(CallToolRequestSchema, request);
-      const tool = tools().get(params.name);
-      if (!tool) throw new RpcError(ErrorCode.InvalidParams, `No tool named ${params.name}.`);
-      const args = params.arguments ?? {};
-      // Handed on, not awaited: a wait holds its own frame only, not this one's as well.
-      if (tool.name === 'request_decision') {
-        return requestDecision(ctx, session, tool, args, caller, { id: request.id, progressToken: params._meta?.progressToken, answer });
-      }
-      return resultOf(await callTool(ctx.handle, tool, args, caller, appUrl));
-    }
-    case 'resources/list':
-      return { resources: RESOURCES };
-    case 'resources/templates/list':
-      return { resourceTemplates: RESOURCE_TEMPLATES };
-    case 'resources/read': {
-      const { uri } = parsed(ReadResourceRequestSchema, request).params;
-      const readers = resourceReaders();
-      const decision = /^decision:\/\/([^/?#]+)$/.exec(uri);
-      let read: ToolAnswer;
-      if (uri === 'ledger://checkpoint') read = await callTool(ctx.handle, readers.checkpoint, {}, caller, appUrl);
-      else if (decision) read = await callTool(ctx.handle, readers.decision, { id: decision[1] }, caller, appUrl);
-      else throw new RpcError(-32002, `No resource ${uri}: read ledger://checkpoint or decision://{id}.`);
-      if (read.status === 404) throw new RpcError(-32002, `Resource not found: ${uri}.`, read.body);
-      if (read.status >= 400) throw new RpcError(ErrorCode.InvalidRequest, `Reading ${uri} failed (${read.status}).`, read.body);
-      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(read.body) }] };
-    }
-    default:
-      throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
-  }
-}
-
-/**
- * Answers one request of `session` on its event stream, ending the stream with the response. Not
- * an async function: a request_decision that waits keeps no frame of this one (nor the request)
- * for as long as it waits, only the id and method its response needs.
- */
-export function answerRequest(ctx: McpContext, session: McpSession, request: Request, answer: CallAnswer, caller: Caller): Promise<void> {
-  const { id, method } = request;
-  ctx.calls.running++;
-  return resultOfRequest(ctx, session, request, answer, caller).then(
-    (result) => {
-      ctx.calls.running--;
-      answer.respond({ jsonrpc: '2.0', id, result: result as Record<string, unknown> });
-    },
-    (err: unknown) => {
-      ctx.calls.running--;
-      if (!(err instanceof RpcError)) log('error', 'mcp request failed', { method, error: describeError(err) });
-      const error = err instanceof RpcError ? err : new RpcError(ErrorCode.InternalError, 'Internal error.');
-      answer.respond({
-        jsonrpc: '2.0',
-        id,
-        error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
-      });
-    },
-  );
-}
-
-/**
- * A notification or a response of `session`: notifications/cancelled ends the wait it names. The
- * client's answers to elicitations change nothing here (the ruling happens on the decision page).
- */
-export function receiveMessage(session: McpSession, message: JSONRPCMessage): void {
-  if (!('method' in message) || message.method !== 'notifications/cancelled') return;
-  const cancelled = CancelledNotificationSchema.safeParse(message);
-  if (!cancelled.success || cancelled.data.params.requestId === undefined) return;
-  session.waits?.get(cancelled.data.params.requestId)?.withdraw();
-}
-
 /** What a wait ended with, beside the decision. */
 type WaitEnd = 'not_waited' | 'ruled' | 'wait_elapsed' | 'cancelled' | 'service_stopping';
 
 /** The request a wait answers: its id, the client's progress token, and its event stream. */
-interface WaitCall {
+export interface WaitCall {
   id: RequestId;
   progressToken: string | number | undefined;
   answer: CallAnswer;
@@ -231,7 +43,7 @@ interface WaitCall {
  * the call's stream: the decision's answer is read again when the wait ends, not kept (a decision
  * is kilobytes, and ten thousand may wait at once).
  */
-async function requestDecision(
+export async function requestDecision(
   ctx: McpContext,
   session: McpSession,
   tool: Tool,
