@@ -44,7 +44,7 @@ const SUBJECTS: Record<Prefix, string> = {
 
 /**
  * What happened to the subject, by event type (lower case: it follows the subject's name). One
- * entry per type of the registry (server/ledger/event-types.ts): a new type without its words does
+ * entry per type of the registry (server/domain/events.ts): a new type without its words does
  * not compile.
  */
 export type EventPhrases = { [T in EventType]: Phrase<T> };

@@ -1,6 +1,6 @@
 /**
  * Artifacts: what agents deliver, registered with the digest of their bytes. An artifact
- * row is a projection of its `artifact.registered` event (server/projections/state.ts); the bytes of
+ * row is a projection of its `artifact.registered` event (server/domain/artifacts/events.ts artifactRow); the bytes of
  * a small artifact are not: they live in `artifact_contents`, once per workspace and digest however
  * often they are registered, and the ledger keeps only their digest, so that anyone holding a copy
  * can check it against the ledger whether or not the service still stores it.

@@ -2,19 +2,20 @@
  * Status changes of nodes of the work hierarchy and of runs, written in one statement per table and
  * each recorded as its ledger event. Run control, node actions and the task-follows-its-runs
  * rule all write through here, so every status change has the same event shape and replays the
- * same way (server/projections/state.ts).
+ * same way (server/domain/hierarchy/events.ts, runs/events.ts).
  */
 import { sql } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import type { NewEvent } from '@/server/ledger/append';
-import { newEvent, type EventType } from '@/server/ledger/event-types';
+import type { EventType } from '@/server/ledger/event-types';
+import { newEvent } from './events';
 import { runRecord, type RunRow } from './hierarchy/records';
 import { leaseUntil } from './runs/lease';
 
 export const LEVELS = ['initiative', 'workstream', 'milestone', 'task', 'run'] as const;
 export type Level = (typeof LEVELS)[number];
 
-/** The event types a status change is recorded as (server/ledger/event-types.ts). */
+/** The event types a status change is recorded as (hierarchy/events.ts, runs/events.ts). */
 export type StatusEventType = Extract<
   EventType,
   `${Level}.${'paused' | 'resumed' | 'cancelled' | 'reopened' | 'status_changed' | 'redispatched' | 'started' | 'rolled_back' | 'released' | 'completed' | 'failed' | 'lease_expired'}`

@@ -1,6 +1,6 @@
 /**
  * A workspace's checkpoint keys: the Ed25519 note keys its ledger's checkpoints are signed with
- * (C2SP signed-note, server/ledger/note.ts). The key's name is the checkpoint origin,
+ * (C2SP signed-note, note-keys.ts). The key's name is the checkpoint origin,
  * `<APP_URL host>/workspaces/<id>`, its id the note key id (8 hex digits) that GET /ledger/keys and
  * the checkpoints name; its private half is sealed under the instance's ledger secret. The current
  * key is the one row not retired; retired keys stay, as old checkpoints name them.
@@ -11,7 +11,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Tx } from '@/db';
 import { ledgerSigningKeys } from '@/db/schema';
-import { generateNoteKey, noteKeyFromSeed, vkeyOf, type NoteKey } from '@/server/ledger/note';
+import { generateNoteKey, noteKeyFromSeed, vkeyOf, type NoteKey } from './note-keys';
 import { OpenedKeys, openSeed, sealSeed, type SigningSettings } from './workspace-keys';
 
 /** A workspace's checkpoint origin (and its keys' name): `<APP_URL host>/workspaces/<id>`. */

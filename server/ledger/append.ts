@@ -1,8 +1,8 @@
 /**
  * Appending to a workspace's ledger. Callers pass the facts (aggregate, type, payload), typed by
- * the registry of event types (event-types.ts); the actor and its trace fill in who and why; the
- * SQL function ledger_append assigns sequence, aggregateVersion and previousHash under the
- * workspace's head-row lock and seals the hash.
+ * the registry of event types (event-types.ts, composed in server/domain/events.ts); the actor and
+ * its trace fill in who and why; the SQL function ledger_append assigns sequence, aggregateVersion
+ * and previousHash under the workspace's head-row lock and seals the hash.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';

@@ -11,7 +11,6 @@ import path from 'node:path';
 import { and, eq, gt, isNull, lte } from 'drizzle-orm';
 import type { Executor } from '@/db';
 import { artifactContents, artifacts, ledgerEvents } from '@/db/schema';
-import { registeringEvent } from '@/server/domain/artifacts/artifacts';
 import { bundleEvents } from './bundle-file';
 import type { BundleFrame } from './bundle-shape';
 
@@ -19,6 +18,16 @@ import type { BundleFrame } from './bundle-shape';
 export const contentDirOf = (bundleFile: string) => `${bundleFile}.content`;
 
 const HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * Joins each artifact to the ledger event that registered it (bundles and receipts name it). The
+ * ledger's side of the join: the tables are db/schema's, so the ledger needs nothing of the domain.
+ */
+export const registeringEvent = and(
+  eq(ledgerEvents.workspaceId, artifacts.workspaceId),
+  eq(ledgerEvents.aggregateId, artifacts.id),
+  eq(ledgerEvents.eventType, 'artifact.registered'),
+)!;
 
 /**
  * Writes the stored bytes of the artifacts whose `artifact.registered` event the bundle holds (and

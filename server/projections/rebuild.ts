@@ -29,7 +29,8 @@ import type { LedgerEvent } from '@/server/ledger/canonical';
 import { EMPTY_ROOT, eventLeafHash } from '@/server/ledger/merkle';
 import { readEvents } from '@/server/ledger/read';
 import { growTree } from '@/server/ledger/tiles';
-import { emptyState, fold, type ProjectionState } from './state';
+import { emptyState, type ProjectionState } from '@/server/domain/projection';
+import { fold } from './state';
 
 const PAGE = 5000;
 const CHUNK = 500;

@@ -7,7 +7,8 @@
  */
 import type { Database } from '@/db';
 import { readEvents, readHead } from '@/server/ledger/read';
-import { emptyState, fold, type ProjectionState } from './state';
+import { emptyState, type ProjectionState } from '@/server/domain/projection';
+import { fold } from './state';
 
 interface Entry {
   state: ProjectionState;

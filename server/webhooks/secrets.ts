@@ -1,5 +1,5 @@
 /**
- * Webhook signing secrets: made, encrypted at rest, and used to sign.
+ * Webhook signing secrets, used to sign (made in server/keys/webhook-secrets.ts).
  *
  * The service signs every delivery with the endpoint's secret, so unlike an API key it cannot
  * keep only a hash. It keeps the secret encrypted (server/keys/cipher.ts) with a key that is not in
@@ -9,15 +9,7 @@
  * Signing follows the Standard Webhooks specification through its reference library: the
  * signature is `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`.
  */
-import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-
-const SECRET_PREFIX = 'whsec_';
-
-/** A new secret: 32 random bytes, base64, after `whsec_` (the form Standard Webhooks libraries take). */
-export function generateSigningSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64');
-}
 
 /**
  * The webhook-signature header: one `v1,…` signature per secret, space-separated. During a

@@ -33,7 +33,7 @@ const actorOf = (ws: TestWorkspace): Actor => ({
   workspaceId: ws.workspaceId,
   trace: systemTrace(randomUUID()),
 });
-// A test's own event type, which the registry (server/ledger/event-types.ts) does not know.
+// A test's own event type, which the registry (server/domain/events.ts) does not know.
 const noted = (note: string) =>
   ({ aggregateType: 'task', aggregateId: randomUUID(), eventType: 'test.noted', payload: { note } }) as unknown as NewEvent;
 const txid = async (tx: Tx) => (await query<{ txid: string }>(tx, sql`select txid_current()::text as txid`))[0]!.txid;

@@ -9,22 +9,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { query, type Database, type Executor, type Tx } from '@/db';
-import { artifactContents, artifacts, ledgerEvents, runs, tasks } from '@/db/schema';
+import { artifactContents, artifacts, runs, tasks } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { appendEventsAtCommit } from '@/server/ledger/append';
+import type { PayloadOf } from '@/server/ledger/event-types';
+import { systemActor, type Actor } from '../actor';
 import type { ArtifactType } from '../artifact-types/catalog';
 import { olderThan, type CreatedKey } from '../paging';
 import { assertLeaseHeld } from '../runs/lease';
-import { systemActor, type Actor } from '../actor';
+import { artifactRow } from './events';
 
 export type ArtifactRow = typeof artifacts.$inferSelect;
-
-/** Joins each artifact to the ledger event that registered it (receipts and bundles name it). */
-export const registeringEvent = and(
-  eq(ledgerEvents.workspaceId, artifacts.workspaceId),
-  eq(ledgerEvents.aggregateId, artifacts.id),
-  eq(ledgerEvents.eventType, 'artifact.registered'),
-)!;
 
 /** The most content a registration stores, after base64 decoding. */
 export const MAX_STORED_BYTES = 1024 * 1024;
@@ -134,26 +129,21 @@ export async function registerArtifact(tx: Tx, actor: Actor, input: RegisterInpu
   const { taskId, run } = await linksOf(tx, actor.workspaceId, input);
   const now = new Date();
   if (run) assertLeaseHeld(run, now);
-  const row: ArtifactRow = {
-    id: randomUUID(),
-    workspaceId: actor.workspaceId,
-    version: 1,
-    createdAt: now,
-    updatedAt: now,
-    artifactType: input.artifact_type,
+  const payload: PayloadOf<'artifact.registered'> = {
+    artifact_id: randomUUID(),
+    artifact_type: input.artifact_type,
     title: input.title,
-    taskId,
-    runId: run?.id ?? null,
-    mediaType: input.media_type,
-    sha256: bytes.sha256,
-    sizeBytes: bytes.sizeBytes,
+    media_type: input.media_type,
+    digest: `sha256:${bytes.sha256}`,
+    size_bytes: bytes.sizeBytes,
     storage: bytes.content ? 'stored' : 'external',
     uri: bytes.uri,
+    task_id: taskId,
+    run_id: run?.id ?? null,
     metadata: input.metadata ?? null,
-    createdByType: actor.type,
-    createdById: actor.id,
-    contentRemovedAt: null,
   };
+  // The row is what the replay makes of the event: the write and the rebuild give one row.
+  const row = artifactRow(payload, { workspaceId: actor.workspaceId, version: 1, at: now }, { actorType: actor.type, actorId: actor.id });
   await Promise.all([
     tx.insert(artifacts).values(row),
     bytes.content
@@ -167,31 +157,7 @@ export async function registerArtifact(tx: Tx, actor: Actor, input: RegisterInpu
           })
       : undefined,
   ]);
-  appendEventsAtCommit(
-    tx,
-    actor,
-    [
-      {
-        aggregateType: 'artifact',
-        aggregateId: row.id,
-        eventType: 'artifact.registered',
-        payload: {
-          artifact_id: row.id,
-          artifact_type: row.artifactType,
-          title: row.title,
-          media_type: row.mediaType,
-          digest: `sha256:${row.sha256}`,
-          size_bytes: row.sizeBytes,
-          storage: row.storage,
-          uri: row.uri,
-          task_id: row.taskId,
-          run_id: row.runId,
-          metadata: row.metadata,
-        },
-      },
-    ],
-    now,
-  );
+  appendEventsAtCommit(tx, actor, [{ aggregateType: 'artifact', aggregateId: row.id, eventType: 'artifact.registered', payload }], now);
   return row;
 }
 

@@ -1,7 +1,7 @@
 /** An artifact as the API and the pages show it: its row with the digest written `sha256:<hex>`. */
 import type { ArtifactRow } from './artifacts';
 
-// A type, not an interface: the decision.created payload holds these, read back as records (event-types.ts).
+// A type, not an interface: the decision.created payload holds these, read back as records (../decisions/decision-payloads.ts).
 export type ArtifactView = {
   id: string;
   workspace_id: string;

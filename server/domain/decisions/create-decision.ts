@@ -17,6 +17,7 @@ import {
   type DecisionUrgency,
 } from '@/db/schema';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
+import type { PayloadOf } from '@/server/ledger/event-types';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { assertLeaseHeld } from '../runs/lease';
@@ -30,6 +31,7 @@ import { DEFAULT_OPTIONS, OPTION_SHAPES } from './options';
 import { policyDigest, type PolicyInput } from './policy';
 import { policyForNewDecision } from './workspace-policy';
 import { escalationDue } from './decide';
+import { decisionRow } from './events';
 
 export interface CreateDecisionInput {
   title: string;
@@ -92,67 +94,60 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
     options,
   });
   const now = new Date();
-  const [row] = await tx
-    .insert(decisions)
-    .values({
-      id: randomUUID(),
-      workspaceId: actor.workspaceId,
-      title: input.title,
-      description: input.description ?? null,
-      shape: input.shape,
-      urgency: input.urgency,
-      status: 'pending',
-      blocksTask: input.blocks_task,
-      taskId: placement.taskId,
-      runId: placement.runId,
-      initiativeId: placement.initiativeId,
-      workstreamId: placement.workstreamId,
-      options,
-      dueAt,
-      onTimeout: input.on_timeout,
-      action,
-      actionDigest: action ? actionDigest(action) : null,
-      editable: input.editable ?? false,
-      grantTtlSeconds: action ? (input.grant_ttl_seconds ?? DEFAULT_GRANT_TTL_SECONDS) : null,
-      targetVersion: action?.target?.version ?? null,
-      requirePasskey: input.require_passkey === true || (await passkeyUrgencies(tx, actor.workspaceId)).includes(input.urgency),
-      createdByType: actor.type,
-      createdById: actor.id,
-      artifactIds: shown.map((a) => a.id),
-      policy,
-      policyDigest: policyDigest(policy),
-      policySource: source,
-      nextEscalationAt: escalationDue(policy, now, 0),
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
-  const held = input.blocks_task && placement.runId ? await holdRunFor(tx, actor.workspaceId, placement.runId, row!.id, now) : [];
+  const raised: PayloadOf<'decision.created'> = {
+    id: randomUUID(),
+    workspace_id: actor.workspaceId,
+    title: input.title,
+    description: input.description ?? null,
+    status: 'pending',
+    shape: input.shape,
+    urgency: input.urgency,
+    blocks_task: input.blocks_task,
+    task_id: placement.taskId,
+    run_id: placement.runId,
+    initiative_id: placement.initiativeId,
+    workstream_id: placement.workstreamId,
+    shape_context: { options },
+    due_at: dueAt?.toISOString() ?? null,
+    on_timeout: input.on_timeout,
+    resolution: null,
+    action,
+    action_digest: action ? actionDigest(action) : null,
+    editable: input.editable ?? false,
+    grant_ttl_seconds: action ? (input.grant_ttl_seconds ?? DEFAULT_GRANT_TTL_SECONDS) : null,
+    target_version: action?.target?.version ?? null,
+    require_passkey: input.require_passkey === true || (await passkeyUrgencies(tx, actor.workspaceId)).includes(input.urgency),
+    artifacts: shown,
+    policy,
+    policy_digest: policyDigest(policy),
+    escalated_steps: 0,
+    next_escalation_at: escalationDue(policy, now, 0)?.toISOString() ?? null,
+    policy_source: source,
+    created_by: { type: actor.type, id: actor.id },
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+  };
+  // The row is what the replay makes of the event: the write and the rebuild give one row.
+  const row = decisionRow(raised, { workspaceId: actor.workspaceId, version: 1, at: now });
+  await tx.insert(decisions).values(row);
+  const held = input.blocks_task && placement.runId ? await holdRunFor(tx, actor.workspaceId, placement.runId, row.id, now) : [];
   // The hold moved the task on (it follows its paused run): the grant holds for it as it is now.
   if (action?.target && held.length > 0) {
     const targetVersion = await taskVersion(tx, actor.workspaceId, action.target.id);
-    if (targetVersion !== row!.targetVersion) {
-      await tx.update(decisions).set({ targetVersion }).where(eq(decisions.id, row!.id));
-      row!.targetVersion = targetVersion;
+    if (targetVersion !== row.targetVersion) {
+      await tx.update(decisions).set({ targetVersion }).where(eq(decisions.id, row.id));
+      row.targetVersion = raised.target_version = targetVersion;
     }
   }
-  const snapshot = decisionView(row!, null, [], null, shown);
-  const { history: _history, attention: _attention, grant: _grant, ...view } = snapshot;
-  const payload = { ...view, target_version: row!.targetVersion };
+  // The event carries the decision as raised, as the API shows it: nothing approved or ruled yet.
+  const payload = { ...raised, approved_action: null, approved_action_digest: null, approvals: [], declines: [] };
   const [event] = await appendEvents(
     tx,
     actor,
-    [
-      {
-        aggregateType: 'decision',
-        aggregateId: row!.id,
-        eventType: 'decision.created',
-        payload,
-      },
-      ...held,
-    ],
+    [{ aggregateType: 'decision', aggregateId: row.id, eventType: 'decision.created', payload }, ...held],
     now,
   );
+  const snapshot = decisionView(row, null, [], null, shown);
   const [named] = await query<{ name: string | null }>(
     tx,
     sql`select ${actorNameSql(actor.workspaceId, event!.actorType, event!.actorId)} as name`,

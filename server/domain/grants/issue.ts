@@ -10,6 +10,8 @@ import type { SigningSettings } from '@/server/keys/workspace-keys';
 import type { NewEvent } from '@/server/ledger/append';
 import type { DecisionRow } from '../decisions/view';
 import type { Actor } from '../actor';
+import type { PayloadOf } from '@/server/ledger/event-types';
+import { grantRow } from './events';
 
 export const DEFAULT_GRANT_TTL_SECONDS = 900;
 export const MAX_GRANT_TTL_SECONDS = 86_400;
@@ -33,38 +35,19 @@ export async function issueGrant(
   // Whole seconds: the token's iat and exp are seconds, and the row must say what the token says.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + (decision.grantTtlSeconds ?? DEFAULT_GRANT_TTL_SECONDS) * 1000);
-  const [row] = await tx
-    .insert(decisionGrants)
-    .values({
-      id: randomUUID(),
-      workspaceId: decision.workspaceId,
-      decisionId: decision.id,
-      actionDigest: decision.approvedActionDigest!,
-      targetId: action.target?.id ?? null,
-      targetVersion: action.target ? targetVersion : null,
-      approverId: actor.id,
-      passkey,
-      keyId,
-      issuedAt,
-      expiresAt,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
-  return {
-    aggregateType: 'grant',
-    aggregateId: row!.id,
-    eventType: 'grant.issued',
-    payload: {
-      grant_id: row!.id,
-      decision_id: decision.id,
-      action_digest: row!.actionDigest,
-      target:
-        row!.targetId !== null && row!.targetVersion !== null ? { type: 'task', id: row!.targetId, version: row!.targetVersion } : null,
-      approver: { type: 'human', id: actor.id, passkey: row!.passkey },
-      key_id: keyId,
-      issued_at: issuedAt.toISOString(),
-      expires_at: expiresAt.toISOString(),
-    },
+  const grantId = randomUUID();
+  const target = action.target && targetVersion !== null ? { type: 'task' as const, id: action.target.id, version: targetVersion } : null;
+  const payload: PayloadOf<'grant.issued'> = {
+    grant_id: grantId,
+    decision_id: decision.id,
+    action_digest: decision.approvedActionDigest!,
+    target,
+    approver: { type: 'human', id: actor.id, passkey },
+    key_id: keyId,
+    issued_at: issuedAt.toISOString(),
+    expires_at: expiresAt.toISOString(),
   };
+  // The row is what the replay makes of the event: the write and the rebuild give one row.
+  await tx.insert(decisionGrants).values(grantRow(payload, { workspaceId: decision.workspaceId, version: 1, at: now }));
+  return { aggregateType: 'grant', aggregateId: grantId, eventType: 'grant.issued', payload };
 }

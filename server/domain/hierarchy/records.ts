@@ -2,7 +2,7 @@
  * The work hierarchy's records: how each row is written into its ledger event's payload, and how a
  * payload becomes a row again. Services and the projection rebuild both go through these, so the
  * tables can always be rebuilt from the ledger. Each record is a zod schema: the replay
- * (server/projections/state.ts) parses payloads with it, and its type is what services write.
+ * (server/domain/hierarchy/events.ts) parses payloads with it, and its type is what services write.
  */
 import { z } from 'zod';
 import {
@@ -20,6 +20,7 @@ import {
   type tasks,
   type workstreams,
 } from '@/db/schema';
+import type { RowMeta } from '../projection';
 
 export type InitiativeRow = typeof initiatives.$inferSelect;
 export type WorkstreamRow = typeof workstreams.$inferSelect;
@@ -101,13 +102,6 @@ export const receiptRecordSchema = z.object({
   created_at: z.string(),
 });
 export type ReceiptRecord = z.output<typeof receiptRecordSchema>;
-
-/** Row bookkeeping that comes from the event, not the payload. */
-export interface RowMeta {
-  workspaceId: string;
-  version: number;
-  at: Date;
-}
 
 export const initiativeRow = (p: InitiativeRecord, m: RowMeta): InitiativeRow => ({
   id: p.id,
@@ -221,7 +215,7 @@ export const runRecordSchema = z.object({
   created_at: z.string(),
   finished_at: z.string().nullable(),
   // Runs from before leases: their fence is their place among the task's runs, which the
-  // replay counts (server/projections/state.ts); they held no lease.
+  // replay counts (server/domain/runs/events.ts); they held no lease.
   fence: z.int().optional(),
   lease_seconds: z.int().default(300),
   lease_expires_at: z.string().nullable().default(null),
@@ -263,7 +257,7 @@ export const runRow = (p: RunRecord, m: RowMeta): RunRow => ({
   checkpointId: p.checkpoint_id,
   summary: p.summary,
   finishedAt: p.finished_at ? new Date(p.finished_at) : null,
-  // 0 only until the replay sets it (a run.created from before fences: server/projections/state.ts).
+  // 0 only until the replay sets it (a run.created from before fences: server/domain/runs/events.ts).
   fence: p.fence ?? 0,
   leaseSeconds: p.lease_seconds,
   leaseExpiresAt: p.lease_expires_at ? new Date(p.lease_expires_at) : null,

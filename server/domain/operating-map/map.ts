@@ -5,7 +5,7 @@
  * builds from ledger events alone.
  */
 import { taskStatuses, type RunStatus, type TaskStatus } from '@/db/schema';
-import type { ProjectionState } from '@/server/projections/state';
+import type { ProjectionState } from '../projection';
 
 interface Stage {
   workstream_id: string;

@@ -10,6 +10,7 @@ import { AppError } from '@/server/errors';
 import { appendEvents } from '@/server/ledger/append';
 import { digestOf } from '@/server/ledger/canonical';
 import type { Actor } from '../actor';
+import { importedReceiptRow } from './events';
 
 export interface ImportOutcome {
   receipt_id: string;
@@ -24,9 +25,10 @@ export async function importReceipt(tx: Tx, actor: Actor, document: Record<strin
   const receiptId = String(document.receipt_id).toLowerCase();
   const documentDigest = digestOf(document);
   const now = new Date();
+  const payload = { receipt_id: receiptId, document_digest: documentDigest, imported_at: now.toISOString(), document };
   const [row] = await tx
     .insert(importedReceipts)
-    .values({ workspaceId: actor.workspaceId, receiptId, document, documentDigest, importedAt: now })
+    .values(importedReceiptRow(payload, { workspaceId: actor.workspaceId, at: now }))
     .onConflictDoNothing()
     .returning();
   if (!row) {
@@ -53,7 +55,7 @@ export async function importReceipt(tx: Tx, actor: Actor, document: Record<strin
         aggregateType: 'receipt',
         aggregateId: receiptId,
         eventType: 'receipt.imported',
-        payload: { receipt_id: receiptId, document_digest: documentDigest, imported_at: now.toISOString(), document },
+        payload,
       },
     ],
     now,

@@ -15,7 +15,7 @@ import { AppError } from '@/server/errors';
 import { appendEvents, lockWorkspaceLedger, type NewEvent } from '@/server/ledger/append';
 import type { PayloadOf } from '@/server/ledger/event-types';
 import { encryptSecret } from '@/server/keys/cipher';
-import { generateSigningSecret } from '@/server/webhooks/secrets';
+import { generateSigningSecret } from '@/server/keys/webhook-secrets';
 import type { Actor } from '../actor';
 import { olderThan, type CreatedKey } from '../paging';
 

@@ -14,12 +14,10 @@ const jwksOutput = z
         kty: z.literal('OKP'),
         crv: z.literal('Ed25519'),
         x: z.string().meta({ description: 'The 32-byte Ed25519 public key, base64url.' }),
-        kid: z
-          .string()
-          .meta({
-            description:
-              'The key id: the `kid` of the grants it signs, its RFC 7638 JWK thumbprint. No key here is a checkpoint key of GET /ledger/keys.',
-          }),
+        kid: z.string().meta({
+          description:
+            'The key id: the `kid` of the grants it signs, its RFC 7638 JWK thumbprint. No key here is a checkpoint key of GET /ledger/keys.',
+        }),
         alg: z.literal('EdDSA'),
         use: z.literal('sig'),
       }),

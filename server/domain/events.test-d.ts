@@ -5,9 +5,11 @@
  * needing every type), the directive is unused and the typecheck fails here.
  */
 import type { EventPhrases } from '@/app/_lib/event-words';
-import type { ProjectionRules } from '@/server/projections/state';
-import type { NewEvent } from './append';
-import type { EventType } from './event-types';
+import type { NewEvent } from '@/server/ledger/append';
+import type { EventType } from '@/server/ledger/event-types';
+import type { ProjectionRules } from './events';
+import type { RulesOf } from './projection';
+import type { grantEvents } from './grants/events';
 
 /** True when A and B are the same type. */
 type Same<A, B> = (<X>() => X extends A ? 1 : 2) extends <X>() => X extends B ? 1 : 2 ? true : false;
@@ -20,6 +22,14 @@ const _wordsCoverTheRegistry: Same<keyof EventPhrases, EventType> = true;
 declare const rulesWithoutOne: Omit<ProjectionRules, 'decision.expired'>;
 // @ts-expect-error -- a projection map must have a rule for every event type
 const _rulesMissingOne: ProjectionRules = rulesWithoutOne;
+
+// The same within an aggregate's slice: its rules must cover its types.
+declare const grantRulesWithoutOne: Omit<RulesOf<typeof grantEvents>, 'grant.refused'>;
+// @ts-expect-error -- a slice's rules must have a rule for each of the slice's types
+const _sliceRulesMissingOne: RulesOf<typeof grantEvents> = grantRulesWithoutOne;
+
+// Every slice's types are the registry's (the composition left none out): a type of a slice is an EventType.
+const _sliceTypesAreRegistered: Same<keyof typeof grantEvents & EventType, keyof typeof grantEvents> = true;
 
 // A new event type without its words.
 declare const wordsWithoutOne: Omit<EventPhrases, 'run.released'>;
