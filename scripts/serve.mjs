@@ -1,8 +1,7 @@
 // The service's HTTP server: one node:http server in one process, in front of two handlers.
 //
 // - /api/v1 goes straight to the REST transport's node:http handler (server/http/node-api.ts):
-//   Next.js's request pipeline costs more than the whole API request behind it (README,
-//   Performance).
+//   Next.js's request pipeline costs more than the whole API request behind it (docs/performance.md).
 // - /mcp goes to the MCP endpoint (server/mcp/http.ts), whose tools run through the same REST
 //   transport in this process.
 // - Everything else (pages, /api/auth, /api/trpc) goes to the built Next.js app, its body (if any)
@@ -11,7 +10,7 @@
 // The API and MCP handlers, and the service's start (server/boot.ts), come from server/ bundled
 // on its own (server/http/serve-entry.ts, scripts/bundle.mjs), not from Next's build: Next.js is
 // loaded on the first request that needs it. An instance that only serves agents never loads it,
-// and holds ~40 MiB less, which is room for ~2,500 more waiting agents (README, Performance).
+// and holds ~40 MiB less, which is room for ~2,500 more waiting agents (docs/performance.md).
 // Next's copy of server/ shares the running service with this one: the runtime, the boot and the
 // stop hooks, and the metrics are kept on globalThis under Symbol.for keys.
 //

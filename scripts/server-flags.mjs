@@ -11,8 +11,8 @@
 //     the heap grew by 30 %: about 10 % of the CPU per request once, docs/contract.md §14), and the
 //     young generation keeps V8's size (16 MB semi-spaces), large enough that a request's objects
 //     die young rather than being copied and promoted.
-//   - `lean`, for an instance that mostly holds waiters (event-stream leases, MCP waits: README,
-//     Performance): full collections each time the heap grows by 20 %, so the heap stays near what
+//   - `lean`, for an instance that mostly holds waiters (event-stream leases, MCP waits:
+//     docs/performance.md): full collections each time the heap grows by 20 %, so the heap stays near what
 //     is live, and 8 MB semi-spaces. It costs CPU on writes: server CPU per POST /work at 32
 //     clients, interleaved runs on one database (2026-11-28): 0.48 ms by default, 0.56 lean; 2 MB
 //     semi-spaces would take 0.71 (a request's objects outlive the scavenges and are promoted) for

@@ -1,6 +1,6 @@
 // Runs a command-line tool (scripts/<name>.ts) as plain JavaScript: scripts/bundle.mjs bundles the
 // tool and our modules it imports, and node runs the bundle. ledger:verify keeps to its memory
-// budget (README, Performance) only without a TypeScript loader in the process. A tool is bundled
+// budget (docs/performance.md) only without a TypeScript loader in the process. A tool is bundled
 // on every run, so it is never older than its sources.
 //
 // Usage: node scripts/tool.mjs <name> [arguments…]   (what the npm scripts run; no `--` needed,

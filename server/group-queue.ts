@@ -2,8 +2,8 @@
  * Group commit in the process: requests that arrive while a batch is in the database make up the
  * next batch, which then goes out as one statement or one transaction. Under no load a request
  * goes out at once, alone, so batching adds no latency; under load a batch costs one round trip
- * and one COMMIT however many requests it answers, where one each cost as many (README,
- * Performance: claims). Two users: the batched writes (server/api/batch.ts) and the API-key
+ * and one COMMIT however many requests it answers, where one each cost as many (docs/performance.md:
+ * claims). Two users: the batched writes (server/api/batch.ts) and the API-key
  * lookup every /api/v1 request makes (server/auth/api-keys.ts).
  *
  * Unlike DataLoader, which gathers what one tick of the event loop asks for, a batch here is what

@@ -1,6 +1,6 @@
 /**
  * The service's metrics, in the Prometheus text format (prom-client): what an operator watches and
- * alerts on (README, "Metrics"). scripts/serve.mjs serves them at GET /metrics on a listener of
+ * alerts on (docs/operators.md, "Metrics"). scripts/serve.mjs serves them at GET /metrics on a listener of
  * their own, only when METRICS_PORT is set (bound to METRICS_HOST, 127.0.0.1 by default): they are
  * for the operator's scraper, never for the API's clients.
  *

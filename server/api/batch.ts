@@ -3,7 +3,7 @@
  * transaction, with one statement per step for all of them rather than one per request. POST
  * /tasks/claim is one: 32 agents asking for work at once are answered by one pick of the queue
  * (`limit 32 … skip locked`), one update, one insert of runs and one append, where one claim at a
- * time held the queue for a round trip each (README, Performance: claims).
+ * time held the queue for a round trip each (docs/performance.md: claims).
  *
  * A batch is what has queued for the operation and workspace while the previous batch ran: the
  * first request runs at once, alone; those that arrive meanwhile wait for its COMMIT and then run

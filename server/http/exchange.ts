@@ -51,7 +51,7 @@ export interface ChunkSink {
  * A body written as it comes (the SSE form of the event stream): started once with where to write,
  * cancelled when the client leaves. Pushed straight into the node response: a web ReadableStream
  * and its reader between the two cost more than the rest of an idle lease, and ten thousand may be
- * open at once (README, Performance).
+ * open at once (docs/performance.md).
  */
 export interface PushedBody {
   start(sink: ChunkSink): void;

@@ -1,5 +1,5 @@
 /**
- * Checking a bundle's signed checkpoint offline (README, "Offline proof"): the
+ * Checking a bundle's signed checkpoint offline (docs/verification.md, "Offline proof"): the
  * note's signature with the workspace's verifier key (the one pinned with --vkey, or else one the
  * bundle lists), that it is this workspace's log and the tree of the bundle's head, and that the
  * Merkle root over the bundle's events, after the subtrees of the events before them, is the

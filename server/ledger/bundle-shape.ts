@@ -1,5 +1,5 @@
 /**
- * What a ledger bundle must look like (README, "Offline proof"), checked by hand rather than with
+ * What a ledger bundle must look like (docs/verification.md, "Offline proof"), checked by hand rather than with
  * a schema library: the same check runs where a whole bundle is in memory (bundle.ts) and in the
  * worker threads that check a streamed bundle's events batch by batch (bundle-file.ts), which load
  * nothing but the verifier. Both name the first problem in the same words.
@@ -15,7 +15,7 @@ export interface BundleHead {
 }
 
 /**
- * The signed checkpoint of the tree at a bundle's head (README, "Offline proof"): the note, the
+ * The signed checkpoint of the tree at a bundle's head (docs/verification.md, "Offline proof"): the note, the
  * workspace's verifier keys, and the Merkle subtrees of the events before the bundle's `from`
  * (one per bit of `from.sequence`, largest first, standard base64; none for a whole chain), so
  * that the root over the bundle's events can be computed and compared with the signed one.

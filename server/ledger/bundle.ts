@@ -1,7 +1,7 @@
 /**
  * Ledger bundles: a workspace's events exported with the head they lead to, so that anyone can
  * check them with no database and no access to the service (`npm run ledger:export`, then
- * `npm run ledger:verify -- --bundle <file>`; README, "Offline proof").
+ * `npm run ledger:verify -- --bundle <file>`; docs/verification.md, "Offline proof").
  *
  * A bundle holds the events from some sequence on, the position of the chain just before them
  * (`from`: sequence 0 and the genesis hash for a whole chain), the head they end at, and the head

@@ -15,7 +15,7 @@ import { eventRowsOfCopyText, type EventTextRow } from './event-rows';
  * Bytes of event text per batch. Under 128 KiB a batch's text, decoded in the worker, is an
  * ordinary young object, collected with the rest of the batch's garbage; larger, it goes to V8's
  * large-object space, which only a full collection frees. Measured on a 1,000,000-event ledger
- * (README, Performance): 96 KiB batches against 256 KiB, peak RSS 157 against 207 MiB, and 5 % faster.
+ * (docs/performance.md): 96 KiB batches against 256 KiB, peak RSS 157 against 207 MiB, and 5 % faster.
  */
 export const BATCH_BYTES = 96 * 1024;
 

@@ -4,7 +4,7 @@
  * decision page by URL elicitation to a client that can open one. server/mcp/dispatch.ts hands it
  * the call; it answers the tool's result when the wait ends.
  *
- * Memory: ten thousand may wait at once on one instance (README, Performance). A waiting call holds
+ * Memory: ten thousand may wait at once on one instance (docs/performance.md). A waiting call holds
  * no async frame: once the decision is raised and read, its state is a DecisionWait's fields, held
  * by its watch (the feed, a timer) and the call's stream; nothing is allocated per wake-up beyond
  * the read it makes.

@@ -16,7 +16,7 @@
  * to a web Request and each answer to a web Response with a ReadableStream (through hono's node
  * adapter), and the Server keeps ~5 KB of handlers and maps per session and ~4 KB per call in
  * flight. A request_decision that waits holds all of that for as long as it waits, and with ten
- * thousand waiting at once (README, Performance) that was most of the instance's memory. A session
+ * thousand waiting at once (docs/performance.md) that was most of the instance's memory. A session
  * here is the few fields below; the SDK's own schemas check every message.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

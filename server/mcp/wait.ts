@@ -5,7 +5,7 @@
  * its own decision's; a wait that hears nothing costs a timer.
  *
  * It calls back rather than settling promises: a wait holds no promise, closure or async frame of
- * its own while it waits (ten thousand may wait at once: README, Performance).
+ * its own while it waits (ten thousand may wait at once: docs/performance.md).
  */
 import type { LedgerEvent } from '@/server/ledger/canonical';
 import type { FeedHub, FeedLease, WorkspaceFeed } from '@/server/ledger/feed';

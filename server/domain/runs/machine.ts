@@ -1,7 +1,7 @@
 /**
  * The run state machine, written once. Control actions (POST /runs/{runId}/actions/{action}) and
  * the agent's own reports (its first checkpoint starts a queued run; finish completes or fails it)
- * are each a set of states they apply from and the state they lead to. The README's diagram is
+ * are each a set of states they apply from and the state they lead to. The diagram in docs/agents.md is
  * this table.
  */
 import type { RunStatus } from '@/db/schema';
