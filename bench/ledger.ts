@@ -25,7 +25,7 @@ import { inboxIds } from '@/server/domain/workspaces/ids';
 import { CURRENT_SCHEMA_VERSION } from '@/server/ledger/append';
 import { digestOf, eventCanonicalSegments, joinCanonicalSegments, type UnsealedEvent } from '@/server/ledger/canonical';
 import { encodeCursor } from '@/server/ledger/cursor';
-import { EVENT_TEXT_COLUMNS } from '@/server/ledger/event-rows';
+import { EVENT_COPY_SELECT, EVENT_TEXT_COLUMNS } from '@/server/ledger/event-rows';
 
 /**
  * How a fill keeps the payload: as its canonical text (`text`, as the append does since migration
@@ -500,6 +500,37 @@ export async function measureVerifyCli(
   const run = await runTool(db, 'ledger-verify.ts', ['--workspace', workspace.workspaceId, '--workers', String(workers), '--json']);
   const report = verifyFigures(run.stdout);
   return { workers, eventsPerSecond: report.checkedEvents / report.seconds, events: report.checkedEvents, peakRssMiB: run.peakRssMiB };
+}
+
+/**
+ * The floor this machine sets for reading a ledger out of PostgreSQL: psql's own COPY of the same
+ * columns ledger:verify reads, in the same order, written to /dev/null, as a process (as the tool is
+ * measured). ledger:verify cannot be faster than the bytes it must read; its ratio to this figure
+ * says how much of its time is verification rather than the database's own reading.
+ */
+export async function measureCopyFloor(
+  db: BenchDb,
+  workspace: BenchWorkspace,
+): Promise<{ eventsPerSecond: number; events: number; seconds: number }> {
+  const select = `select ${EVENT_COPY_SELECT.join(', ')} from ledger_events where workspace_id = '${workspace.workspaceId}' order by sequence`;
+  const started = performance.now();
+  const child = spawn('psql', [db.url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (${select}) to '/dev/null'`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0) throw new Error(`psql \\copy exited ${code}: ${out.slice(-500)}`);
+  const sql = postgres(db.url, { max: 1, onnotice: () => undefined });
+  try {
+    const [row] = await sql<{ n: string }[]>`select count(*)::text as n from ledger_events where workspace_id = ${workspace.workspaceId}`;
+    const events = Number(row?.n);
+    return { eventsPerSecond: events / seconds, events, seconds };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
 }
 
 /** `npm run ledger:export` of the whole ledger to `file`: events a second (process start included), peak RSS, file size. */

@@ -27,6 +27,7 @@ import {
   measureChainVerify,
   measureEventsPage,
   measureExportCli,
+  measureCopyFloor,
   measureVerifyCli,
   rowBytesPerEvent,
 } from './ledger';
@@ -66,7 +67,8 @@ const quick = process.argv.includes('--quick');
  * `--only writes`: just POST /work, peer and ours, at 32 clients over 64 workspaces and one (the transport's targets).
  * `--only drivers`: the peer on postgres.js against the peer on node-postgres, pipelined and not (the same SQL).
  * `--only scale`: 1, 2 and 3 instances of ours on one database (bench/scale.ts), and SSE across instances.
- * `--only verify`: ledger:verify over a 1,000,000-event ledger with 1 worker thread and one per core, twice.
+ * `--only verify`: ledger:verify over a 1,000,000-event ledger with 1 worker thread and one per core, twice, each as a
+ *   ratio to PostgreSQL's own COPY of the same columns in the same run (the floor this machine sets).
  * `--only retention`: the retention job against an hour of keyed writes at ours' measured rate (bench/retention.ts), twice.
  * `--only policy`: POST /decision-policy/dry-run over 500 decided decisions against GET /decisions?limit=100, twice (bench/policy.ts).
  * `--only proofs`: inclusion and consistency proofs from a 1,000,000-event tree (bench/tree.ts), twice.
@@ -355,7 +357,8 @@ async function scaleOnly(): Promise<void> {
 
 /**
  * Verification alone: a ledger of LEDGER_EVENTS events, the chain verifier on one core, then
- * npm run ledger:verify as a process with 1 worker thread and one per core, each twice.
+ * npm run ledger:verify as a process with 1 worker thread and one per core, each twice, against
+ * psql's COPY of the same columns measured just before (measureCopyFloor).
  */
 async function verifyOnly(): Promise<void> {
   const db = await createBenchDb(2);
@@ -374,11 +377,17 @@ async function verifyOnly(): Promise<void> {
     process.stdout.write(`chain verification, one core: ${fmt(core.eventsPerSecond)} events/s\n`);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'aws-bench-')), 'bundle.json');
     for (let run = 1; run <= 2; run++) {
+      // The floor first, then the tool, back to back: a ratio of the two is what compares across machines.
+      const floor = await measureCopyFloor(db, ws);
+      process.stdout.write(
+        `run ${run}: PostgreSQL's own COPY of the same columns (psql, to /dev/null): ${fmt(floor.eventsPerSecond)} events/s over ` +
+          `${floor.events.toLocaleString('en')}\n`,
+      );
       for (const workers of [1, availableParallelism()]) {
         const cli = await measureVerifyCli(db, ws, workers);
         process.stdout.write(
           `run ${run}: ledger:verify --workspace, ${workers} worker${workers > 1 ? 's' : ''}: ${fmt(cli.eventsPerSecond)} events/s over ` +
-            `${cli.events.toLocaleString('en')}, peak RSS ${fmt(cli.peakRssMiB)} MiB\n`,
+            `${cli.events.toLocaleString('en')}, peak RSS ${fmt(cli.peakRssMiB)} MiB; ${fmt(cli.eventsPerSecond / floor.eventsPerSecond, 2)} × the COPY floor\n`,
         );
       }
       const exported = await measureExportCli(db, ws, file);
