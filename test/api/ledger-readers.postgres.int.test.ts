@@ -52,6 +52,9 @@ function seeded(seed: number): () => number {
 // The timing of a run cannot repeat, but its choices can: set LEDGER_CHAOS_SEED to replay a failing run's.
 const SEED = Number(process.env.LEDGER_CHAOS_SEED ?? 20261120);
 const LOAD_MS = 4000;
+// On a busy machine the same load makes fewer writes and kills: the storm goes on past LOAD_MS until
+// it has done what the run is for (the floors checked after it), up to this long.
+const LOAD_MAX_MS = 30_000;
 const WRITERS = 4;
 const READER_LIMITS = [7, 25, 100];
 const DOOMED_SHARE = 0.3;
@@ -297,6 +300,9 @@ describe('ledger readers while writers roll back and backends die', () => {
     const writers$ = Promise.all(Array.from({ length: WRITERS }, writer));
     const readers$ = Promise.all(readers.map(read));
     await sleep(LOAD_MS);
+    const enough = () =>
+      kills >= 20 && cutter.state.cuts >= 1 && writes.filter((w) => !w.doomed).length >= 20 && writes.filter((w) => w.doomed).length >= 5;
+    for (let waited = LOAD_MS; waited < LOAD_MAX_MS && !enough(); waited += 250) await sleep(250);
     cutter.state.armed = false;
     killing = false;
     await killing$;
