@@ -13,21 +13,12 @@ import type { Executor } from '@/db';
 import { artifactContents, artifacts, ledgerEvents } from '@/db/schema';
 import { bundleEvents } from './bundle-file';
 import type { BundleFrame } from './bundle-shape';
+import { registeringEvent } from './registering-event';
 
 /** Where a bundle's artifact bytes go: beside it. */
 export const contentDirOf = (bundleFile: string) => `${bundleFile}.content`;
 
 const HEX = /^[0-9a-f]{64}$/;
-
-/**
- * Joins each artifact to the ledger event that registered it (bundles and receipts name it). The
- * ledger's side of the join: the tables are db/schema's, so the ledger needs nothing of the domain.
- */
-export const registeringEvent = and(
-  eq(ledgerEvents.workspaceId, artifacts.workspaceId),
-  eq(ledgerEvents.aggregateId, artifacts.id),
-  eq(ledgerEvents.eventType, 'artifact.registered'),
-)!;
 
 /**
  * Writes the stored bytes of the artifacts whose `artifact.registered` event the bundle holds (and
