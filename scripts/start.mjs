@@ -66,7 +66,7 @@ if (builtAt < changedAt) {
   console.log(
     builtAt
       ? 'Sources changed since the last build: building the web pages again (a minute or two)…'
-      : 'First start: building the web pages (once; two to three minutes on an idle 2-core machine, longer on a busy one). ' +
+      : 'First start: building the web pages (once; under a minute on an idle 2-core machine, longer on a busy one). ' +
           'Next.js says what it is doing; a line every 10 s while it is quiet.',
   );
   const status = await build();
