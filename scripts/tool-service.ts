@@ -18,6 +18,13 @@ import { onStop } from '@/server/shutdown';
 import { exitOf, type LoadedTool, type ToolIO } from './db-tool';
 import { DB_TOOLS, toolSocketPath, type ToolReply, type ToolRequest } from './tool-socket';
 
+/**
+ * The most a tool's request may be: its options and a bundle's frame (files travel as paths), far
+ * below this. A connection that sends more before its first line is cut, so nothing on the socket
+ * can make the service hold an unbounded line.
+ */
+const REQUEST_MAX = 1024 * 1024;
+
 /** How long runs under way get to finish when the service stops (within its 10 s). */
 const FINISH_MS = 7_000;
 
@@ -94,12 +101,19 @@ async function serve(conn: net.Socket, runtime: Runtime, load: (name: string) =>
   const send = (reply: ToolReply) => {
     if (!conn.destroyed) conn.write(`${JSON.stringify(reply)}\n`);
   };
+  let read = 0;
+  const count = (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > REQUEST_MAX) conn.destroy();
+  };
+  conn.on('data', count);
   const lines = readline.createInterface({ input: conn, crlfDelay: Infinity });
   const first = await new Promise<string | null>((resolve) => {
     lines.once('line', resolve);
     conn.once('close', () => resolve(null));
   });
   lines.close();
+  conn.off('data', count);
   if (first === null) return;
   const io = socketIO(conn, send, false);
   const started = performance.now();

@@ -7,6 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -121,6 +122,17 @@ describe('the tools while the service holds the database', () => {
   });
 
   if (testEngine() === 'pglite') {
+    it('cuts a connection whose request runs past 1 MiB without ending its line, and serves the next tool', async () => {
+      const conn = net.createConnection(toolSocketPath(childEnv.PGLITE_DATA_DIR!)!);
+      conn.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => conn.on('close', () => resolve()));
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      for (let i = 0; i < 32 && !conn.destroyed; i++) await new Promise<void>((resolve) => conn.write(chunk, () => resolve()));
+      await closed;
+      const verify = await tool('ledger-verify', '--workspace', 'demo');
+      expect(verify.code).toBe(0);
+    });
+
     it('listens on a socket only its user can open, and once it has stopped a tool says what to do', async () => {
       const socket = toolSocketPath(childEnv.PGLITE_DATA_DIR!)!;
       expect(statSync(socket).mode & 0o777).toBe(0o600);
