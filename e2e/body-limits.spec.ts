@@ -7,9 +7,9 @@
  */
 import { expect, test } from '@playwright/test';
 import { Agent, request } from 'undici';
+import { APP_ORIGIN } from './support';
 
-const port = process.env.E2E_PORT ?? '3100';
-const origin = `http://127.0.0.1:${port}`;
+const origin = APP_ORIGIN;
 const MiB = 1024 * 1024;
 
 /** Sends 64 MiB of `x` in 64 KiB pieces, counting what the server took before it answered or cut. */

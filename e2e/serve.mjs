@@ -1,11 +1,12 @@
-// The server Playwright tests run against: the built app on its own fresh PGlite directory
-// (.data/e2e, emptied at every start because Playwright may kill this process before it cleans up).
+// A server Playwright tests run against: the built app on its own fresh PGlite directory
+// (.data/e2e-<port>, emptied at every start because Playwright may kill this process before it
+// cleans up). playwright.config.ts starts one per worker, each on its own port.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 const port = process.env.E2E_PORT ?? '3100';
-const dataDir = path.join(import.meta.dirname, '..', '.data', 'e2e');
+const dataDir = path.join(import.meta.dirname, '..', '.data', `e2e-${port}`);
 rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(dataDir, { recursive: true });
 const root = path.join(import.meta.dirname, '..');

@@ -4,8 +4,19 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, type APIRequestContext, type Page } from '@playwright/test';
 
-/** The address the e2e server answers on (e2e/serve.mjs, E2E_PORT). */
-export const APP_ORIGIN = `http://127.0.0.1:${process.env.E2E_PORT ?? '3100'}`;
+/**
+ * The port of this worker's e2e server. Playwright runs spec files on several workers at once, and
+ * each worker has a server of its own (playwright.config.ts starts one per worker, e2e/serve.mjs),
+ * so that no file sees another's decisions in its inbox or its events in its ledger.
+ */
+export const E2E_PORT = e2eServerPort(Number(process.env.TEST_PARALLEL_INDEX ?? 0));
+/** The address this worker's e2e server answers on. */
+export const APP_ORIGIN = `http://127.0.0.1:${E2E_PORT}`;
+
+/** The port of the e2e server for the worker in slot `index` (E2E_PORT, 3100 by default, for the first). */
+export function e2eServerPort(index: number): number {
+  return Number(process.env.E2E_PORT ?? 3100) + index;
+}
 
 export interface Fixture {
   workspaceId: string;
@@ -20,7 +31,7 @@ export interface Fixture {
 
 let cached: Fixture | undefined;
 export function fixture(): Fixture {
-  cached ??= JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '.data', 'e2e', 'fixture.json'), 'utf8')) as Fixture;
+  cached ??= JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '.data', `e2e-${E2E_PORT}`, 'fixture.json'), 'utf8')) as Fixture;
   return cached;
 }
 

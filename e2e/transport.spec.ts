@@ -7,10 +7,9 @@
 import net from 'node:net';
 import { expect, test } from '@playwright/test';
 import { Agent, request } from 'undici';
-import { fixture } from './support';
+import { APP_ORIGIN, E2E_PORT, fixture } from './support';
 
-const port = process.env.E2E_PORT ?? '3100';
-const base = `http://127.0.0.1:${port}/api/v1`;
+const base = `${APP_ORIGIN}/api/v1`;
 const BIG = 'x'.repeat(1_200_000);
 
 /** One connection at most, kept alive between requests: a reset would show on the next request. */
@@ -114,7 +113,7 @@ test('a client that leaves mid-body does not disturb the next connection', async
 function rawUntilClosed(text: string): Promise<{ answer: string; afterMs: number }> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(text));
+    const socket = net.connect(E2E_PORT, '127.0.0.1', () => socket.write(text));
     let answer = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (answer += chunk));
@@ -162,7 +161,7 @@ test('HEAD answers carry the headers of GET and no body, whatever the status; th
 /** Writes `text` on one raw socket and reads until the server closes it. */
 function rawExchange(text: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(text));
+    const socket = net.connect(E2E_PORT, '127.0.0.1', () => socket.write(text));
     let answer = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (answer += chunk));

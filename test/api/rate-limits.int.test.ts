@@ -165,11 +165,14 @@ describe('API rate limit under concurrent requests (keys looked up in batches)',
     pinClock();
     // A transaction that writes takes a transaction id: the key lookups are the burst's only writes.
     // Transaction ids are the whole server's, and other test files write to their own databases
-    // meanwhile: their transactions can only add to the count, so the burst is sent up to three
-    // times (a new key each time) and the fewest transactions seen is the one compared.
+    // meanwhile (a bulk fill on the other worker writes for seconds): their transactions can only
+    // add to the count, so the burst is sent again (a new key each time) until one shows the
+    // batching or 30 seconds have passed, and the fewest transactions seen is the one compared.
     const xid = async () => Number((await query<{ x: string }>(app.runtime.db, sql`select txid_current()::text as x`))[0]!.x);
     let fewest = Infinity;
-    for (let attempt = 0; attempt < 3 && !(fewest <= BURST / 2); attempt++) {
+    const until = performance.now() + 30_000; // (Date is pinned here)
+    for (let attempt = 0; !(fewest <= BURST / 2) && (attempt < 3 || performance.now() < until); attempt++) {
+      if (attempt >= 3) await new Promise((r) => setTimeout(r, 500));
       const ws = await app.createWorkspace();
       await app.request('GET', '/events/stream', { key: ws.apiKey }); // the key's last_used_at is written once, here
       const before = await xid();
