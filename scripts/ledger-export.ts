@@ -5,7 +5,8 @@
  * bundle starts right after that head unless --from says otherwise), with the signed checkpoint of
  * that head (server/ledger/bundle-export.ts). JSON to --out, or to stdout. With --with-content, the
  * stored bytes of the artifacts the bundle registers go beside it, into <out>.content/, one file per
- * digest (server/ledger/bundle-content.ts).
+ * digest (server/ledger/bundle-content.ts): made fresh beside it and renamed into place, so an
+ * existing <out>.content/ is refused (exit 1, nothing written), never written into.
  * Anyone can check it with no database: npm run ledger:verify -- --bundle <file> [--previous <file>].
  */
 import { createWriteStream } from 'node:fs';
@@ -15,7 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { bundleText, eventPages, type BundleHead } from '@/server/ledger/bundle';
 import { signedBundleFrame } from '@/server/ledger/bundle-export';
 import { readBundleFrame } from '@/server/ledger/bundle-file';
-import { contentDirOf, exportContents } from '@/server/ledger/bundle-content';
+import { assertNoContentDir, contentDirOf, exportContents } from '@/server/ledger/bundle-content';
 import { plural } from '@/server/words';
 import { fail, findWorkspace, usageError } from './cli';
 import { dbTool } from './db-tool';
@@ -31,10 +32,23 @@ const cli = {
     out: { type: 'string', value: '<file>', description: 'write the bundle here (default: standard output)' },
     'with-content': {
       type: 'boolean',
-      description: 'with --out: also write the stored bytes of the artifacts it registers into <file>.content/, each named by its SHA-256',
+      description:
+        'with --out: also write the stored bytes of the artifacts it registers into <file>.content/, each named by its SHA-256 (refused when <file>.content exists: remove it first)',
     },
   },
 } as const;
+
+/** The content folder there already ends the tool with its message (exit 1). */
+async function refusingExisting<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    // By name: the tool may run inside the service, with its own copy of the class.
+    if ((err as Error | null)?.name === 'ContentDirExists') fail((err as Error).message);
+    throw err;
+  }
+}
+
 export default dbTool({
   spec: cli,
   async prepare(values) {
@@ -54,6 +68,8 @@ export default dbTool({
     }
     // Written by whichever process runs the export: named here, from where the tool was started.
     const outPath = values.out === undefined ? undefined : path.resolve(values.out);
+    // Before the bundle is written: a refused export leaves nothing behind.
+    if (outPath && values['with-content']) await refusingExisting(() => assertNoContentDir(outPath));
     return { ...values, previous, outPath };
   },
   async run({ db, env, secrets }, values, io) {
@@ -76,7 +92,7 @@ export default dbTool({
       );
       if (values['with-content']) {
         const dir = contentDirOf(values.outPath);
-        const { files, bytes } = await exportContents(db, frame, dir);
+        const { files, bytes } = await refusingExisting(() => exportContents(db, frame, dir));
         io.error(
           `Wrote the stored bytes of ${plural(files, 'artifact digest')} (${plural(bytes, 'byte')}) to ${contentDirOf(values.out!)}/`,
         );

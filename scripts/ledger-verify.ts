@@ -9,7 +9,8 @@
  *   earlier export is said to continue one that was not checked (continuesUncheckedExport). Its
  *   signed checkpoint is checked too (bundle-checkpoint.ts): with --vkey, against that key only.
  *   When <bundle>.content/ is beside it (ledger:export --with-content), every file there is checked
- *   too: its bytes hash to its name, and the bundle registers that digest (bundle-content.ts).
+ *   too: a regular file (no link is followed) of at most 1 MiB, its bytes hash to its name, and the
+ *   bundle registers that digest (bundle-content.ts).
  * Prints the report (JSON) and a line to read; with --json only the report goes to stdout, the
  * line to stderr, so that `| jq` reads the report.
  * Exit status 0 when everything verifies, 3 when it does not (scripts/cli.ts: 1 and 2).
@@ -56,7 +57,9 @@ const cli = {
       description: 'only the JSON report on stdout (for jq); the line to read goes to stderr',
     },
   },
-  notes: [`Exit status ${BROKEN}: the chain or bundle does not verify (the report says where).`],
+  notes: [
+    `Exit status ${BROKEN}: the chain or bundle does not verify (the report says where), or an entry of <bundle>.content/ does not check: not a regular file (links are not followed), over 1 MiB, or not the bytes of a digest the bundle registers.`,
+  ],
 } as const;
 type Values = CliValues<typeof cli.options>;
 

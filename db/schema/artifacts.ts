@@ -12,6 +12,13 @@ import { runs } from './runs';
 import { tasks } from './work';
 import { workspaces } from './workspaces';
 
+/**
+ * The most content one artifact stores in `artifact_contents` (its decoded bytes); a larger one is
+ * registered by URI. Here, beside the table, so that the bundle checker (server/ledger) holds
+ * delivered files to the same limit as the service that registers them.
+ */
+export const MAX_STORED_BYTES = 1024 * 1024;
+
 /** Where an artifact's bytes are: stored here (≤ 1 MiB), or at the URI the agent gave (never fetched). */
 export const artifactStorages = ['stored', 'external'] as const;
 export type ArtifactStorage = (typeof artifactStorages)[number];

@@ -9,7 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { query, type Database, type Executor, type Tx } from '@/db';
-import { artifactContents, artifacts, runs, tasks } from '@/db/schema';
+import { artifactContents, artifacts, MAX_STORED_BYTES, runs, tasks } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { appendEventsAtCommit } from '@/server/ledger/append';
 import type { PayloadOf } from '@/server/ledger/event-types';
@@ -20,9 +20,6 @@ import { assertLeaseHeld } from '../runs/lease';
 import { artifactRow } from './events';
 
 export type ArtifactRow = typeof artifacts.$inferSelect;
-
-/** The most content a registration stores, after base64 decoding. */
-export const MAX_STORED_BYTES = 1024 * 1024;
 
 /** URI schemes an external artifact may name: places bytes are kept, never code or local files. */
 export const URI_SCHEMES = ['https', 'http', 's3', 'gs'] as const;

@@ -1,7 +1,8 @@
 /** POST /artifacts: Register an artifact. */
 import { z } from 'zod';
 import { readCatalog } from '@/server/domain/artifact-types/catalog';
-import { MAX_STORED_BYTES, registerArtifact, URI_SCHEMES } from '@/server/domain/artifacts/artifacts';
+import { MAX_STORED_BYTES } from '@/db/schema';
+import { registerArtifact, URI_SCHEMES } from '@/server/domain/artifacts/artifacts';
 import { ownerProcedure } from '../../procedures';
 import { id, jsonObject, mutationHeaders, text } from '../../schemas';
 import { artifactSchema } from './shared';
