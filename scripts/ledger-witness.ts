@@ -1,16 +1,28 @@
 /**
- * npm run ledger:witness -- --url <api base> --state <file> [--once] [--interval <s>] [--vkey <vkey>]
+ * npm run ledger:witness -- --url <api base> --state <file> [--once] [--interval <s>] [--timeout <s>] [--vkey <vkey>]
  *   with the workspace's API key in AWS_API_KEY, or in the file --key-file names (never on the
  *   command line: scripts/cli.ts says why)
  * A witness of one workspace's ledger that anyone holding an API key of it can run, from anywhere
  * (server/ledger/witness.ts): each round it fetches the newest checkpoint, checks its signature
  * against the pinned log key and its consistency with the last checkpoint it kept, keeps it, and
  * hands back its cosignature. No database: only the REST API and the state file.
+ * Every request is bounded in time (--timeout, 30 s by default, headers and body together) and in
+ * size, and goes only to --url: a redirect is an error, never followed. SIGTERM or SIGINT ends the
+ * wait between rounds at once, and aborts a round's request in flight (exit 1, the state unchanged).
  * Exit status 0 when every round was consistent, 3 when the log signed something that does not
  * extend what the witness saw (the output says which sizes and roots disagree), 1 on other errors.
  */
 import { hostname } from 'node:os';
-import { readState, restApi, witnessRound, witnessVkey, writeState, WitnessAlarm } from '@/server/ledger/witness';
+import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  readState,
+  restApi,
+  witnessRound,
+  witnessVkey,
+  writeState,
+  WitnessAlarm,
+  WitnessStopped,
+} from '@/server/ledger/witness';
 import { parseVkey } from '@/server/ledger/note';
 import { parseCli, readApiKey, usageError } from './cli';
 
@@ -21,7 +33,7 @@ const cli = {
   command: 'ledger:witness',
   summary: 'witnesses a workspace’s ledger: checks each signed checkpoint extends the last one it saw, and cosigns it.',
   usage: [
-    '--url <api base> --state <file> [--key-file <file>] [--once] [--interval <s>] [--vkey <vkey>] [--name <witness name>]   (the key in AWS_API_KEY, or in --key-file)',
+    '--url <api base> --state <file> [--key-file <file>] [--once] [--interval <s>] [--timeout <s>] [--vkey <vkey>] [--name <witness name>]   (the key in AWS_API_KEY, or in --key-file)',
   ],
   options: {
     url: { type: 'string', value: '<api base>', description: 'the API, e.g. https://aws.example.com/api/v1', required: true },
@@ -38,17 +50,28 @@ const cli = {
     },
     once: { type: 'boolean', description: 'one round, then exit' },
     interval: { type: 'string', value: '<s>', description: 'seconds between rounds', default: '60' },
+    timeout: {
+      type: 'string',
+      value: '<s>',
+      description: 'seconds one request may take, headers and body (past it the round fails, exit 1)',
+      default: String(DEFAULT_REQUEST_TIMEOUT_MS / 1000),
+    },
     vkey: { type: 'string', value: '<vkey>', description: 'pin this log key (default: the key the log lists on the first round)' },
     name: { type: 'string', value: '<name>', description: 'the witness’s key name, on the first round (default witness.<host>)' },
   },
   notes: [
     'Exit 3: the log signed a checkpoint that does not extend what this witness saw, or with another key.',
     'AWS_API_KEY: the workspace API key, when --key-file is not given (never on the command line, where others can read it).',
+    'A redirect from the service is an error (its status and Location are named), never followed.',
+    'SIGTERM or SIGINT: stops between rounds at once; during a round, aborts its request and exits 1 with the state unchanged.',
   ],
 } as const;
 const values = parseCli(cli);
 const seconds = Number(values.interval);
 if (!Number.isFinite(seconds) || seconds < 1) usageError(cli, '--interval takes a number of seconds, at least 1');
+const timeout = Number(values.timeout);
+if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 3600)
+  usageError(cli, '--timeout takes a number of seconds, more than 0 and at most 3600');
 if (values.vkey) {
   try {
     parseVkey(values.vkey);
@@ -57,16 +80,19 @@ if (values.vkey) {
   }
 }
 
-const api = restApi(values.url!, await readApiKey(cli, values['key-file']));
-// A signal ends the wait between rounds at once (a round under way finishes first).
+const key = await readApiKey(cli, values['key-file']);
+// A signal ends the wait between rounds at once, and aborts a request in flight.
+const stopper = new AbortController();
 let stopping = false;
 let wake = () => {};
-const stop = () => {
+const stop = (signal: NodeJS.Signals) => {
   stopping = true;
+  stopper.abort(signal);
   wake();
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
+const api = restApi(values.url!, key, { timeoutMs: timeout * 1000, stop: stopper.signal });
 
 async function round(): Promise<number> {
   const state = await readState(values.state!, values.name ?? `witness.${hostname()}`);
@@ -78,6 +104,10 @@ async function round(): Promise<number> {
     console.log(`OK size ${done.size} root ${done.root} (${from}); cosigned as ${witnessVkey(state)}`);
     return 0;
   } catch (err) {
+    if (err instanceof WitnessStopped) {
+      console.error(`Stopped by ${String(stopper.signal.reason)}: ${err.message}; the state file is unchanged.`);
+      return 1;
+    }
     if (err instanceof WitnessAlarm) {
       console.error(`INCONSISTENT: ${err.message}`);
       return INCONSISTENT;

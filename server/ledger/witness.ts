@@ -90,15 +90,56 @@ async function boundedJson(res: Response, what: string): Promise<unknown> {
   }
 }
 
-export function restApi(base: string, key: string): Api {
+/** How long one request may take, headers and body, unless --timeout says otherwise. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** A round given up because the witness was told to stop (SIGTERM, SIGINT) while a request was in flight. */
+export class WitnessStopped extends Error {
+  override readonly name = 'WitnessStopped';
+}
+
+export interface RestOptions {
+  /** The most one request may take, from sending it to the last byte of its answer. */
+  timeoutMs?: number;
+  /** Aborted to give up at once whatever is in flight (the tool's signal handler). */
+  stop?: AbortSignal;
+}
+
+/**
+ * The REST API as a witness of an untrusted log talks to it: each request bounded in time (a
+ * server that sends headers and then nothing, or never answers, cannot hold the witness), in size
+ * (boundedJson), and sent only where --url says: a redirect is an error naming its status and
+ * Location, never followed (the witness's key would go with it).
+ */
+export function restApi(base: string, key: string, options: RestOptions = {}): Api {
   const root = base.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   return async (method, path, body) => {
-    const res = await fetch(`${root}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: await boundedJson(res, `${method} ${path}`) };
+    const what = `${method} ${path}`;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = options.stop ? AbortSignal.any([timeout, options.stop]) : timeout;
+    try {
+      const res = await fetch(`${root}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        redirect: 'manual',
+        signal,
+      });
+      if (res.status >= 300 && res.status < 400) {
+        await res.body?.cancel();
+        const location = res.headers.get('location');
+        throw new Error(
+          `${what}: the service answered ${res.status} redirecting to ${location === null ? '(no Location)' : JSON.stringify(location)}; ` +
+            'a witness follows no redirect: give the API’s own address with --url',
+        );
+      }
+      return { status: res.status, body: await boundedJson(res, what) };
+    } catch (err) {
+      if (options.stop?.aborted) throw new WitnessStopped(`${what} was in flight and is abandoned`);
+      if (timeout.aborted) throw new Error(`${what}: no complete answer within ${timeoutMs / 1000} s (--timeout)`);
+      throw err;
+    }
   };
 }
 
