@@ -1,8 +1,8 @@
 /**
  * The ledger: GET /ledger/verify (recompute the workspace's chain, name the first broken link); its
  * signed tree (keys, the newest checkpoint, inclusion and consistency proofs, witnesses'
- * cosignatures); and for the web interface's /ledger page, browsing events, verifying in steps, and
- * the witnesses.
+ * cosignatures, the witnesses its owners name); and for the web interface's /ledger page, browsing
+ * events, verifying in steps, and the witnesses.
  * One file per procedure.
  */
 import { router } from '../../trpc';
@@ -15,6 +15,9 @@ import { inclusionProcedure } from './inclusion';
 import { consistencyProcedure } from './consistency';
 import { cosignProcedure } from './cosign';
 import { witnessesProcedure } from './witnesses';
+import { nameWitnessProcedure } from './name-witness';
+import { listWitnessesProcedure } from './list-witnesses';
+import { removeWitnessProcedure } from './remove-witness';
 
 export const ledgerRouter = router({
   verify: verifyProcedure,
@@ -26,4 +29,7 @@ export const ledgerRouter = router({
   consistencyProof: consistencyProcedure,
   cosign: cosignProcedure,
   witnesses: witnessesProcedure,
+  nameWitness: nameWitnessProcedure,
+  listWitnesses: listWitnessesProcedure,
+  removeWitness: removeWitnessProcedure,
 });
