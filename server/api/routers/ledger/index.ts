@@ -14,7 +14,7 @@ import { checkpointProcedure } from './checkpoint';
 import { inclusionProcedure } from './inclusion';
 import { consistencyProcedure } from './consistency';
 import { cosignProcedure } from './cosign';
-import { witnessesProcedure } from './witnesses';
+import { witnessSummaryProcedure } from './witness-summary';
 import { nameWitnessProcedure } from './name-witness';
 import { listWitnessesProcedure } from './list-witnesses';
 import { removeWitnessProcedure } from './remove-witness';
@@ -28,7 +28,7 @@ export const ledgerRouter = router({
   inclusionProof: inclusionProcedure,
   consistencyProof: consistencyProcedure,
   cosign: cosignProcedure,
-  witnesses: witnessesProcedure,
+  witnessSummary: witnessSummaryProcedure,
   nameWitness: nameWitnessProcedure,
   listWitnesses: listWitnessesProcedure,
   removeWitness: removeWitnessProcedure,

@@ -8,7 +8,7 @@ import { witnessSummary } from '@/server/ledger/witnesses';
 import { humanMemberProcedure } from '../../procedures';
 import { id } from '../../schemas';
 
-export const witnessesProcedure = humanMemberProcedure.input(z.strictObject({ workspace_id: id() })).query(async ({ ctx, actor }) => ({
+export const witnessSummaryProcedure = humanMemberProcedure.input(z.strictObject({ workspace_id: id() })).query(async ({ ctx, actor }) => ({
   ...(await witnessSummary(ctx.runtime.db, actor.workspaceId)),
   named: await listWitnesses(ctx.runtime.db, actor.workspaceId),
 }));
