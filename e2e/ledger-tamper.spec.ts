@@ -135,9 +135,11 @@ test('cutting the newest events and fixing the head row: ledger:verify and the p
   await page.goto('/ledger');
   const panel = page.getByRole('region', { name: 'Signed checkpoints and witnesses' });
   await expect(panel).toContainText(`The log signed its tree of ${signed.size} events`);
-  const row = panel.getByRole('row', { name: /witness\.e2e\.test/ });
+  const row = panel.getByRole('table', { name: /largest tree/ }).getByRole('row', { name: /witness\.e2e\.test/ });
   await expect(row).toContainText(`${signed.size} events (the newest checkpoint)`);
   await expect(row.getByRole('cell').nth(2)).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+  // And which witnesses the owners named, with their keys: only theirs count.
+  await expect(panel.getByRole('table', { name: /Named witnesses/ }).getByRole('row', { name: /witness\.e2e\.test/ })).toContainText(vkey!);
 
   await cutTo(signed.size - 3);
   const verify = tool('ledger-verify', '--workspace', 'demo');
