@@ -3,7 +3,8 @@
  * database, and its superuser cutting the newest events and fixing the head row. The chain's own
  * links still hold; `npm run ledger:verify` (a process) and the page's "Verify the chain" say
  * BROKEN against the signed checkpoint. Then the operator rebuilds the tree and writes on (a
- * fork the database alone now agrees with): a witness that kept an earlier checkpoint exits 3.
+ * fork the database alone now agrees with): a witness that kept an earlier checkpoint exits 3. The
+ * witness is named by the owner first: the workspace keeps only named witnesses' cosignatures.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -117,6 +118,13 @@ const witness = () =>
 test('cutting the newest events and fixing the head row: ledger:verify and the page say BROKEN', async ({ browser }) => {
   test.setTimeout(120_000);
   await writeWork(6, 'before the cut');
+  // A witness's first round: the workspace keeps only named witnesses' cosignatures, so it says
+  // what an owner sends to name it; the owner (the demo key) does.
+  const unnamed = witness();
+  expect(unnamed.status, unnamed.out).toBe(1);
+  const vkey = /NOT NAMED: .* not yet from (\S+)\.$/m.exec(unnamed.out)?.[1];
+  expect(vkey, unnamed.out).toMatch(/^witness\.e2e\.test\+[0-9a-f]{8}\+/);
+  expect((await api('POST', '/ledger/witnesses', { vkey })).status).toBe(201);
   const signed = await signedHead();
   // A witness keeps this checkpoint (and cosigns it) before anything is touched.
   const first = witness();
@@ -127,9 +135,11 @@ test('cutting the newest events and fixing the head row: ledger:verify and the p
   await page.goto('/ledger');
   const panel = page.getByRole('region', { name: 'Signed checkpoints and witnesses' });
   await expect(panel).toContainText(`The log signed its tree of ${signed.size} events`);
-  const row = panel.getByRole('row', { name: /witness\.e2e\.test/ });
+  const row = panel.getByRole('table', { name: /largest tree/ }).getByRole('row', { name: /witness\.e2e\.test/ });
   await expect(row).toContainText(`${signed.size} events (the newest checkpoint)`);
   await expect(row.getByRole('cell').nth(2)).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+  // And which witnesses the owners named, with their keys: only theirs count.
+  await expect(panel.getByRole('table', { name: /Named witnesses/ }).getByRole('row', { name: /witness\.e2e\.test/ })).toContainText(vkey!);
 
   await cutTo(signed.size - 3);
   const verify = tool('ledger-verify', '--workspace', 'demo');

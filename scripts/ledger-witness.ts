@@ -5,7 +5,9 @@
  * A witness of one workspace's ledger that anyone holding an API key of it can run, from anywhere
  * (server/ledger/witness.ts): each round it fetches the newest checkpoint, checks its signature
  * against the pinned log key and its consistency with the last checkpoint it kept, keeps it, and
- * hands back its cosignature. No database: only the REST API and the state file.
+ * hands back its cosignature. No database: only the REST API and the state file. The workspace
+ * keeps the cosignatures of the witnesses its owners named only: until then a round says so and
+ * prints the request that names it (its key is kept in the state file, so the request stays good).
  * Every request is bounded in time (--timeout, 30 s by default, headers and body together) and in
  * size, and goes only to --url: a redirect is an error, never followed. SIGTERM or SIGINT ends the
  * wait between rounds at once, and aborts a round's request in flight (exit 1, the state unchanged).
@@ -21,6 +23,7 @@ import {
   witnessVkey,
   writeState,
   WitnessAlarm,
+  WitnessNotNamed,
   WitnessStopped,
 } from '@/server/ledger/witness';
 import { parseVkey } from '@/server/ledger/note';
@@ -112,9 +115,26 @@ async function round(): Promise<number> {
       console.error(`INCONSISTENT: ${err.message}`);
       return INCONSISTENT;
     }
+    if (err instanceof WitnessNotNamed) {
+      // The checkpoint checked out: keep it, and the key the owner is asked to name.
+      await writeState(values.state!, state);
+      console.error(notNamed(err.vkey));
+      return 1;
+    }
     console.error((err as Error).message);
     return 1;
   }
+}
+
+/** What a newcomer reads when the workspace does not know this witness yet: the exact request an owner sends. */
+function notNamed(vkey: string): string {
+  const body = JSON.stringify({ vkey }).replaceAll("'", `'\\''`);
+  return [
+    `NOT NAMED: the workspace keeps cosignatures only from the witnesses its owners name, and not yet from ${vkey}.`,
+    'An owner names this witness, with an API key of the workspace in OWNER_KEY:',
+    `  curl -s -X POST ${values.url!.replace(/\/+$/, '')}/ledger/witnesses -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' -d '${body}'`,
+    `Then run the witness again: it keeps its key in ${values.state}.`,
+  ].join('\n');
 }
 
 let code = await round();

@@ -111,6 +111,13 @@ export const errorTable = {
     meaning: 'The decision is approved only with the approver’s passkey: a WebAuthn assertion over the ruling’s statement.',
     action: 'Approve it on its page, with a passkey added at /settings/account.',
   },
+  witness_not_named: {
+    status: 403,
+    meaning:
+      'A cosignature by a witness this workspace’s owners have not named (or have removed): only named witnesses vouch for its ledger.',
+    action:
+      'An owner names the witness with POST /ledger/witnesses {"vkey": "<its verifier key>"} (details.vkey is the key sent); then send the cosignature again.',
+  },
   grant_used: {
     status: 409,
     meaning: 'The grant has already been consumed: a grant permits its action once.',

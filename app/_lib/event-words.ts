@@ -40,6 +40,7 @@ const SUBJECTS: Record<Prefix, string> = {
   passkey: 'Passkey',
   artifact: 'Artifact',
   decision_policy: 'Decision policy',
+  witness: 'Witness',
 };
 
 /**
@@ -141,6 +142,8 @@ const PHRASES: EventPhrases = {
   'decision_policy.updated': (p) =>
     `rules set to version ${p.version ?? '?'}: ${p.rules?.length ?? 0} ${p.rules?.length === 1 ? 'rule' : 'rules'}`,
   'artifact.registered': (p) => `registered: ${words(p.artifact_type)}${p.title ? ` “${p.title}”` : ''}`,
+  'witness.named': (p) => `${p.name ?? ''} named: its cosignatures are kept (key ${p.key_id ?? '?'})`,
+  'witness.removed': (p) => `${p.name ?? ''} removed: its cosignatures are no longer kept`,
 };
 
 /** The words for a type as the page got it: a string, which a newer ledger may fill with a type this table does not know. */

@@ -35,7 +35,7 @@ export default async function LedgerPage({ searchParams }: { searchParams: Promi
   const at = params.at && /^[1-9]\d{0,15}$/.test(params.at) ? Number(params.at) : undefined;
   const api = await caller();
   const page = await api.ledger.browse({ workspace_id: workspace.id, event_type: type, aggregate_id: aggregate, at, limit: 50 });
-  const signed = await api.ledger.witnesses({ workspace_id: workspace.id });
+  const signed = await api.ledger.witnessSummary({ workspace_id: workspace.id });
   const by = await actorLabels(workspace.id, page.events);
   const filters = new URLSearchParams(Object.entries({ type, aggregate }).filter(([, v]) => v) as [string, string][]);
   const older = page.olderAt ? `/ledger?${new URLSearchParams([...filters, ['at', String(page.olderAt)]])}` : null;

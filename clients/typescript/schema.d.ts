@@ -827,10 +827,54 @@ export interface paths {
         put?: never;
         /**
          * Hand back a witness’s cosignature of a checkpoint
-         * @description A witness that checked a checkpoint (its signature, and its consistency with the last one it saw) sends the note back with its C2SP tlog-cosignature line, and its verifier key (type 0x04). The cosignature must verify with that key and vouch for a checkpoint this workspace signed, word for word; it is then served with the checkpoint. It is kept beside the ledger, not in it: an attestation about the ledger, not a change of work.
+         * @description A witness that checked a checkpoint (its signature, and its consistency with the last one it saw) sends the note back with its C2SP tlog-cosignature line, and its verifier key (type 0x04). The witness must be one the workspace’s owners named (POST /ledger/witnesses; 403 witness_not_named otherwise), the cosignature must verify with its key, vouch for a checkpoint this workspace signed, word for word, and carry a time at most 10 minutes ahead of the service’s clock (400 otherwise). It is then served with the checkpoint: one per witness and tree size, a newer one replacing the one kept. It is kept beside the ledger, not in it: an attestation about the ledger, not a change of work.
          */
         post: operations["ledger-cosign"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ledger/witnesses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the named witnesses
+         * @description The witnesses whose cosignatures this workspace keeps and serves, in the order they were named. At most 20, so the list is not paged. Every member and API key.
+         */
+        get: operations["ledger-listWitnesses"];
+        put?: never;
+        /**
+         * Name a witness of the workspace’s ledger
+         * @description Only a named witness’s cosignatures (POST /ledger/cosignatures) are kept and served with the checkpoints. Send its verifier key (`npm run ledger:witness` prints it); its name is the key’s own, at most 128 characters, and the key an Ed25519 cosignature key (type 0x04). `name`, when sent, must be that name. The same key named twice is 409 conflict (naming is not idempotent: the answer names the witness already there); a workspace names at most 20. Owners and API keys. Recorded as witness.named.
+         */
+        post: operations["ledger-nameWitness"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ledger/witnesses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a named witness
+         * @description Its cosignatures are refused from now on (403 witness_not_named) and no longer served with any checkpoint; the lines it sent are kept aside, served again if it is named again. Owners and API keys. Recorded as witness.removed.
+         */
+        delete: operations["ledger-removeWitness"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2583,8 +2627,55 @@ export interface components {
                  * @example 2026-11-20T10:00:00.000Z
                  */
                 signed_at: string;
-                /** @description false when this witness’s cosignature of that tree size was already kept (nothing changed). */
+                /** @description false when nothing changed: this very cosignature, or a newer one by the witness of that tree size, was already kept. */
                 recorded: boolean;
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerWitnessNamed: {
+            data: components["schemas"]["LedgerWitness"];
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerWitness: {
+            /** Format: uuid */
+            id: string;
+            /** @description The witness key’s name (at most 128 characters): its cosignature lines’ name. */
+            name: string;
+            /** @description First 4 bytes of SHA-256(name ‖ "\n" ‖ 0x04 ‖ public key), hex. */
+            key_id: string;
+            /** @description Its verifier key: `<name>+<key_id>+<base64(0x04 ‖ public key)>`. */
+            vkey: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            named_at: string;
+        };
+        LedgerWitnessList: {
+            data: components["schemas"]["LedgerWitness"][];
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        LedgerWitnessRemoved: {
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @constant */
+                removed: true;
             };
             meta: {
                 /** @constant */
@@ -9763,6 +9854,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `witness_not_named`: A cosignature by a witness this workspace’s owners have not named (or have removed): only named witnesses vouch for its ledger. */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
             404: {
                 headers: {
@@ -9798,6 +9900,387 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: The body is not application/json. */
             415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-listWitnesses": {
+        parameters: {
+            query?: {
+                workspace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerWitnessList"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-nameWitness": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Default: your API key’s workspace.
+                     */
+                    workspace_id?: string;
+                    /** @description The witness’s verifier key: `<name>+<key id>+<base64(0x04 ‖ public key)>`. */
+                    vkey: string;
+                    /** @description The vkey’s name, as a check (optional). */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            201: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerWitnessNamed"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: The change would break a rule of the current state: a workspace name already taken, a person already a member, or a workspace left without an owner. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ledger-removeWitness": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerWitnessRemoved"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;

@@ -16,3 +16,4 @@ export * from './tree';
 export * from './passkeys';
 export * from './artifacts';
 export * from './grant-keys';
+export * from './witnesses';

@@ -13,7 +13,8 @@
  * - ledger_checkpoints: every signed checkpoint (a C2SP signed note), by tree size and root: a
  *   tree rebuilt from events that changed is signed again at a size already signed, with another
  *   root (a fork, which a witness catches), and both stay on record.
- * - ledger_cosignatures: the witnesses' cosignature lines, by the checkpoint (size and root) they vouch for.
+ * - ledger_cosignatures: the named witnesses' cosignature lines (db/schema/witnesses.ts), one per
+ *   witness key and tree size (the newest it sent), with the root it vouched for.
  *
  * None of these is a projection in the strict sense: the tree is rebuilt from the events
  * (projections:rebuild), but signatures and witnesses' lines are history the ledger cannot replay.
@@ -109,7 +110,9 @@ export const ledgerCosignatures = pgTable(
     receivedAt: ts('received_at').notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.workspaceId, t.treeSize, t.root, t.witness, t.keyId] }),
+    // One per witness per size: a witness re-sending its cosignature of a size replaces it, so the
+    // lines served with a checkpoint are at most one per named witness.
+    primaryKey({ columns: [t.workspaceId, t.treeSize, t.witness, t.keyId] }),
     index('ledger_cosignatures_witness_idx').on(t.workspaceId, t.witness),
   ],
 );

@@ -19,6 +19,7 @@ import { passkeyEvents, passkeyRules } from './passkeys/events';
 import { receiptEvents, receiptRules } from './receipts/events';
 import { runEvents, runRules } from './runs/events';
 import { webhookEndpointEvents, webhookEndpointRules } from './webhooks/events';
+import { witnessEvents, witnessRules } from './witnesses/events';
 import { workspaceEvents, workspaceRules } from './workspaces/events';
 
 const EVENTS = joinSlices(
@@ -33,6 +34,7 @@ const EVENTS = joinSlices(
   decisionEvents,
   grantEvents,
   artifactEvents,
+  witnessEvents,
 );
 
 type Registry = typeof EVENTS;
@@ -58,6 +60,7 @@ const RULES: ProjectionRules = joinSlices(
   decisionRules,
   grantRules,
   artifactRules,
+  witnessRules,
 );
 
 function isEventType(type: string): type is EventType {

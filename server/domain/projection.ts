@@ -12,6 +12,7 @@ import type {
   dedupClaims,
   importedReceipts,
   initiatives,
+  ledgerWitnesses,
   milestones,
   receipts,
   runCheckpoints,
@@ -36,6 +37,8 @@ export interface ProjectionState {
   attention: Map<string, typeof decisionAttention.$inferSelect>;
   grants: Map<string, typeof decisionGrants.$inferSelect>;
   artifacts: Map<string, typeof artifacts.$inferSelect>;
+  /** The witnesses named and not removed (server/domain/witnesses). */
+  witnesses: Map<string, typeof ledgerWitnesses.$inferSelect>;
   /** The event that created each receipt: evidence carries its id and hash. */
   receiptEvents: Map<string, { eventId: string; eventHash: string; sequence: number }>;
 }
@@ -55,6 +58,7 @@ export function emptyState(): ProjectionState {
     attention: new Map(),
     grants: new Map(),
     artifacts: new Map(),
+    witnesses: new Map(),
     receiptEvents: new Map(),
   };
 }

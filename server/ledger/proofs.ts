@@ -6,7 +6,7 @@
  */
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { query, type Executor } from '@/db';
-import { ledgerCosignatures, ledgerSigningKeys } from '@/db/schema';
+import { ledgerCosignatures, ledgerSigningKeys, ledgerWitnesses } from '@/db/schema';
 import { AppError } from '@/server/errors';
 import { newestCheckpoint } from './checkpoints';
 import { consistencyPlan, eventLeafHash, hashesOf, inclusionPlan } from './merkle';
@@ -33,11 +33,26 @@ export async function listSigningKeys(db: Executor, workspaceId: string) {
   }));
 }
 
-/** A signed checkpoint's note with every witness's cosignature line after the log's signature, and who cosigned it. */
+/**
+ * A signed checkpoint's note with every named witness's cosignature line after the log's
+ * signature, and who cosigned it. Lines of witnesses not named (kept before witnesses were named,
+ * or by one since removed) are not served.
+ */
 export async function cosignedNote(db: Executor, workspaceId: string, checkpoint: { treeSize: number; root: Buffer; note: string }) {
   const cosignatures = await db
-    .select()
+    .select({
+      witness: ledgerCosignatures.witness,
+      keyId: ledgerCosignatures.keyId,
+      vkey: ledgerCosignatures.vkey,
+      line: ledgerCosignatures.line,
+      signedAt: ledgerCosignatures.signedAt,
+      receivedAt: ledgerCosignatures.receivedAt,
+    })
     .from(ledgerCosignatures)
+    .innerJoin(
+      ledgerWitnesses,
+      and(eq(ledgerWitnesses.workspaceId, ledgerCosignatures.workspaceId), eq(ledgerWitnesses.vkey, ledgerCosignatures.vkey)),
+    )
     .where(
       and(
         eq(ledgerCosignatures.workspaceId, workspaceId),

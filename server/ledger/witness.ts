@@ -39,6 +39,21 @@ export class WitnessAlarm extends Error {
   override readonly name = 'WitnessAlarm';
 }
 
+/**
+ * The checkpoint checked out, but the workspace keeps cosignatures only from the witnesses its
+ * owners named, and this one is not (yet): `vkey` is what an owner names. The state holds the
+ * checkpoint and the witness's key, to be kept (the next round then cosigns with the same key).
+ */
+export class WitnessNotNamed extends Error {
+  override readonly name = 'WitnessNotNamed';
+  constructor(
+    message: string,
+    readonly vkey: string,
+  ) {
+    super(message);
+  }
+}
+
 export async function readState(file: string, name: string): Promise<WitnessState> {
   try {
     const state = JSON.parse(await readFile(file, 'utf8')) as WitnessState;
@@ -204,6 +219,10 @@ export async function witnessRound(api: Api, state: WitnessState, now = new Date
   state.checkpoint = { size: signed.size, root, note };
   const key = noteKeyFromSeed(state.witness.name, Buffer.from(state.witness.seed, 'base64'), COSIGNATURE_ED25519);
   const line = cosignatureLine(text, key, Math.floor(now.getTime() / 1000));
-  await ok(api, 'POST', '/ledger/cosignatures', { note: note + line, witness_vkey: vkeyOf(key) });
+  const sent = await api('POST', '/ledger/cosignatures', { note: note + line, witness_vkey: vkeyOf(key) });
+  if (sent.status === 403 && sent.body?.error?.code === 'witness_not_named') {
+    throw new WitnessNotNamed(sent.body.error.message, vkeyOf(key));
+  }
+  if (sent.status !== 200) throw new Error(`POST /ledger/cosignatures: ${sent.status} ${sent.body?.error?.message ?? ''}`.trim());
   return { size: signed.size, root, from: seen?.size ?? null, cosigned: true };
 }

@@ -1,5 +1,5 @@
 /**
- * What the /ledger page says of the signed tree: the newest checkpoint, and each witness that
+ * What the /ledger page says of the signed tree: the newest checkpoint, and each named witness that
  * vouched for one (its cosignature of the largest tree it saw, and when it signed and sent it).
  */
 import { sql } from 'drizzle-orm';
@@ -18,9 +18,11 @@ export async function witnessSummary(db: Executor, workspaceId: string) {
     root: Uint8Array;
   }>(
     db,
-    sql`select distinct on (witness, key_id) witness, key_id, tree_size, signed_at, received_at, root
-          from ledger_cosignatures where workspace_id = ${workspaceId}
-         order by witness, key_id, tree_size desc, received_at desc`,
+    sql`select distinct on (c.witness, c.key_id) c.witness, c.key_id, c.tree_size, c.signed_at, c.received_at, c.root
+          from ledger_cosignatures c
+          join ledger_witnesses w on w.workspace_id = c.workspace_id and w.vkey = c.vkey
+         where c.workspace_id = ${workspaceId}
+         order by c.witness, c.key_id, c.tree_size desc, c.received_at desc`,
   );
   const iso = (d: Date | string) => new Date(d).toISOString();
   return {

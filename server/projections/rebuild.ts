@@ -17,6 +17,7 @@ import {
   initiatives,
   ledgerTrees,
   ledgerTreeTiles,
+  ledgerWitnesses,
   milestones,
   receipts,
   runCheckpoints,
@@ -121,6 +122,8 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await tx.delete(milestones).where(eq(milestones.workspaceId, workspaceId));
   await tx.delete(workstreams).where(eq(workstreams.workspaceId, workspaceId));
   await tx.delete(initiatives).where(eq(initiatives.workspaceId, workspaceId));
+  // The named witnesses, not their cosignatures (ledger_cosignatures, which no event holds).
+  await tx.delete(ledgerWitnesses).where(eq(ledgerWitnesses.workspaceId, workspaceId));
   const [before] = await tx.select().from(ledgerTrees).where(eq(ledgerTrees.workspaceId, workspaceId));
   await tx.delete(ledgerTreeTiles).where(eq(ledgerTreeTiles.workspaceId, workspaceId));
 
@@ -155,6 +158,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await insertChunks([...state.attention.values()], (c) => tx.insert(decisionAttention).values(c));
   await insertChunks([...state.grants.values()], (c) => tx.insert(decisionGrants).values(c));
   await insertChunks([...state.artifacts.values()], (c) => tx.insert(artifacts).values(c));
+  await insertChunks([...state.witnesses.values()], (c) => tx.insert(ledgerWitnesses).values(c));
   return {
     workspaceId,
     events,
@@ -172,6 +176,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
       attention: state.attention.size,
       grants: state.grants.size,
       artifacts: state.artifacts.size,
+      witnesses: state.witnesses.size,
     },
     tree: { size: tree.size, root: tree.root.toString('base64'), previousSize: before?.size ?? 0, clearedAlarm: before?.alarm ?? null },
   };

@@ -17,6 +17,7 @@ import {
   runCheckpoints,
   initiatives,
   ledgerEvents,
+  ledgerWitnesses,
   milestones,
   receipts,
   runs,
@@ -36,7 +37,7 @@ export function fold(events: Iterable<LedgerEvent>, state = emptyState()): Proje
 /** The projection tables of one workspace, read as they are. */
 export async function loadFromTables(db: Executor, workspaceId: string): Promise<ProjectionState> {
   const byId = <R extends { id: string }>(rows: R[]) => new Map(rows.map((r) => [r.id, r]));
-  const [i, w, m, t, r, ru, d, a, cp, cl, im, g, ar] = await Promise.all([
+  const [i, w, m, t, r, ru, d, a, cp, cl, im, g, ar, wi] = await Promise.all([
     db.select().from(initiatives).where(eq(initiatives.workspaceId, workspaceId)),
     db.select().from(workstreams).where(eq(workstreams.workspaceId, workspaceId)),
     db.select().from(milestones).where(eq(milestones.workspaceId, workspaceId)),
@@ -50,6 +51,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     db.select().from(importedReceipts).where(eq(importedReceipts.workspaceId, workspaceId)),
     db.select().from(decisionGrants).where(eq(decisionGrants.workspaceId, workspaceId)),
     db.select().from(artifacts).where(eq(artifacts.workspaceId, workspaceId)),
+    db.select().from(ledgerWitnesses).where(eq(ledgerWitnesses.workspaceId, workspaceId)),
   ]);
   const state: ProjectionState = {
     initiatives: byId(i),
@@ -65,6 +67,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     attention: new Map(a.map((x) => [x.decisionId, x])),
     grants: byId(g),
     artifacts: byId(ar),
+    witnesses: byId(wi),
     receiptEvents: new Map(),
   };
   // Evidence names the event that recorded each receipt; the tables keep receipts, the ledger keeps hashes.

@@ -20,7 +20,7 @@ import {
   vkeyOf,
 } from '@/server/ledger/note';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
-import { integrate, signingSettings, writeWork } from '../support/ledger-tree';
+import { integrate, nameWitness, signingSettings, writeWork } from '../support/ledger-tree';
 
 let app: TestApp;
 let settings: SigningSettings;
@@ -154,6 +154,7 @@ describe('the signed tree over REST', () => {
     const line = cosignatureLine(text, witness, 1_790_000_000);
     const post = (note: string, vkey = vkeyOf(witness)) =>
       app.request('POST', '/ledger/cosignatures', { key: ws.apiKey, body: { note, witness_vkey: vkey } });
+    await nameWitness(app, ws, vkeyOf(witness));
 
     const kept = await post(cp.note + line);
     expect(kept.status, kept.text).toBe(200);

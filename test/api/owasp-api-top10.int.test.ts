@@ -17,6 +17,7 @@ import { openApiDocument } from '@/server/api/openapi';
 import { appRouter } from '@/server/api/root';
 import { factsOf, proceduresOf } from '@/server/api/trpc-internals';
 import { sampleReceipt } from '@/server/domain/receipts/sample';
+import { COSIGNATURE_ED25519, generateNoteKey, vkeyOf } from '@/server/ledger/note';
 import { startTestApp, type ApiResponse, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
 import { startDbProxy } from '../support/db-proxy';
 import { testEngine } from '../support/engine';
@@ -51,6 +52,7 @@ let theirs: {
   cursor: string;
   webhook: string;
   artifact: string;
+  witness: string;
 };
 /** A webhook endpoint of the app's own workspace. */
 let myWebhook: string;
@@ -82,12 +84,18 @@ beforeAll(async () => {
     body: { artifact_type: 'test_report', title: 'Theirs', media_type: 'text/plain', content: Buffer.from('theirs').toString('base64') },
   });
   expect(artifact.status).toBe(201);
+  const witness = await app.request('POST', '/ledger/witnesses', {
+    key,
+    body: { vkey: vkeyOf(generateNoteKey('witness.example/theirs', COSIGNATURE_ED25519)) },
+  });
+  expect(witness.status).toBe(201);
   const mine = await app.request('POST', '/webhooks', { body: { url: 'https://93.184.216.34/mine' } });
   expect(mine.status).toBe(201);
   myWebhook = mine.body.data.id;
   theirs = {
     webhook: hook.body.data.id,
     artifact: artifact.body.data.id,
+    witness: witness.body.data.id,
     decision: decision.body.decision.id,
     initiative: tree.body.data.initiative.id,
     workstream: refs.research,
@@ -163,6 +171,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
       ['GET', `/artifacts/${theirs.artifact}`, undefined],
       ['GET', `/artifacts/${theirs.artifact}/content`, undefined],
       ['DELETE', `/artifacts/${theirs.artifact}/content`, {}],
+      ['DELETE', `/ledger/witnesses/${theirs.witness}`, {}],
       ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', task_id: theirs.task }],
       ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', run_id: theirs.run }],
     ];

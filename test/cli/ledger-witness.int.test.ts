@@ -2,7 +2,8 @@
  * npm run ledger:witness, run as a process against the served API: it pins the log key, checks
  * each new checkpoint extends the last one it kept, cosigns it (served with the checkpoint from
  * then on), and exits 3, saying which sizes and roots disagree, when a database superuser cuts off
- * events, rebuilds the tree and writes on (a fork), or when the log signs with another key.
+ * events, rebuilds the tree and writes on (a fork), or when the log signs with another key. Until an
+ * owner names it, its cosignature is refused, and it prints the very request that names it.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,8 +16,9 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { addSigningKey } from '@/server/ledger/checkpoints';
+import { witnessVkey } from '@/server/ledger/witness';
 import { startTestApp, type TestApp, type TestWorkspace } from '../support/app';
-import { integrate, signingSettings, writeWork } from '../support/ledger-tree';
+import { integrate, nameWitness, signingSettings, writeWork } from '../support/ledger-tree';
 
 const run = promisify(execFile);
 let app: TestApp;
@@ -43,6 +45,17 @@ async function witness(ws: TestWorkspace, state: string, ...extra: string[]): Pr
     const e = err as { code?: number; stdout?: string; stderr?: string };
     return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
+}
+
+/**
+ * A witness's first round, refused as not named (exit 1, the checkpoint kept), and its naming by
+ * the workspace's key with the key the state file keeps: the next rounds cosign.
+ */
+async function firstRoundNamed(ws: TestWorkspace, state: string): Promise<void> {
+  const first = await witness(ws, state);
+  expect(first.code, first.stdout + first.stderr).toBe(1);
+  expect(first.stderr).toContain('NOT NAMED');
+  await nameWitness(app, ws, witnessVkey(JSON.parse(readFileSync(state, 'utf8'))));
 }
 
 /** What an operator with the database can do: cut the newest `n` events, fix the head, and rebuild the tree. */
@@ -72,9 +85,21 @@ describe('npm run ledger:witness', () => {
     const state = path.join(dir, 'fork.json');
     await writeWork(app, ws, 3);
     await integrate(app, ws);
+    // The newcomer's path: refused as not named, the exact request to name it printed, run as printed.
+    const refused = await witness(ws, state);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+    const vkey = witnessVkey(JSON.parse(readFileSync(state, 'utf8')));
+    expect(refused.stderr).toContain(
+      `NOT NAMED: the workspace keeps cosignatures only from the witnesses its owners name, and not yet from ${vkey}.`,
+    );
+    expect((await app.request('GET', '/ledger/checkpoint', { key: ws.apiKey })).body.data.cosignatures).toEqual([]);
+    const curl = /^ {2}(curl .*)$/m.exec(refused.stderr)![1]!;
+    const named = await run('sh', ['-c', curl], { env: { ...process.env, OWNER_KEY: ws.apiKey } });
+    expect(JSON.parse(named.stdout).data).toMatchObject({ vkey, name: vkey.split('+')[0] });
     const first = await witness(ws, state);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/^OK size \d+ root \S+ \(first checkpoint seen\); cosigned as witness\.\S+\+[0-9a-f]{8}\+\S+$/m);
+    expect(first.stdout).toMatch(/^OK size \d+ root \S+ \(consistent with size \d+\); cosigned as witness\.\S+\+[0-9a-f]{8}\+\S+$/m);
+    expect(first.stdout).toContain(vkey);
     const kept = JSON.parse(readFileSync(state, 'utf8'));
     const keys = await app.request('GET', '/ledger/keys', { key: ws.apiKey });
     expect(kept.logVkey).toBe(keys.body.data[0].vkey);
@@ -105,6 +130,7 @@ describe('npm run ledger:witness', () => {
     const state = path.join(dir, 'smaller.json');
     await writeWork(app, ws, 4);
     await integrate(app, ws);
+    await firstRoundNamed(ws, state);
     expect((await witness(ws, state)).code).toBe(0);
     const seen = JSON.parse(readFileSync(state, 'utf8')).checkpoint as { size: number; root: string };
     await cutAndRebuild(ws, 3);
@@ -121,6 +147,7 @@ describe('npm run ledger:witness', () => {
     const otherState = path.join(dir, 'rotated.json');
     await writeWork(app, other, 1);
     await integrate(app, other);
+    await firstRoundNamed(other, otherState);
     expect((await witness(other, otherState)).code).toBe(0);
     await app.runtime.db.transaction((tx) => addSigningKey(tx, other.workspaceId, settings));
     await integrate(app, other);

@@ -169,7 +169,9 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
           (select count(*) from webhook_endpoints) as webhook_endpoints,
           (select count(*) from webhook_deliveries) as webhook_deliveries,
           (select count(*) from artifacts) as artifacts,
-          (select count(*) from artifact_contents) as artifact_contents`,
+          (select count(*) from artifact_contents) as artifact_contents,
+          (select count(*) from ledger_witnesses) as witnesses,
+          (select count(*) from ledger_cosignatures) as cosignatures`,
       );
       return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
     },

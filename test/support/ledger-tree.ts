@@ -25,3 +25,10 @@ export async function writeWork(app: TestApp, ws: TestWorkspace, n: number): Pro
 export async function integrate(app: TestApp, ws: TestWorkspace): Promise<void> {
   while ((await integrateWorkspace(app.runtime.db, ws.workspaceId, signingSettings(app))).outcome === 'extended');
 }
+
+/** An owner's naming of the witness whose verifier key is `vkey` (POST /ledger/witnesses, with the workspace's key): its id. */
+export async function nameWitness(app: TestApp, ws: TestWorkspace, vkey: string): Promise<string> {
+  const res = await app.request('POST', '/ledger/witnesses', { key: ws.apiKey, body: { vkey } });
+  expect(res.status, res.text).toBe(201);
+  return res.body.data.id as string;
+}

@@ -11,9 +11,10 @@ const cosignOutput = z
       witness: z.string(),
       key_id: z.string(),
       signed_at: timestamp(),
-      recorded: z
-        .boolean()
-        .meta({ description: 'false when this witness’s cosignature of that tree size was already kept (nothing changed).' }),
+      recorded: z.boolean().meta({
+        description:
+          'false when nothing changed: this very cosignature, or a newer one by the witness of that tree size, was already kept.',
+      }),
     }),
     meta: apiMeta,
   })
@@ -28,12 +29,15 @@ export const cosignProcedure = agentProcedure
       summary: 'Hand back a witness’s cosignature of a checkpoint',
       description:
         'A witness that checked a checkpoint (its signature, and its consistency with the last one it saw) sends the ' +
-        'note back with its C2SP tlog-cosignature line, and its verifier key (type 0x04). The cosignature must verify ' +
-        'with that key and vouch for a checkpoint this workspace signed, word for word; it is then served with the ' +
-        'checkpoint. It is kept beside the ledger, not in it: an attestation about the ledger, not a change of work.',
+        'note back with its C2SP tlog-cosignature line, and its verifier key (type 0x04). The witness must be one the ' +
+        'workspace’s owners named (POST /ledger/witnesses; 403 witness_not_named otherwise), the cosignature must verify ' +
+        'with its key, vouch for a checkpoint this workspace signed, word for word, and carry a time at most 10 minutes ' +
+        'ahead of the service’s clock (400 otherwise). It is then served with the checkpoint: one per witness and tree ' +
+        'size, a newer one replacing the one kept. It is kept beside the ledger, not in it: an attestation about the ' +
+        'ledger, not a change of work.',
       requestHeaders: mutationHeaders,
     },
-    errorCodes: ['validation_failed', 'not_found', 'conflict', 'invalid_idempotency_key'],
+    errorCodes: ['validation_failed', 'witness_not_named', 'not_found', 'conflict', 'invalid_idempotency_key'],
   })
   .input(
     z.strictObject({

@@ -1,8 +1,8 @@
 /**
  * The ledger: GET /ledger/verify (recompute the workspace's chain, name the first broken link); its
  * signed tree (keys, the newest checkpoint, inclusion and consistency proofs, witnesses'
- * cosignatures); and for the web interface's /ledger page, browsing events, verifying in steps, and
- * the witnesses.
+ * cosignatures, the witnesses its owners name); and for the web interface's /ledger page, browsing
+ * events, verifying in steps, and the witnesses.
  * One file per procedure.
  */
 import { router } from '../../trpc';
@@ -14,7 +14,10 @@ import { checkpointProcedure } from './checkpoint';
 import { inclusionProcedure } from './inclusion';
 import { consistencyProcedure } from './consistency';
 import { cosignProcedure } from './cosign';
-import { witnessesProcedure } from './witnesses';
+import { witnessSummaryProcedure } from './witness-summary';
+import { nameWitnessProcedure } from './name-witness';
+import { listWitnessesProcedure } from './list-witnesses';
+import { removeWitnessProcedure } from './remove-witness';
 
 export const ledgerRouter = router({
   verify: verifyProcedure,
@@ -25,5 +28,8 @@ export const ledgerRouter = router({
   inclusionProof: inclusionProcedure,
   consistencyProof: consistencyProcedure,
   cosign: cosignProcedure,
-  witnesses: witnessesProcedure,
+  witnessSummary: witnessSummaryProcedure,
+  nameWitness: nameWitnessProcedure,
+  listWitnesses: listWitnessesProcedure,
+  removeWitness: removeWitnessProcedure,
 });
