@@ -123,6 +123,12 @@ export const errorTable = {
     meaning: 'The grant has already been consumed: a grant permits its action once.',
     action: 'Do not run the action again. To run it again, raise a new decision.',
   },
+  grant_not_yours: {
+    status: 403,
+    meaning:
+      'The grant is not for this key: a grant is used only by the key that raised its decision (its token’s `azp`), or, for a decision a person raised, by a key of that person.',
+    action: 'Hand the action to the agent whose key raised the decision, or raise a decision of your own for it. Nothing was used up.',
+  },
   grant_mismatch: {
     status: 409,
     meaning: 'The grant is for another action: the action_digest presented is not the one approved. The grant stays usable.',

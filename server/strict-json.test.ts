@@ -130,6 +130,17 @@ describe('readStrictJson', () => {
     }
   });
 
+  it('lets unstorable strings through when asked, and still checks everything after them', () => {
+    const kept = readStrictJson('{"a":"x\\u0000y","b":"\\ud800"}', { maxDepth: 64, keepUnstorableText: true });
+    expect(kept).toMatchObject({ ok: true, value: { a: 'x\u0000y', b: '\ud800' } });
+    const deep = `{"a":"\\u0000","b":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    expect(readStrictJson(deep, { maxDepth: 64, keepUnstorableText: true })).toMatchObject({ ok: false, problem: { kind: 'depth' } });
+    expect(readStrictJson('{"n":1e400}', { maxDepth: 64, keepUnstorableText: true })).toMatchObject({
+      ok: false,
+      problem: { kind: 'unstorable' },
+    });
+  });
+
   it('refuses a repeated member name (also spelt with escapes) with its JSON pointer; the same name in other objects is fine', () => {
     expect(readStrictJson('{"a":{"b":1,"b":2}}', limits)).toMatchObject({ ok: false, problem: { kind: 'duplicate_key', path: '/a/b' } });
     expect(readStrictJson('{"title":"a","t\\u0069tle":"b"}', limits)).toMatchObject({

@@ -37,6 +37,13 @@ export interface StrictJsonLimits {
    * documents, read by code we do not all control (ajv, exporters), refuse it.
    */
   refuseProtoKey?: boolean;
+  /**
+   * Let strings no store keeps through (U+0000, lone surrogates) while the rest is checked: for a
+   * reader whose values are written out as JSON and read strictly again where they are used (the
+   * MCP endpoint's messages: a tool's arguments become a REST body, whose reader refuses them by
+   * their field). A number beyond a double is refused still: written out again, it would be null.
+   */
+  keepUnstorableText?: boolean;
 }
 
 export type StrictJsonProblem =
@@ -125,9 +132,13 @@ function hasExponent(text: string, from: number, to: number): boolean {
   return false;
 }
 
+/** Whether this reading lets unstorable strings through (StrictJsonLimits.keepUnstorableText). */
+let keepUnstorable = false;
+
 /** Refuses the string just read (at the current path) when it holds what cannot be stored. */
 function refuseUnstorable(frames: Frame[], what: string): void {
-  if (unstorable !== null) throw new Refused({ kind: 'unstorable', message: `${what} holds ${unstorable}`, path: pointer(frames) });
+  if (unstorable !== null && !keepUnstorable)
+    throw new Refused({ kind: 'unstorable', message: `${what} holds ${unstorable}`, path: pointer(frames) });
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -197,6 +208,7 @@ export function readStrictJson(text: string, limits: StrictJsonLimits): StrictJs
   let nodes = 0;
   let depth = 0;
   let i = 0;
+  keepUnstorable = limits.keepUnstorableText === true;
 
   try {
     i = skipSpace(text, 0);

@@ -49,7 +49,10 @@ export class ChainBreakError extends Error {
   }
 }
 
-/** A grant the server would not consume: `code` is grant_used, grant_mismatch, grant_expired or approval_stale (409), or the error's code. */
+/**
+ * A grant the server would not consume: `code` is grant_used, grant_mismatch, grant_expired or approval_stale (409),
+ * grant_not_yours (403: the grant is another key's), or the error's code.
+ */
 export class GrantRefusedError extends Error {
   constructor(
     readonly status: number,
@@ -177,7 +180,8 @@ export interface AwsClient {
     /**
      * Uses the grant `token` for the action whose digest is `actionDigest` (`sha256:` + hex of
      * SHA-256 over its RFC 8785 text: compute it from what you will run). Resolves once it is used
-     * up; throws GrantRefusedError when it was not (used already, another action, expired, stale).
+     * up; throws GrantRefusedError when it was not (used already, another action, expired, stale, or
+     * not this key's: a grant is used by the key that raised its decision, its token's `azp`).
      * Not retried on a lost answer: a retry would find the grant used, by the first attempt.
      */
     consume(token: string, actionDigest: string): Promise<GrantConsumed>;

@@ -223,7 +223,7 @@ export interface paths {
         put?: never;
         /**
          * Use a grant, once
-         * @description For the tool server about to run an approved action, with an API key of the grant’s workspace: the first presentation whose action_digest is the approved one uses the grant up (a `grant.consumed` event). After it, every presentation is 409 grant_used. Another action’s digest is 409 grant_mismatch and the grant stays usable; past its expiry, 409 grant_expired; its target task changed since the decision was raised (or since the approval moved it on), 409 approval_stale and the grant is void. Each of those three writes a `grant.refused` event. A token this service did not sign for the grant it names is 400 validation_failed.
+         * @description For the tool server about to run an approved action, with the API key the grant is for (its token’s `azp`): the key that raised the decision, or, for a decision a person raised, a key of that person. Any other key is 403 grant_not_yours and nothing is used up or written. The first presentation whose action_digest is the approved one uses the grant up (a `grant.consumed` event). After it, every presentation is 409 grant_used. Another action’s digest is 409 grant_mismatch and the grant stays usable; past its expiry, 409 grant_expired; its target task changed since the decision was raised (or since the approval moved it on), 409 approval_stale and the grant is void. Each of those three writes a `grant.refused` event. A token this service did not sign for the grant it names is 400 validation_failed.
          */
         post: operations["grants-consume"];
         delete?: never;
@@ -1610,8 +1610,8 @@ export interface components {
         Grant: {
             /** Format: uuid */
             id: string;
-            /** @description A compact JWS (EdDSA, Ed25519) over the grant’s claims: iss, sub (the decision), jti (this id), wid (the workspace), act (the approved action_digest), tgt (the target and its version), apr (the approver), iat, exp. Verify it with the workspace’s JWKS (GET /workspaces/{workspace_id}/jwks.json), then consume it (POST /grants/consume). */
-            token: string;
+            /** @description Shown only to the party the grant is for: the API key that raised the decision (its MCP wait too), or the person who raised it; null to every other reader (other keys, approvers, viewers), who see the grant’s id, digest, expiry and state. A compact JWS (EdDSA, Ed25519) over the grant’s claims: iss, sub (the decision), azp (whom it is for: the raising key’s id, or `user:<id>` for a person), jti (this id), wid (the workspace), act (the approved action_digest), tgt (the target and its version), apr (the approver), iat, exp. Verify it with the workspace’s JWKS (GET /workspaces/{workspace_id}/jwks.json), pinning iss, wid and azp, then consume it with that key (POST /grants/consume). */
+            token: string | null;
             action_digest: string;
             /**
              * Format: date-time
@@ -4988,7 +4988,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The grant’s token, as GET /decisions/{id} gave it (`decision.grant.token`). */
+                    /** @description The grant’s token, as GET /decisions/{id} gave it (`decision.grant.token`) to the key it is for. */
                     token: string;
                     /** @description The digest of the action about to run: `sha256:` + hex(SHA-256(JCS({ tool, arguments, target? }))) (RFC 8785). Compute it from what you will run, never copy it from the grant. */
                     action_digest: string;
@@ -5026,6 +5026,17 @@ export interface operations {
             };
             /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
             401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `grant_not_yours`: The grant is not for this key: a grant is used only by the key that raised its decision (its token’s `azp`), or, for a decision a person raised, by a key of that person. */
+            403: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;

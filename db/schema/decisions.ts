@@ -168,6 +168,12 @@ export const decisionGrants = pgTable(
     targetVersion: integer('target_version'),
     approverId: text('approver_id').notNull(),
     passkey: boolean('passkey').notNull().default(false),
+    /**
+     * Whom the grant is for (its token's `azp`): the id of the API key that raised the decision, or
+     * `user:<id>` for a person who raised it; null for the system. Only that party sees its token
+     * and uses it (server/domain/grants/azp.ts).
+     */
+    azp: text('azp'),
     /** The workspace grant key (grant_signing_keys.kid) that signs its token. */
     keyId: text('key_id').notNull(),
     issuedAt: ts('issued_at').notNull(),

@@ -217,7 +217,7 @@ async function dispatch(
 }
 
 /** How deep a request body may nest, counting the body itself (the receipt reader's limit too). */
-const MAX_BODY_DEPTH = 64;
+export const MAX_BODY_DEPTH = 64;
 
 /**
  * Reads the body, refusing more than `limit` bytes while reading (a lying or absent

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
 import type { PresentedKey } from '@/server/api/api-key-auth';
 import { errorBody, type ResolvedCredential } from '@/server/api/rest';
 import { AppError } from '@/server/errors';
@@ -51,6 +52,21 @@ export function refusal(error: AppError, appUrl: string): ToolAnswer {
   return { status: error.status, body: errorBody(requestId, error, appUrl), headers: { 'X-Request-Id': requestId } };
 }
 
+/**
+ * The value of the path parameter `arg`, checked before it becomes a path segment: a string its
+ * procedure's schema accepts (a UUID for an id). The URL the request is built on is resolved, so a
+ * segment `.` or `..` would name another operation (`decisions/.` is the list); the check is made
+ * here, for every tool, not left to the operation that would have been reached.
+ */
+function pathSegment(arg: string, value: unknown, schema: z.ZodType | undefined): string {
+  const refuse = (message: string) => new AppError('validation_failed', `${arg}: ${message}`, { issues: [{ path: arg, message }] });
+  if (typeof value !== 'string' || value === '') throw refuse('Required, a string.');
+  if (value === '.' || value === '..') throw refuse('Not a path segment of its own.');
+  const checked = schema?.safeParse(value);
+  if (checked && !checked.success) throw refuse(checked.error.issues[0]?.message ?? 'Invalid.');
+  return value;
+}
+
 /** Builds the REST request for `args` (without the tool's own arguments); throws AppError for one that cannot be placed. */
 function requestFor(tool: Tool, args: Record<string, unknown>, authorization: string): ApiRequest {
   let path = tool.path;
@@ -60,11 +76,7 @@ function requestFor(tool: Tool, args: Record<string, unknown>, authorization: st
   const body: Record<string, unknown> = {};
   for (const [arg, place] of tool.places) {
     if (place.in !== 'path') continue;
-    const value = args[arg];
-    if (typeof value !== 'string' || value === '') {
-      throw new AppError('validation_failed', `${arg}: required, a string.`, { issues: [{ path: arg, message: 'Required, a string.' }] });
-    }
-    path = path.replace(`{${place.name}}`, encodeURIComponent(value));
+    path = path.replace(`{${place.name}}`, encodeURIComponent(pathSegment(arg, args[arg], place.schema)));
   }
   for (const [arg, value] of Object.entries(args)) {
     if (value === undefined || tool.own?.[arg]) continue;

@@ -134,6 +134,7 @@ async function resultOfRequest(
       else if (decision) read = await callTool(ctx.handle, readers.decision, { id: decision[1] }, caller, appUrl);
       else throw new RpcError(-32002, `No resource ${uri}: read ledger://checkpoint or decision://{id}.`);
       if (read.status === 404) throw new RpcError(-32002, `Resource not found: ${uri}.`, read.body);
+      if (read.status === 400) throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${uri} names no resource.`, read.body);
       if (read.status >= 400) throw new RpcError(ErrorCode.InvalidRequest, `Reading ${uri} failed (${read.status}).`, read.body);
       return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(read.body) }] };
     }

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { presentKey } from '@/server/api/api-key-auth';
-import { errorBody, SECURITY_HEADERS } from '@/server/api/rest';
+import { errorBody, MAX_BODY_DEPTH, SECURITY_HEADERS } from '@/server/api/rest';
 import { AppError } from '@/server/errors';
 import { nodeHeaders } from '@/server/http/exchange';
 import { readBody } from '@/server/http/node-api';
@@ -23,7 +23,7 @@ import { addressedOrigin } from '@/server/http/origin';
 import { describeError, log, logs } from '@/server/log';
 import { countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
-import { utf8 } from '@/server/strict-json';
+import { readStrictJson, utf8 } from '@/server/strict-json';
 import type { Caller, RestHandle } from './call';
 import { answerRequest, receiveMessage } from './dispatch';
 import { McpSessions, type McpContext } from './sessions';
@@ -104,12 +104,20 @@ class McpEndpoint {
       const bytes = await readBody(req, limit);
       if (!bytes) throw new AppError('payload_too_large', `The body is larger than ${limit} bytes.`, { limitBytes: limit });
       const text = utf8(bytes);
-      try {
-        if (text === null) throw new Error('not UTF-8');
-        parsed = JSON.parse(text);
-      } catch {
-        return rpcError(res, 400, -32700, 'Parse error: the body is not UTF-8 JSON.', out);
+      if (text === null) return rpcError(res, 400, -32700, 'Parse error: the body is not UTF-8 JSON.', out);
+      // The REST body's strict reading, before the SDK's schemas or any tool sees the message: its
+      // arguments reach a REST body two levels down (params.arguments), so two levels more here.
+      // Unchecked, 5,000 levels overflowed the stack of the schemas that walk it.
+      // A string no store keeps is let through: the operation it reaches refuses it by its field.
+      // A member named __proto__ is refused: the protocol's schemas copy the arguments into a new
+      // object, where it would set the prototype and vanish instead of being refused by name.
+      const read = readStrictJson(text, { maxDepth: MAX_BODY_DEPTH + 2, keepUnstorableText: true, refuseProtoKey: true });
+      if (!read.ok) {
+        const { problem } = read;
+        const where = problem.kind === 'syntax' ? ` at byte ${problem.offset}` : problem.path ? ` (at ${problem.path})` : '';
+        return rpcError(res, 400, -32700, `Parse error: ${problem.message}${where}.`, out);
       }
+      parsed = read.value;
     }
 
     const sessionId = headers.get('mcp-session-id');

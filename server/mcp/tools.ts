@@ -20,6 +20,12 @@ interface ArgPlace {
   in: 'path' | 'query' | 'header' | 'body';
   /** Its name there (a header's, lower-case). */
   name: string;
+  /**
+   * For a path parameter: the procedure's own schema of it (a UUID for every id), which its value
+   * must meet before it becomes a path segment (server/mcp/call.ts): `.` or `..` would otherwise
+   * name another operation once the URL is resolved.
+   */
+  schema?: z.ZodType;
 }
 
 interface ToolDefinition {
@@ -278,9 +284,15 @@ function toolOf(def: ToolDefinition): Tool {
     if (json.type !== 'object' || !json.properties) throw new Error(`MCP tool ${def.name}: its input is not a plain object`);
     const inputRequired = new Set(json.required ?? []);
     const rest = def.method === 'GET' ? 'query' : 'body';
+    const shape = input instanceof z.ZodObject ? (input.shape as Record<string, z.ZodType>) : {};
     for (const [name, schema] of Object.entries(json.properties)) {
       if (def.omit?.includes(name) || def.fixed?.[name] !== undefined) continue;
-      add(name, { in: operation.params.includes(name) ? 'path' : rest, name }, schema, inputRequired.has(name));
+      if (!operation.params.includes(name)) {
+        add(name, { in: rest, name }, schema, inputRequired.has(name));
+        continue;
+      }
+      if (!shape[name]) throw new Error(`MCP tool ${def.name}: no schema of its path parameter ${name}`);
+      add(name, { in: 'path', name, schema: shape[name] }, schema, inputRequired.has(name));
     }
     Object.assign(defs, json.$defs);
   }

@@ -49,7 +49,9 @@ async function grantIn({
   expect(raised.status, raised.text).toBe(201);
   const res = await app.request('POST', `/decisions/${raised.body.decision.id}/approve`, { session: approver.session, body: {} });
   expect(res.status, res.text).toBe(200);
-  return { decisionId: raised.body.decision.id, ...res.body.decision.grant };
+  // The token is shown to the key that raised the decision, not to its approver.
+  const polled = await app.request('GET', `/decisions/${raised.body.decision.id}`, { key: ws.apiKey });
+  return { decisionId: raised.body.decision.id, ...polled.body.decision.grant };
 }
 
 async function jwksOf(ws: TestWorkspace): Promise<JSONWebKeySet> {

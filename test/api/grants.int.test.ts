@@ -45,13 +45,17 @@ const approve = (id: string, body: Record<string, unknown> = {}) =>
 const consume = (token: string, actionDigest: string, key?: string) =>
   app.request('POST', '/grants/consume', { key, body: { token, action_digest: actionDigest } });
 
-/** A decision with `action`, raised and approved: the decision as the approval answered it. */
+/**
+ * A decision with `action`, raised and approved: the decision as the key that raised it reads it
+ * then (the approver is shown the grant without its token).
+ */
 async function approved(action: Record<string, unknown>, extra: Record<string, unknown> = {}, ruling: Record<string, unknown> = {}) {
   const raised = await raise({ action, ...extra });
   expect(raised.status).toBe(201);
   const res = await approve(raised.body.decision.id, ruling);
   expect(res.status).toBe(200);
-  return res.body.decision;
+  expect(res.body.decision.grant).toMatchObject({ token: null });
+  return (await app.request('GET', `/decisions/${raised.body.decision.id}`)).body.decision;
 }
 
 async function grantEvents(grantId: string) {
@@ -125,6 +129,7 @@ describe('the grant', () => {
       sub: d.id,
       jti: d.grant.id,
       wid: app.ws.workspaceId,
+      azp: app.ws.apiKeyId,
       act: digest(action),
       tgt: { type: 'task', id: task.id, version: task.version },
       apr: { type: 'human', id: approver.userId },
@@ -215,7 +220,8 @@ describe('the grant', () => {
     const res = await approve(id);
     expect(res.status).toBe(200);
     expect((await app.request('GET', `/runs/${run.body.data.runId}`)).body.data.status).toBe('running');
-    const used = await consume(res.body.decision.grant.token, digest(action));
+    const polled = await app.request('GET', `/decisions/${id}`);
+    const used = await consume(polled.body.decision.grant.token, digest(action));
     expect(used.status).toBe(200);
   });
 

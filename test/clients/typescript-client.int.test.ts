@@ -159,14 +159,17 @@ describe('the typed client', () => {
     const raised = await aws.api.POST('/decisions', { body: { workspace_id: app.ws.workspaceId, title: 'Send it?', action } });
     const id = raised.data!.decision.id;
     const approved = await app.request('POST', `/decisions/${id}/approve`, { session: approver.session, body: {} });
-    const grant = approved.body.decision.grant;
+    expect(approved.status).toBe(200);
+    // The token is shown to the key that raised the decision.
+    const grant = (await aws.api.GET('/decisions/{id}', { params: { path: { id } } })).data!.decision.grant!;
+    const token = grant.token!;
     const digest = raised.data!.decision.action_digest!;
-    await expect(aws.grants.consume(grant.token, 'sha256:' + '0'.repeat(64))).rejects.toMatchObject({
+    await expect(aws.grants.consume(token, 'sha256:' + '0'.repeat(64))).rejects.toMatchObject({
       status: 409,
       code: 'grant_mismatch',
     });
-    expect(await aws.grants.consume(grant.token, digest)).toMatchObject({ grant_id: grant.id, decision_id: id });
-    const again = await aws.grants.consume(grant.token, digest).catch((e: unknown) => e);
+    expect(await aws.grants.consume(token, digest)).toMatchObject({ grant_id: grant.id, decision_id: id });
+    const again = await aws.grants.consume(token, digest).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(GrantRefusedError);
     expect(again).toMatchObject({ status: 409, code: 'grant_used', details: { grant_id: grant.id } });
   });

@@ -6,6 +6,8 @@ import { and, asc, eq, inArray, sql, type SQL, type SQLWrapper } from 'drizzle-o
 import type { Executor } from '@/db';
 import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { grantTokens, type GrantRow } from '../grants/token';
+import { isGrantHolder } from '../grants/azp';
+import type { Actor } from '../actor';
 import { artifactView, type ArtifactView } from '../artifacts/view';
 import { DEFAULT_POLICY, policyDigest } from './policy';
 import {
@@ -57,10 +59,13 @@ export interface HistoryEntry {
   event_hash: string;
 }
 
-/** The grant of an approved action: its token, for the tool server that will run the action. */
+/**
+ * The grant of an approved action. Its token, for the tool server that will run the action, only to
+ * the party the grant is for (grants/azp.ts); null to everyone else.
+ */
 export interface GrantView {
   id: string;
-  token: string;
+  token: string | null;
   action_digest: string;
   expires_at: string;
   consumed_at: string | null;
@@ -219,8 +224,7 @@ async function historiesOf(db: Executor, workspaceId: string, decisionIds: strin
   return out;
 }
 
-function grantView(row: GrantRow, token: string | undefined): GrantView | null {
-  if (token === undefined) return null;
+function grantView(row: GrantRow, token: string | null): GrantView {
   return {
     id: row.id,
     token,
@@ -231,15 +235,19 @@ function grantView(row: GrantRow, token: string | undefined): GrantView | null {
   };
 }
 
+/** Who reads the decisions: a grant's token is shown only to the party it is for. */
+export type Viewer = Pick<Actor, 'type' | 'id'>;
+
 /**
- * Full views of the given rows (attention, history and grants in one query each). `settings` sign
- * the grants' tokens.
+ * Full views of the given rows (attention, history and grants in one query each), as `viewer` may
+ * see them. `settings` sign the grants' tokens.
  */
 export async function decisionViews(
   db: Executor,
   workspaceId: string,
   rows: DecisionRow[],
   settings: SigningSettings,
+  viewer: Viewer,
 ): Promise<DecisionView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
@@ -259,9 +267,10 @@ export async function decisionViews(
   const artifactById = new Map(artifactRows.map((a) => [a.id, artifactView(a)]));
   const byId = new Map(attention.map((a) => [a.decisionId, a]));
   const grants = new Map<string, GrantView | null>();
-  // Every grant's token at once: its keys read and opened once, not once per grant.
-  const tokens = await grantTokens(db, workspaceId, grantRows, settings);
-  for (const g of grantRows) grants.set(g.decisionId, grantView(g, tokens.get(g.id)));
+  // The viewer's grants' tokens at once: their keys read and opened once, not once per grant.
+  const theirs = grantRows.filter((g) => isGrantHolder(g.azp, viewer));
+  const tokens = await grantTokens(db, workspaceId, theirs, settings);
+  for (const g of grantRows) grants.set(g.decisionId, grantView(g, tokens.get(g.id) ?? null));
   return rows.map((r) =>
     decisionView(
       r,
@@ -287,9 +296,10 @@ export async function loadDecisionView(
   workspaceId: string,
   id: string,
   settings: SigningSettings,
+  viewer: Viewer,
 ): Promise<DecisionView | null> {
   const row = await findDecision(db, workspaceId, id);
   if (!row) return null;
-  const [view] = await decisionViews(db, workspaceId, [row], settings);
+  const [view] = await decisionViews(db, workspaceId, [row], settings, viewer);
   return view ?? null;
 }

@@ -15,6 +15,7 @@ import type { SigningSettings } from '@/server/keys/workspace-keys';
 import { AppError } from '@/server/errors';
 import type { Actor } from '../actor';
 import { taskVersion } from './action';
+import { mayUseGrant } from './azp';
 import { grantIdOf, grantToken, sameToken, type GrantRow } from './token';
 
 export interface PresentInput {
@@ -40,6 +41,10 @@ export async function presentGrant(tx: Tx, actor: Actor, input: PresentInput, se
   // the grants), and so that no change to the target commits between the check and the use.
   await lockWorkspaceLedger(tx, actor.workspaceId);
   const row = await lockGrant(tx, actor, input.token, settings);
+  // Before anything about its use: a key the grant is not for learns nothing of it, and uses nothing up.
+  if (!mayUseGrant(row.azp, actor)) {
+    throw new AppError('grant_not_yours', 'The grant is for the key that raised its decision, not for this one.', { grant_id: row.id });
+  }
   if (row.consumedAt) {
     throw new AppError('grant_used', `The grant was consumed at ${row.consumedAt.toISOString()}.`, {
       grant_id: row.id,

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { decisionGrants } from '@/db/schema';
 import { readBack, type PayloadOf, type TypedEvent } from '@/server/ledger/event-types';
 import { metaOf, must, touch, type ProjectionState, type RowMeta, type RulesOf } from '../projection';
+import { azpOfRaiser } from './azp';
 
 type GrantRow = typeof decisionGrants.$inferSelect;
 
@@ -18,6 +19,8 @@ const grantIssued = z.object({
   target: z.object({ type: z.literal('task'), id: z.string(), version: z.number() }).nullable(),
   approver: z.object({ type: z.literal('human'), id: z.string(), passkey: z.boolean() }),
   key_id: z.string(),
+  /** Whom the grant is for (azp.ts); absent from grants issued before it was recorded: their decision's raiser. */
+  azp: z.string().nullable().optional(),
   issued_at: z.string(),
   expires_at: z.string(),
 });
@@ -44,8 +47,8 @@ export const grantEvents = {
   'grant.refused': readBack('grant', grantRefused),
 };
 
-/** An issued grant's row: unused and not void. */
-export const grantRow = (p: PayloadOf<'grant.issued'>, m: RowMeta): GrantRow => ({
+/** An issued grant's row: unused and not void. `raiser`: the decision's, for an event that names no azp. */
+export const grantRow = (p: PayloadOf<'grant.issued'>, m: RowMeta, raiser?: Parameters<typeof azpOfRaiser>[0]): GrantRow => ({
   id: p.grant_id,
   workspaceId: m.workspaceId,
   version: m.version,
@@ -57,6 +60,7 @@ export const grantRow = (p: PayloadOf<'grant.issued'>, m: RowMeta): GrantRow => 
   targetVersion: p.target?.version ?? null,
   approverId: p.approver.id,
   passkey: p.approver.passkey,
+  azp: p.azp !== undefined ? p.azp : raiser ? azpOfRaiser(raiser) : null,
   keyId: p.key_id,
   issuedAt: new Date(p.issued_at),
   expiresAt: new Date(p.expires_at),
@@ -77,7 +81,8 @@ const presented = (state: ProjectionState, event: TypedEvent<'grant.consumed' | 
 };
 
 export const grantRules: RulesOf<typeof grantEvents> = {
-  'grant.issued': (state, event) => state.grants.set(event.aggregateId, grantRow(event.payload, metaOf(event))),
+  'grant.issued': (state, event) =>
+    state.grants.set(event.aggregateId, grantRow(event.payload, metaOf(event), state.decisions.get(event.payload.decision_id))),
   'grant.consumed': presented,
   'grant.refused': presented,
 };

@@ -12,6 +12,7 @@ import type { DecisionRow } from '../decisions/view';
 import type { Actor } from '../actor';
 import type { PayloadOf } from '@/server/ledger/event-types';
 import { grantRow } from './events';
+import { azpOfRaiser } from './azp';
 
 export const DEFAULT_GRANT_TTL_SECONDS = 900;
 export const MAX_GRANT_TTL_SECONDS = 86_400;
@@ -44,6 +45,7 @@ export async function issueGrant(
     target,
     approver: { type: 'human', id: actor.id, passkey },
     key_id: keyId,
+    azp: azpOfRaiser(decision),
     issued_at: issuedAt.toISOString(),
     expires_at: expiresAt.toISOString(),
   };

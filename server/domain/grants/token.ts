@@ -30,6 +30,8 @@ interface GrantClaims {
   jti: string;
   /** The workspace: its JWKS is at /api/v1/workspaces/{wid}/jwks.json. */
   wid: string;
+  /** Whom the grant is for (azp.ts): the raising key's id, or `user:<id>` for a person. */
+  azp?: string;
   /** The approved action's digest. */
   act: string;
   /** The task the action targets, at the version the approval holds for. */
@@ -49,6 +51,7 @@ function grantClaims(row: GrantRow, appUrl: string): GrantClaims {
     sub: row.decisionId,
     jti: row.id,
     wid: row.workspaceId,
+    ...(row.azp !== null ? { azp: row.azp } : {}),
     act: row.actionDigest,
     ...(target ? { tgt: target } : {}),
     apr: row.passkey ? { type: 'human', id: row.approverId, passkey: true } : { type: 'human', id: row.approverId },

@@ -19,7 +19,7 @@ export const getProcedure = decisionProcedure()
   })
   .input(z.strictObject({ id: id() }))
   .output(decisionBody)
-  .query(async ({ ctx, row }) => {
+  .query(async ({ ctx, row, actor }) => {
     await settleTimeout(ctx, row);
-    return { decision: await viewOf(ctx, row.workspaceId, row.id) };
+    return { decision: await viewOf(ctx, row.workspaceId, row.id, actor) };
   });

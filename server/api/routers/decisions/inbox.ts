@@ -30,7 +30,7 @@ export const inboxProcedure = humanMemberProcedure
       role: actor.role!,
       /** The pending decisions whose policy waits on this person now; the others pending wait on someone else. */
       needsYou: rows.filter((r) => needsYou(r, viewer, away)).map((r) => r.id),
-      decisions: await decisionViews(db, workspaceId, rows, signingOf(ctx.runtime)),
+      decisions: await decisionViews(db, workspaceId, rows, signingOf(ctx.runtime), actor),
       counts: await inboxCounts(db, workspaceId),
     };
   });

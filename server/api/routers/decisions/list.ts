@@ -51,5 +51,5 @@ export const listProcedure = memberProcedure
     await sweepDecisionTimeouts(db, { workspaceId });
     const rows = await listDecisions(db, workspaceId, { status: input.status, urgency: input.urgency, after, limit: input.limit + 1 });
     const { page, meta } = pageOf(rows, (r) => r, { secret: secrets.cursor, scope, limit: input.limit, workspaceId });
-    return { data: await decisionViews(db, workspaceId, page, signingOf(ctx.runtime)), meta };
+    return { data: await decisionViews(db, workspaceId, page, signingOf(ctx.runtime), actor), meta };
   });

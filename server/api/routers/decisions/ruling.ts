@@ -48,7 +48,7 @@ export const rule =
         { outcome, option_ids, note, arguments: input.arguments, passkey: input.passkey },
         signing,
       );
-      const [decision] = await decisionViews(tx, row.workspaceId, [ruled], signing);
+      const [decision] = await decisionViews(tx, row.workspaceId, [ruled], signing, actor);
       return { decision: decision! };
     });
   };

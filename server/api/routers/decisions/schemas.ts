@@ -52,12 +52,19 @@ const digest = () => z.string().regex(/^sha256:[0-9a-f]{64}$/);
 const grantSchema = z
   .object({
     id: z.uuid(),
-    token: z.string().meta({
-      description:
-        'A compact JWS (EdDSA, Ed25519) over the grant’s claims: iss, sub (the decision), jti (this id), wid (the workspace), ' +
-        'act (the approved action_digest), tgt (the target and its version), apr (the approver), iat, exp. Verify it with ' +
-        'the workspace’s JWKS (GET /workspaces/{workspace_id}/jwks.json), then consume it (POST /grants/consume).',
-    }),
+    token: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'Shown only to the party the grant is for: the API key that raised the decision (its MCP wait too), or the ' +
+          'person who raised it; null to every other reader (other keys, approvers, viewers), who see the grant’s id, ' +
+          'digest, expiry and state. A compact JWS (EdDSA, Ed25519) over the grant’s claims: iss, sub (the decision), ' +
+          'azp (whom it is for: the raising key’s id, or `user:<id>` for a person), jti (this id), wid (the workspace), ' +
+          'act (the approved action_digest), tgt (the target and its version), apr (the approver), iat, exp. Verify it ' +
+          'with the workspace’s JWKS (GET /workspaces/{workspace_id}/jwks.json), pinning iss, wid and azp, then consume ' +
+          'it with that key (POST /grants/consume).',
+      }),
     action_digest: digest(),
     expires_at: timestamp(),
     consumed_at: timestamp().nullable(),

@@ -4,7 +4,7 @@
  */
 import { decisions, type MembershipRole } from '@/db/schema';
 import { expireIfDue } from '@/server/domain/decisions/timeouts';
-import { loadDecisionView, type DecisionRow as Row, type DecisionView } from '@/server/domain/decisions/view';
+import { loadDecisionView, type DecisionRow as Row, type DecisionView, type Viewer } from '@/server/domain/decisions/view';
 import { AppError } from '@/server/errors';
 import { signingOf } from '@/server/runtime';
 import { withRow } from '../../locate';
@@ -30,8 +30,9 @@ export async function settleTimeout(ctx: ApiContext, row: Row): Promise<void> {
   }
 }
 
-export async function viewOf(ctx: ApiContext, workspaceId: string, decisionId: string): Promise<DecisionView> {
-  const view = await loadDecisionView(ctx.runtime.db, workspaceId, decisionId, signingOf(ctx.runtime));
+/** The decision as `viewer` may see it (a grant's token only to the party it is for). */
+export async function viewOf(ctx: ApiContext, workspaceId: string, decisionId: string, viewer: Viewer): Promise<DecisionView> {
+  const view = await loadDecisionView(ctx.runtime.db, workspaceId, decisionId, signingOf(ctx.runtime), viewer);
   if (!view) throw noSuchDecision();
   return view;
 }
