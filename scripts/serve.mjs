@@ -38,9 +38,18 @@ const booting = setInterval(
   10_000,
 );
 /** @type {import('../server/http/serve-hooks').ServerHooks} */
-const { handleApiRequest, handleMcpRequest, endMcpSessions, boundedForNext, endEventStreams, onStop, metricsText, boot, log } = (
-  await import(await bundle('server/http/serve-entry.ts', 'serve-entry'))
-).hooks;
+const {
+  handleApiRequest,
+  handleMcpRequest,
+  endMcpSessions,
+  boundedForNext,
+  endEventStreams,
+  onStop,
+  metricsText,
+  boot,
+  log,
+  transportSecurityHeaders,
+} = (await import(await bundle('server/http/serve-entry.ts', 'serve-entry'))).hooks;
 // A start that failed (a database that cannot be opened) says why in one line.
 const runtime = await boot()
   .catch((err) => {
@@ -48,6 +57,9 @@ const runtime = await boot()
     process.exit(1);
   })
   .finally(() => clearInterval(booting));
+// HSTS when APP_URL is https. /api/v1 and /mcp write it with their own headers; Next's answers
+// (pages, /api/auth, /api/trpc, its assets and redirects) get it set here, before Next writes.
+const pageHeaders = Object.entries(transportSecurityHeaders(runtime.env.APP_URL));
 // The embedded database is this process's alone: the command-line tools run here, through a local
 // socket beside its directory (scripts/tool-socket.ts says why that is safe).
 if (runtime.engine === 'pglite' && !runtime.env.PGLITE_DATA_DIR.startsWith('memory://')) {
@@ -116,6 +128,7 @@ const server = http.createServer(timeouts, (req, res) => {
     void handleMcpRequest(req, res);
     return;
   }
+  for (const [name, value] of pageHeaders) res.setHeader(name, value);
   // Next reads bodies whole and unbounded: each is read here first, under its limit (413 beyond).
   boundedForNext(req, res)
     .then(async (bounded) => bounded && (await nextHandler())(bounded, res))

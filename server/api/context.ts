@@ -6,15 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Runtime } from '@/server/runtime';
 import type { HeaderReader } from '@/server/http/exchange';
-import { addressedOrigin } from '@/server/http/origin';
 import type { PresentedKey } from './api-key-auth';
 
 export interface ApiContext {
-  /**
-   * The origin the request was addressed to, as the browser saw it (server/http/origin.ts), for
-   * same-origin checks of cookie-authenticated writes.
-   */
-  origin: string;
   runtime: Runtime;
   /**
    * `rest`: /api/v1 (agents and humans; body limits, envelope, idempotency). `internal`: /api/trpc,
@@ -65,7 +59,6 @@ export function createApiContext(runtime: Runtime, init: ContextInit): ApiContex
     requestId: init.requestId ?? randomUUID(),
     method: init.method,
     path: init.url.pathname,
-    origin: addressedOrigin(init.headers, init.url, runtime.env.TRUSTED_PROXY_HOPS),
     headers: init.headers,
     body: init.body,
     presentedKey: init.presentedKey,

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { AppError, isStoreUnavailable, sqlStateOf } from '@/server/errors';
 import { BodyCutOff, jsonAnswer, type Answer, type ApiRequest } from '@/server/http/exchange';
+import { transportSecurityHeaders } from '@/server/http/transport-security';
 import { describeError as describe, log, logs, stackFrames } from '@/server/log';
 import { countDbError, countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
@@ -100,7 +101,7 @@ export function createRestHandler(opts: RestHandlerOptions) {
     }
     const headers = answer.headers;
     for (const name in extraHeaders) if (!hasHeader(headers, name)) headers[name] = extraHeaders[name]!;
-    Object.assign(headers, SECURITY_HEADERS);
+    Object.assign(headers, SECURITY_HEADERS, transportSecurityHeaders(await appUrlOf(opts)));
     headers['X-Request-Id'] = requestId;
     if (!hasHeader(headers, 'Cache-Control')) headers['Cache-Control'] = 'no-store';
     const seconds = (performance.now() - started) / 1000;

@@ -15,6 +15,7 @@ import type { MembershipRole } from '@/db/schema';
 import { hasSessionCookie, readSessionUser, type SessionUser } from '@/server/auth/session';
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor, type Trace } from '@/server/domain/actor';
 import { AppError, type ErrorCode } from '@/server/errors';
+import { isAppOrigin } from '@/server/http/origin';
 import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
 import { bearerToken, presentKey, requireKey } from './api-key-auth';
 import type { ApiContext } from './context';
@@ -122,7 +123,7 @@ export const publicProcedure = procedureWith((ctx, type) => {
   if (type === 'mutation' && ctx.transport === 'internal') {
     const origin = ctx.headers.get('origin');
     const site = ctx.headers.get('sec-fetch-site');
-    if (origin !== null ? !ownOrigins(ctx).includes(origin) : site !== null && site !== 'same-origin' && site !== 'none') {
+    if (origin !== null ? !isAppOrigin(origin, ctx.runtime.env.APP_URL) : site !== null && site !== 'same-origin' && site !== 'none') {
       throw crossSiteRefused();
     }
   }
@@ -166,19 +167,14 @@ function traceOf(ctx: ApiContext, type: string): Trace {
 
 /**
  * A cookie-authenticated write must come from the app's own pages: the browser's Origin must be
- * the origin the request was addressed to (whichever address the app was opened on) or APP_URL's;
+ * one of the origins APP_URL names (server/http/origin.ts), never one the request's Host claims;
  * without Origin, Sec-Fetch-Site must say same-origin. API keys are not sent by browsers on their
  * own, so they need no such check.
  */
 function assertSameOrigin(ctx: ApiContext): void {
   const origin = ctx.headers.get('origin');
-  if (origin !== null ? ownOrigins(ctx).includes(origin) : ctx.headers.get('sec-fetch-site') === 'same-origin') return;
+  if (origin !== null ? isAppOrigin(origin, ctx.runtime.env.APP_URL) : ctx.headers.get('sec-fetch-site') === 'same-origin') return;
   throw crossSiteRefused();
-}
-
-/** The origins the app's own pages are served from: the one the request was addressed to, and APP_URL's. */
-function ownOrigins(ctx: ApiContext): string[] {
-  return [ctx.origin, new URL(ctx.runtime.env.APP_URL).origin];
 }
 
 const crossSiteRefused = () => new AppError('forbidden', 'Changes must come from the app’s own pages (cross-site request refused).');

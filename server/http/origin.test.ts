@@ -1,45 +1,43 @@
 import { describe, expect, it } from 'vitest';
-import { requestOrigin } from './origin';
+import { appOrigins, isAppOrigin } from './origin';
 
-const h = (init: Record<string, string>) => new Headers(init);
-
-describe('requestOrigin', () => {
-  it('is the Host the browser addressed, whatever name it used', () => {
-    expect(requestOrigin(h({ host: '127.0.0.1:3000' }), 0)).toBe('http://127.0.0.1:3000');
-    expect(requestOrigin(h({ host: 'localhost:3000' }), 0)).toBe('http://localhost:3000');
-    expect(requestOrigin(h({ host: 'WorkBox.LAN:3000' }), 0)).toBe('http://workbox.lan:3000');
-    expect(requestOrigin(h({ host: '[::1]:3000' }), 0)).toBe('http://[::1]:3000');
-    expect(requestOrigin(h({ host: 'example.com:80' }), 0)).toBe('http://example.com');
+describe('appOrigins', () => {
+  it('is APP_URL’s origin alone for a name of the network', () => {
+    expect(appOrigins('https://work.example.com')).toEqual(['https://work.example.com']);
+    expect(appOrigins('https://work.example.com:8443/some/path')).toEqual(['https://work.example.com:8443']);
+    expect(appOrigins('http://workbox.lan:3000')).toEqual(['http://workbox.lan:3000']);
+    // 127.0.0.2 is loopback too, but not a spelling npm start's default invites.
+    expect(appOrigins('http://127.0.0.2:3000')).toEqual(['http://127.0.0.2:3000']);
   });
 
-  it('ignores forwarding headers unless proxies are trusted', () => {
-    const headers = h({ host: '127.0.0.1:3000', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' });
-    expect(requestOrigin(headers, 0)).toBe('http://127.0.0.1:3000');
-    expect(requestOrigin(headers, 1)).toBe('https://evil.example');
+  it('adds the other loopback spellings, same scheme and port, when APP_URL is loopback', () => {
+    expect(appOrigins('http://localhost:3000')).toEqual(['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']);
+    expect(appOrigins('http://127.0.0.1:3100')).toEqual(['http://127.0.0.1:3100', 'http://localhost:3100', 'http://[::1]:3100']);
+    expect(appOrigins('https://[::1]')).toEqual(['https://[::1]', 'https://localhost', 'https://127.0.0.1']);
+    // URL drops a default port, as browsers do when they write Origin.
+    expect(appOrigins('https://LOCALHOST:443/')).toEqual(['https://localhost', 'https://127.0.0.1', 'https://[::1]']);
   });
+});
 
-  it('takes the entry the outermost trusted proxy wrote', () => {
-    const headers = h({
-      host: '10.0.0.5:3000',
-      'x-forwarded-host': 'spoofed.example, work.example.com, internal-lb:8080',
-      'x-forwarded-proto': 'http, https, http',
-    });
-    expect(requestOrigin(headers, 1)).toBe('http://internal-lb:8080');
-    expect(requestOrigin(headers, 2)).toBe('https://work.example.com');
-    // More hops configured than entries: the first entry, never a client-chosen position beyond it.
-    expect(requestOrigin(h({ host: 'a:1', 'x-forwarded-host': 'work.example.com', 'x-forwarded-proto': 'https' }), 3)).toBe(
-      'https://work.example.com',
-    );
-  });
-
-  it('falls back to Host when a trusted proxy sent no X-Forwarded-Host', () => {
-    expect(requestOrigin(h({ host: 'work.example.com' }), 1)).toBe('http://work.example.com');
-  });
-
-  it('is null for a missing or malformed address', () => {
-    expect(requestOrigin(h({}), 0)).toBeNull();
-    expect(requestOrigin(h({ host: 'a.example/path' }), 0)).toBeNull();
-    expect(requestOrigin(h({ host: 'user@a.example' }), 0)).toBeNull();
-    expect(requestOrigin(h({ host: 'a.example', 'x-forwarded-proto': 'javascript' }), 1)).toBeNull();
+describe('isAppOrigin', () => {
+  it('accepts the app’s origins and nothing else', () => {
+    const appUrl = 'http://localhost:3000';
+    expect(isAppOrigin('http://localhost:3000', appUrl)).toBe(true);
+    expect(isAppOrigin('http://127.0.0.1:3000', appUrl)).toBe(true);
+    expect(isAppOrigin('http://[::1]:3000', appUrl)).toBe(true);
+    for (const other of [
+      'http://127.0.0.1:3999',
+      'https://localhost:3000',
+      'http://evil.example',
+      'http://workbox.lan:3000',
+      'http://localhost:3000.evil.example',
+      'null',
+      '',
+    ]) {
+      expect(isAppOrigin(other, appUrl), other).toBe(false);
+    }
+    expect(isAppOrigin('https://work.example.com', 'https://work.example.com')).toBe(true);
+    expect(isAppOrigin('http://localhost', 'https://work.example.com')).toBe(false);
+    expect(isAppOrigin('http://work.example.com', 'https://work.example.com')).toBe(false);
   });
 });

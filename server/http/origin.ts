@@ -1,48 +1,28 @@
 /**
- * The origin a request was addressed to, as the browser saw it: what a signed-in write's `Origin`
- * header is compared with (server/api/trpc.ts). Browsers send `Host` as typed in the address bar,
- * so the app answers rulings on whichever address it is reached by (127.0.0.1, localhost, a LAN
- * name), while a page of any other origin still cannot post with the session cookie.
+ * The origins the app's own pages are served from: what a signed-in write's `Origin` header is
+ * compared with (server/api/trpc.ts, app/workspaces/switch/route.ts, server/mcp/http.ts).
  *
- * Behind reverse proxies (TRUSTED_PROXY_HOPS > 0) the address the browser used is in
- * X-Forwarded-Host / X-Forwarded-Proto, which each proxy sets or appends to: the entry written by
- * the outermost trusted proxy is `hops` places from the end (as for X-Forwarded-For in
- * server/rate-limits.ts). Without trusted proxies those headers are the client's own words and are
- * ignored.
+ * They come from APP_URL, the address browsers use, and never from the request's `Host` (or
+ * X-Forwarded-Host): those are the client's own words, and a request that says `Host: evil.example`
+ * with `Origin: https://evil.example` must not pass for one of the app's pages.
+ *
+ * One exception keeps a laptop working: `npm start` defaults APP_URL to http://localhost:3000 and
+ * listens on 127.0.0.1, so a browser may open either. When APP_URL's host is a loopback name
+ * (localhost, 127.0.0.1, [::1]), the other loopback spellings with the same scheme and port are the
+ * app's too. Only this machine can reach those addresses, so no other site can claim them.
  */
-import type { HeaderReader } from './exchange';
 
-/** host[:port] as RFC 9110 allows it in Host: a name or IPv4 address, or an IPv6 literal in brackets. */
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 
-/** The `hops`-th entry from the end of a comma-separated forwarding header (the first when there are fewer). */
-function forwardedEntry(value: string | null, hops: number): string | null {
-  if (!value) return null;
-  const entries = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (entries.length === 0) return null;
-  return entries[Math.max(0, entries.length - hops)]!;
+/** APP_URL's origin, and when its host is a loopback name, the same scheme and port on the other loopback names. */
+export function appOrigins(appUrl: string): string[] {
+  const url = new URL(appUrl);
+  if (!LOOPBACK_HOSTS.includes(url.hostname)) return [url.origin];
+  const port = url.port ? `:${url.port}` : '';
+  return [url.origin, ...LOOPBACK_HOSTS.filter((h) => h !== url.hostname).map((h) => `${url.protocol}//${h}${port}`)];
 }
 
-/** `scheme://host[:port]` the request was addressed to, or null when the request does not say. */
-export function requestOrigin(headers: HeaderReader, trustedProxyHops: number): string | null {
-  let host = headers.get('host');
-  let proto = 'http';
-  if (trustedProxyHops > 0) {
-    host = forwardedEntry(headers.get('x-forwarded-host'), trustedProxyHops) ?? host;
-    proto = forwardedEntry(headers.get('x-forwarded-proto'), trustedProxyHops)?.toLowerCase() ?? proto;
-  }
-  if (!host || !HOST.test(host) || (proto !== 'http' && proto !== 'https')) return null;
-  // URL lower-cases the name and drops a default port, as browsers do when they write Origin.
-  return new URL(`${proto}://${host}`).origin;
-}
-
-/**
- * The request's origin for a context: its Host (or trusted forwarded host), else the URL it was
- * handed with (an in-process caller's Request carries no Host header).
- */
-export function addressedOrigin(headers: HeaderReader, url: URL, trustedProxyHops: number): string {
-  return requestOrigin(headers, trustedProxyHops) ?? url.origin;
+/** True when `origin` (an `Origin` header as a browser sends it) is one of the app's own. */
+export function isAppOrigin(origin: string, appUrl: string): boolean {
+  return appOrigins(appUrl).includes(origin);
 }

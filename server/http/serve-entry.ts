@@ -11,6 +11,7 @@ import { boundedForNext } from './next-bodies';
 import { handleApiRequest } from './node-api';
 import { endMcpSessions, handleMcpRequest } from './node-mcp';
 import type { ServerHooks } from './serve-hooks';
+import { transportSecurityHeaders } from './transport-security';
 
 export const hooks: ServerHooks = {
   handleApiRequest,
@@ -22,4 +23,5 @@ export const hooks: ServerHooks = {
   metricsText,
   boot,
   log,
+  transportSecurityHeaders,
 };

@@ -24,4 +24,6 @@ export interface ServerHooks {
   boot(): Promise<Runtime>;
   /** The service's log (server/log.ts). */
   log: typeof log;
+  /** Headers every answer carries for this APP_URL (HSTS when it is https: server/http/transport-security.ts). */
+  transportSecurityHeaders(appUrl: string): Readonly<Record<string, string>>;
 }

@@ -19,7 +19,8 @@ import { errorBody, MAX_BODY_DEPTH, SECURITY_HEADERS } from '@/server/api/rest';
 import { AppError } from '@/server/errors';
 import { nodeHeaders } from '@/server/http/exchange';
 import { readBody } from '@/server/http/node-api';
-import { addressedOrigin } from '@/server/http/origin';
+import { isAppOrigin } from '@/server/http/origin';
+import { transportSecurityHeaders } from '@/server/http/transport-security';
 import { describeError, log, logs } from '@/server/log';
 import { countRequest } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
@@ -85,10 +86,11 @@ class McpEndpoint {
   /** `out`: the answer's headers so far, written with it (never set on `res` one by one: node would keep them for as long as a wait is open). */
   private async serve(req: IncomingMessage, res: ServerResponse, out: Record<string, string>): Promise<void> {
     const runtime = await this.opts.runtime();
+    Object.assign(out, transportSecurityHeaders(runtime.env.APP_URL));
     const headers = nodeHeaders(req.headers);
     const origin = headers.get('origin');
-    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`);
-    if (origin && origin !== addressedOrigin(headers, url, runtime.env.TRUSTED_PROXY_HOPS)) {
+    // A browser names the page that sent it; only the app's own (APP_URL's, never Host's) may.
+    if (origin !== null && !isAppOrigin(origin, runtime.env.APP_URL)) {
       throw new AppError('forbidden', 'The MCP endpoint takes no requests from a page of another origin.');
     }
     const presented = await presentKey(runtime, headers.get('authorization'));

@@ -166,8 +166,8 @@ describe('approve and decline', () => {
     ]);
   });
 
-  it('accepts a session write from whichever address the app was opened on, and no other', async () => {
-    // APP_URL is http://localhost:3000 here; the browser may have opened 127.0.0.1, or a LAN name.
+  it('accepts a session write only from the origins APP_URL names, whatever Host the request claims', async () => {
+    // APP_URL is http://localhost:3000 here: a loopback name, so 127.0.0.1 and [::1] on its port are the app's too.
     const from = async (host: string, origin: string, extra: Record<string, string> = {}) => {
       const d = await raise();
       const res = await app.request('POST', `/decisions/${d.id}/approve`, {
@@ -178,21 +178,23 @@ describe('approve and decline', () => {
       const after = (await app.request('GET', `/decisions/${d.id}`)).body.decision.status;
       return { status: res.status, code: res.body.error?.code, after };
     };
-    expect(await from('127.0.0.1:3000', 'http://127.0.0.1:3000')).toEqual({ status: 200, code: undefined, after: 'approved' });
-    expect(await from('workbox.lan:3000', 'http://workbox.lan:3000')).toEqual({ status: 200, code: undefined, after: 'approved' });
-    expect(await from('127.0.0.1:3000', 'http://localhost:3000')).toEqual({ status: 200, code: undefined, after: 'approved' });
-    // Another port is another origin; a forwarded host is the client's own claim without trusted proxies.
-    expect(await from('127.0.0.1:3000', 'http://127.0.0.1:3999')).toEqual({ status: 403, code: 'forbidden', after: 'pending' });
+    const accepted = { status: 200, code: undefined, after: 'approved' };
+    const refused = { status: 403, code: 'forbidden', after: 'pending' };
+    expect(await from('127.0.0.1:3000', 'http://127.0.0.1:3000')).toEqual(accepted);
+    expect(await from('127.0.0.1:3000', 'http://localhost:3000')).toEqual(accepted);
+    expect(await from('[::1]:3000', 'http://[::1]:3000')).toEqual(accepted);
+    // A Host is the client's own claim: one that names the sender's origin makes it no page of the app.
+    expect(await from('evil.example', 'http://evil.example')).toEqual(refused);
+    expect(await from('workbox.lan:3000', 'http://workbox.lan:3000')).toEqual(refused);
+    // Another port or scheme is another origin; forwarded headers are the client's words too.
+    expect(await from('127.0.0.1:3000', 'http://127.0.0.1:3999')).toEqual(refused);
+    expect(await from('127.0.0.1:3000', 'https://localhost:3000')).toEqual(refused);
     expect(
       await from('127.0.0.1:3000', 'https://evil.example', { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' }),
-    ).toEqual({
-      status: 403,
-      code: 'forbidden',
-      after: 'pending',
-    });
+    ).toEqual(refused);
   });
 
-  it('behind a trusted proxy, the forwarded host is the address the browser used', async () => {
+  it('behind a proxy, APP_URL is the origin: forwarded hosts and Host name none', async () => {
     const proxied = await startTestApp({ TRUSTED_PROXY_HOPS: '1', APP_URL: 'http://work.example.com' });
     try {
       const member = await proxied.member('approver');
@@ -205,10 +207,14 @@ describe('approve and decline', () => {
         });
         return res.status;
       };
-      expect(await from('https://work.internal', 'work.internal')).toBe(200);
+      expect(await from('http://work.example.com', 'work.example.com')).toBe(200);
       expect(await from('http://work.example.com', 'work.internal')).toBe(200);
-      expect(await from('https://evil.example', 'work.internal')).toBe(403);
-      expect(await from('http://10.0.0.5:3000', 'work.internal')).toBe(403);
+      expect(await from('https://work.internal', 'work.internal')).toBe(403);
+      expect(await from('https://evil.example', 'evil.example')).toBe(403);
+      expect(await from('https://work.example.com', 'work.example.com')).toBe(403);
+      expect(await from('http://10.0.0.5:3000', 'work.example.com')).toBe(403);
+      // Loopback spellings are the app's only when APP_URL itself is loopback.
+      expect(await from('http://127.0.0.1:3000', 'work.example.com')).toBe(403);
     } finally {
       await proxied.close();
     }

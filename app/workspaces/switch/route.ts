@@ -14,44 +14,45 @@ import { NextResponse, type NextRequest } from 'next/server';
 import { safeReturnTo } from '@/app/_lib/return-to';
 import { switchTo as confirmPage, WORKSPACE_COOKIE } from '@/app/_lib/session';
 import { readSessionUser } from '@/server/auth/session';
-import { addressedOrigin } from '@/server/http/origin';
+import { isAppOrigin } from '@/server/http/origin';
 import { getRuntime } from '@/server/runtime';
 
 export const dynamic = 'force-dynamic';
 
+/**
+ * A 303 to a path of this app. The Location is the path alone, never an absolute URL: the browser
+ * resolves it against the address it used (a switch on 127.0.0.1 stays on 127.0.0.1), and no
+ * origin has to be taken from the request's Host, which the client writes.
+ */
+function seeOther(path: string): NextResponse {
+  return new NextResponse(null, { status: 303, headers: { Location: path } });
+}
+
 async function switchTo(req: NextRequest, workspaceId: string | null, returnTo: string | null): Promise<NextResponse> {
   const runtime = await getRuntime();
-  const url = new URL(req.url);
-  const origin = addressedOrigin(req.headers, url, runtime.env.TRUSTED_PROXY_HOPS);
-  // Relative to the address the browser used, so a switch on 127.0.0.1 stays on 127.0.0.1.
-  const response = NextResponse.redirect(new URL(safeReturnTo(returnTo ?? undefined), origin), 303);
+  const response = seeOther(safeReturnTo(returnTo ?? undefined));
   const user = await readSessionUser(runtime.db, req.headers, runtime.secrets.auth, runtime.env.APP_URL);
   if (user && workspaceId && user.memberships.some((m) => m.workspaceId === workspaceId)) {
     response.cookies.set(WORKSPACE_COOKIE, workspaceId, {
       httpOnly: true,
       sameSite: 'lax',
       path: '/',
-      secure: origin.startsWith('https://'),
+      secure: runtime.env.APP_URL.startsWith('https://'),
       maxAge: 365 * 24 * 60 * 60,
     });
   }
   return response;
 }
 
-export async function GET(req: NextRequest): Promise<NextResponse> {
-  const runtime = await getRuntime();
-  const origin = addressedOrigin(req.headers, new URL(req.url), runtime.env.TRUSTED_PROXY_HOPS);
+export function GET(req: NextRequest): NextResponse {
   const to = req.nextUrl.searchParams.get('to') ?? '';
-  const page = confirmPage(to, safeReturnTo(req.nextUrl.searchParams.get('return') ?? undefined));
-  return NextResponse.redirect(new URL(page, origin), 303);
+  return seeOther(confirmPage(to, safeReturnTo(req.nextUrl.searchParams.get('return') ?? undefined)));
 }
 
 export async function POST(req: NextRequest): Promise<NextResponse> {
   const runtime = await getRuntime();
-  const origin = addressedOrigin(req.headers, new URL(req.url), runtime.env.TRUSTED_PROXY_HOPS);
   const sent = req.headers.get('origin');
-  const sameOrigin =
-    sent === null ? req.headers.get('sec-fetch-site') === 'same-origin' : sent === origin || sent === new URL(runtime.env.APP_URL).origin;
+  const sameOrigin = sent === null ? req.headers.get('sec-fetch-site') === 'same-origin' : isAppOrigin(sent, runtime.env.APP_URL);
   if (!sameOrigin) {
     return new NextResponse('Cross-site request refused.', { status: 403 });
   }
