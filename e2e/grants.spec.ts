@@ -97,3 +97,42 @@ test('a mail scanner that opens the decision link and every link on it, with the
   expect(after.grant).toBeNull();
   expect(after.history).toHaveLength(before);
 });
+
+test('a decision whose task changed since it was raised warns the approver, who declines it as stale', async ({ page, request }) => {
+  const work = await agent(request, 'POST', '/work', { title: 'Archive the old reports' });
+  const taskId: string = work.body.data.taskId;
+  const raisedAt: number = work.body.data.aggregateVersion;
+  const action = { tool: 'archive_reports', arguments: { older_than_days: 90 }, target: { type: 'task', id: taskId, version: raisedAt } };
+  const { decision } = await raiseAndAsk(request, { title: 'Archive the reports older than 90 days?', action });
+
+  await signIn(page, fixture().users.approver);
+  await page.goto(`/decisions/${decision.id}`);
+  // As raised: nothing to warn of.
+  await expect(page.getByRole('button', { name: 'Approve', exact: true })).toBeVisible();
+  await expect(page.getByTestId('stale-target')).toHaveCount(0);
+
+  // The task changes after the decision was raised.
+  const changed = await request.fetch(`/api/v1/tasks/${taskId}`, {
+    method: 'PATCH',
+    headers: { Authorization: `Bearer ${fixture().apiKey}`, 'Content-Type': 'application/json', 'If-Match': `"${raisedAt}"` },
+    data: JSON.stringify({ title: 'Archive the old reports (all of them)' }),
+  });
+  expect(changed.status()).toBe(200);
+  const now = (await changed.json()).data.task.aggregateVersion as number;
+  expect(now).not.toBe(raisedAt);
+
+  await page.reload();
+  await expect(page.getByTestId('stale-target')).toHaveText(
+    `Approving gives a grant that cannot be used: the task is at version ${now} now, not ${raisedAt} as when this was raised. ` +
+      'Decline it as stale, and the agent can raise it again for the task as it is.',
+  );
+  await page.getByRole('button', { name: 'Decline as stale' }).click();
+  await page.getByRole('button', { name: 'Confirm decline' }).click();
+  await expect(page.getByRole('status')).toContainText('Declined');
+
+  const ruled = (await agent(request, 'GET', `/decisions/${decision.id}`)).body.decision;
+  expect(ruled.status).toBe('declined');
+  expect(ruled.resolution.note).toBe(
+    `Stale: the task is at version ${now} now, not ${raisedAt} as raised. Raise it again for the task as it is.`,
+  );
+});

@@ -39,6 +39,9 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
   // The policy says who rules, and at which stage (a later stage's approver may decline, not yet approve).
   const canRule = decision.status === 'pending' && (turn.you.may_approve || turn.you.may_decline);
   const recommended = decision.attention?.recommended_option_id ?? null;
+  // A pending action whose task changed since it was raised: its grant could never be used
+  // (consume refuses a changed target), so the approver is told before ruling, not after.
+  const stale = canRule ? await staleTarget(decision.action?.target) : null;
   const options = decision.shape_context.options;
 
   return (
@@ -221,6 +224,7 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
               editableArguments={decision.action && decision.editable ? decision.action.arguments : null}
               requirePasskey={decision.require_passkey}
               mayApprove={turn.you.may_approve}
+              stale={stale}
             />
           </>
         ) : turn.you.ruled ? (
@@ -268,4 +272,12 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
       </section>
     </main>
   );
+}
+
+/** The task an action targets, when it is at another version now than the action names; else null. */
+async function staleTarget(target: { id: string; version: number } | undefined) {
+  if (!target) return null;
+  const task = await (await caller()).tasks.get({ id: target.id }).catch(() => null);
+  const now = task?.data.task.aggregateVersion;
+  return now !== undefined && now !== target.version ? { raised: target.version, now } : null;
 }

@@ -35,6 +35,8 @@ export function RulingForm(props: {
   requirePasskey: boolean;
   /** The policy asks this person to approve now (a later stage's approver may only decline yet). */
   mayApprove: boolean;
+  /** The action's task is at another version than it was raised for: an approval's grant could not be used. */
+  stale?: { raised: number; now: number } | null;
 }) {
   const router = useRouter();
   const single = props.shape === 'option_select';
@@ -140,6 +142,12 @@ export function RulingForm(props: {
           ))}
         </fieldset>
       )}
+      {props.stale && (
+        <p className="notice" data-testid="stale-target">
+          Approving gives a grant that cannot be used: the task is at version {props.stale.now} now, not {props.stale.raised} as when this
+          was raised. Decline it as stale, and the agent can raise it again for the task as it is.
+        </p>
+      )}
       <label>
         Note (optional)
         <textarea name="note" value={note} maxLength={2000} onChange={(e) => setNote(e.target.value)} />
@@ -189,6 +197,22 @@ export function RulingForm(props: {
             <button ref={buttons.decline} type="button" className="decline" onClick={() => setPending('decline')}>
               Decline
             </button>
+            {props.stale && (
+              <button
+                type="button"
+                className="decline"
+                onClick={() => {
+                  const stale = props.stale!;
+                  if (!note.trim())
+                    setNote(
+                      `Stale: the task is at version ${stale.now} now, not ${stale.raised} as raised. Raise it again for the task as it is.`,
+                    );
+                  setPending('decline');
+                }}
+              >
+                Decline as stale
+              </button>
+            )}
           </div>
         )}
         {needsChoice && !pending && <p className="muted">Choose {single ? 'an option' : 'at least one option'} to approve.</p>}
