@@ -25,6 +25,7 @@ import { createApiContext } from './context';
 import { EventLease } from './event-lease';
 import { EVENT_LIST_PARAMS } from './event-page';
 import { queryInput } from './query-input';
+import { queryIntegerOr } from './schemas';
 import type { Answer, ApiRequest } from '@/server/http/exchange';
 import { eventPageInput } from './routers/events';
 import { principalOf, type Principal } from './trpc';
@@ -33,8 +34,8 @@ import { countLeasesWith, countRefusal } from '@/server/metrics';
 /** The query of an SSE lease: the JSON form's (events.list), with the lease's own settings defaulted. */
 const sseQuery = eventPageInput.extend({
   format: z.literal('sse'),
-  lease_ms: z.coerce.number().int().min(1).max(300_000).default(30_000),
-  poll_ms: z.coerce.number().int().min(1).max(10_000).default(1000),
+  lease_ms: queryIntegerOr(30_000, { min: 1, max: 300_000 }),
+  poll_ms: queryIntegerOr(1000, { min: 1, max: 10_000 }),
 });
 
 /** Validates the request and opens the lease; errors before the first byte are ordinary API errors. */

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { CreatedKey } from '@/server/domain/paging';
 import { AppError } from '@/server/errors';
 import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
-import { apiMeta, id } from './schemas';
+import { apiMeta, id, pageLimit } from './schemas';
 import type { ApiContext } from './context';
 
 /** The query parameters every such list takes. */
@@ -17,7 +17,7 @@ export const pageParams = {
     .optional()
     .meta({ description: 'Optional for an API key (its workspace); a signed-in human’s default is their first.' }),
   cursor: z.string().max(512).meta({ description: 'meta.nextCursor of the previous page, with the same filters.' }).optional(),
-  limit: z.coerce.number().int().min(1).max(100).meta({ description: '1 to 100, default 50.' }).default(50),
+  limit: pageLimit(),
 };
 
 export const pageMeta = apiMeta.extend({ nextCursor: z.string().nullable(), hasMore: z.boolean(), limit: z.int() });

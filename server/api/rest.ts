@@ -27,6 +27,7 @@ import { findOperation } from './operations';
 import { queryInput, queryOnBodyOperation } from './query-input';
 import { allowValidatorRequest } from './receipt-validator';
 import { callProcedure } from './trpc-internals';
+import { fromValidationIssues, hasIssues } from './validation-issues';
 
 const API_BASE = '/api/v1';
 
@@ -275,13 +276,6 @@ function tooLarge(limit: number): AppError {
   return new AppError('payload_too_large', `The body is larger than ${limit} bytes.`, { limitBytes: limit });
 }
 
-interface ZodLikeIssue {
-  code: string;
-  path: PropertyKey[];
-  message: string;
-  keys?: string[];
-}
-
 /**
  * Maps whatever was thrown to the contract's error, once: a procedure's AppError reaches here as
  * the cause of the TRPCError tRPC wraps it in, and an input the procedure's schema refused as a
@@ -293,9 +287,8 @@ function toAppError(err: unknown, requestId: string, input: InputPlaces | undefi
   const sqlState = sqlStateOf(cause);
   if (sqlState) countDbError(sqlState);
 
-  const issues = (cause as { issues?: unknown }).issues;
-  if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && Array.isArray(issues)) {
-    return fromValidationIssues(issues as ZodLikeIssue[], input);
+  if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && hasIssues(cause)) {
+    return fromValidationIssues(cause.issues, (dotted) => placeName(dotted, input));
   }
   // The client left mid-body: not the database's doing (its ECONNRESET is the client's socket).
   if (cause instanceof BodyCutOff) return new AppError('invalid_json', cause.message);
@@ -331,21 +324,6 @@ function placed(error: AppError, input: InputPlaces | undefined): AppError {
     );
   }
   return error;
-}
-
-/** Unknown keys win over other issues: the caller sent something this operation does not define. */
-function fromValidationIssues(issues: ZodLikeIssue[], input: InputPlaces | undefined): AppError {
-  const named = (path: PropertyKey[]) => placeName(path.map(String).join('.'), input);
-  const unknown = issues.filter((i) => i.code === 'unrecognized_keys');
-  if (unknown.length > 0) {
-    const fields = unknown.flatMap((i) => (i.keys ?? []).map((k) => named([...i.path, k])));
-    return new AppError('unknown_field', `Unknown field${fields.length > 1 ? 's' : ''}: ${fields.join(', ')}.`, { fields });
-  }
-  const list = issues.map((i) => ({ path: named(i.path), message: i.message }));
-  const first = list[0];
-  return new AppError('validation_failed', first ? `${first.path || 'body'}: ${first.message}` : 'The request is not valid.', {
-    issues: list,
-  });
 }
 
 async function appUrlOf(opts: RestHandlerOptions): Promise<string> {

@@ -19,6 +19,42 @@ export function jsonNumber(opts: { min?: number; max?: number; int?: boolean } =
   return s;
 }
 
+/**
+ * An integer query parameter: plain decimal digits, no sign, point, exponent, spaces or leading
+ * zero. z.coerce.number() read `0x10`, `1e3`, `1.0`, `" 1"`, `+1` and `01` as numbers, so one value
+ * had many spellings (and the probe's `0x10` passed as 16). A number (the web interface's tRPC
+ * calls, server components) is taken as it is. Documented as the integer it is.
+ */
+export function queryInteger(opts: { min: number; max: number }, documentedDefault?: number) {
+  return z
+    .preprocess((value, ctx) => {
+      if (typeof value !== 'string') return value;
+      if (PLAIN_DECIMAL.test(value)) return Number(value);
+      ctx.addIssue({
+        code: 'custom',
+        input: value,
+        message: 'must be an integer in plain decimal digits (no sign, point, exponent, space or leading zero)',
+      });
+      return z.NEVER;
+    }, z.int().min(opts.min).max(opts.max))
+    .meta({
+      override: {
+        type: 'integer',
+        minimum: opts.min,
+        maximum: opts.max,
+        ...(documentedDefault === undefined ? {} : { default: documentedDefault }),
+      },
+    });
+}
+
+/** queryInteger defaulted: zod leaves a pipe's default out of the input's schema, so it is documented here. */
+export const queryIntegerOr = (def: number, opts: { min: number; max: number }) => queryInteger(opts, def).default(def);
+
+/** A list's `limit`: 1 to 100, default 50 (docs/contract.md §8). */
+export const pageLimit = () => queryIntegerOr(50, { min: 1, max: 100 }).meta({ description: '1 to 100, default 50.' });
+
+const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)$/;
+
 /** A JSON boolean (never a string: the REST transport coerces only query parameters' declared types). */
 export const jsonBoolean = () => z.boolean();
 

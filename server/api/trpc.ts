@@ -19,6 +19,7 @@ import { isAppOrigin } from '@/server/http/origin';
 import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
 import { bearerToken, presentKey, requireKey } from './api-key-auth';
 import type { ApiContext } from './context';
+import { fromValidationIssues, hasIssues } from './validation-issues';
 
 export type { ApiContext } from './context';
 
@@ -52,13 +53,18 @@ const t = initTRPC
   .meta<Meta>()
   .create({
     // Internal tRPC callers (the UI) get the contract's code too, and never a stack.
+    // An input the schema refused reads as REST's does (a sentence, details.issues), not zod's dump.
     errorFormatter({ shape, error }) {
-      const cause = error.cause;
+      const cause = error.code === 'BAD_REQUEST' && hasIssues(error.cause) ? fromValidationIssues(error.cause.issues) : error.cause;
       const { stack: _stack, ...data } = shape.data;
       return {
         ...shape,
         message: cause instanceof AppError ? cause.message : error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal error' : shape.message,
-        data: { ...data, appCode: cause instanceof AppError ? cause.code : undefined },
+        data: {
+          ...data,
+          appCode: cause instanceof AppError ? cause.code : undefined,
+          ...(cause instanceof AppError && Object.keys(cause.details).length > 0 ? { details: cause.details } : {}),
+        },
       };
     },
   });

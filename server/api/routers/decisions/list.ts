@@ -7,7 +7,7 @@ import { decisionViews } from '@/server/domain/decisions/view';
 import { signingOf } from '@/server/runtime';
 import { listScope, pageOf, readCursor } from '../../keyset';
 import { memberProcedure } from '../../procedures';
-import { apiMeta, id } from '../../schemas';
+import { apiMeta, id, pageLimit } from '../../schemas';
 import { decisionSchema } from './schemas';
 
 const listQuery = z.strictObject({
@@ -17,7 +17,7 @@ const listQuery = z.strictObject({
   status: z.array(z.enum(decisionStatuses)).max(5).optional().meta({ description: 'Repeatable.' }),
   urgency: z.array(z.enum(decisionUrgencies)).max(4).optional().meta({ description: 'Repeatable.' }),
   cursor: z.string().max(512).meta({ description: 'meta.nextCursor of the previous page, with the same filters.' }).optional(),
-  limit: z.coerce.number().int().min(1).max(100).meta({ description: '1 to 100, default 50.' }).default(50),
+  limit: pageLimit(),
 });
 
 export const listProcedure = memberProcedure

@@ -3,7 +3,7 @@
  * of it: the fast path of plain pages (server/api/event-page.ts) and the SSE lease (event-stream.ts).
  */
 import { z } from 'zod';
-import { EVENT_TYPE_PATTERN_SOURCE } from '../../schemas';
+import { EVENT_TYPE_PATTERN_SOURCE, pageLimit, queryInteger } from '../../schemas';
 
 export const eventPageInput = z.strictObject({
   cursor: z
@@ -11,7 +11,7 @@ export const eventPageInput = z.strictObject({
     .max(128)
     .meta({ description: 'Opaque: meta.nextCursor of the previous page, passed unchanged. Omit to read from the first event.' })
     .optional(),
-  limit: z.coerce.number().int().min(1).max(100).meta({ description: '1 to 100, default 50.' }).default(50),
+  limit: pageLimit(),
   type: z
     .array(z.string().regex(new RegExp(EVENT_TYPE_PATTERN_SOURCE)))
     .max(20)
@@ -46,18 +46,8 @@ export const eventPageInput = z.strictObject({
         'every one given must be a cursor this service issued for your workspace (else 400 invalid_cursor, naming it), ' +
         'and an empty one counts as not given.',
     }),
-  lease_ms: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(300_000)
-    .optional()
-    .meta({ description: 'sse: lease length, 1 to 300000 ms, default 30000.' }),
-  poll_ms: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(10_000)
+  lease_ms: queryInteger({ min: 1, max: 300_000 }).optional().meta({ description: 'sse: lease length, 1 to 300000 ms, default 30000.' }),
+  poll_ms: queryInteger({ min: 1, max: 10_000 })
     .optional()
     .meta({ description: 'sse: how often to look for new events when no commit wake-up arrives, 1 to 10000 ms, default 1000.' }),
 });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { operatingMap } from '@/server/domain/operating-map/map';
 import { withReplayed } from '@/server/projections/replay-cache';
 import { memberProcedure } from '../../procedures';
-import { id } from '../../schemas';
+import { id, queryIntegerOr } from '../../schemas';
 import { mapOutput } from './map-schemas';
 
 export const operatingMapProcedure = memberProcedure
@@ -22,13 +22,9 @@ export const operatingMapProcedure = memberProcedure
   })
   .input(
     z.strictObject({
-      limit: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .max(200)
-        .meta({ description: 'Process aggregates to replay and return, 1 to 200, default 50 (newest first).' })
-        .default(50),
+      limit: queryIntegerOr(50, { min: 1, max: 200 }).meta({
+        description: 'Process aggregates to replay and return, 1 to 200, default 50 (newest first).',
+      }),
       workspace_id: id().optional(),
       initiative_id: id()
         .optional()

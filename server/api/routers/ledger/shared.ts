@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Actor } from '@/server/domain/actor';
 import { AppError } from '@/server/errors';
+import { queryInteger } from '../../schemas';
 
 /** An API key reads its own workspace; naming another is 404, as for any resource outside it. */
 export const workspaceQuery = z.uuid().optional().meta({ description: 'The API key’s own workspace (the default). Any other is 404.' });
@@ -12,8 +13,8 @@ export function workspaceOf(actor: Actor, named: string | undefined): string {
   return actor.workspaceId;
 }
 
-/** A tree size or sequence in a query: a positive decimal integer. */
-export const treeIndex = (description: string) => z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).meta({ description });
+/** A tree size or sequence in a query: a positive integer in plain decimal digits. */
+export const treeIndex = (description: string) => queryInteger({ min: 1, max: Number.MAX_SAFE_INTEGER }).meta({ description });
 
 export const HASHES =
   'Hashes are standard base64 of 32 bytes, as in C2SP checkpoints. Leaf i is the event at sequence i + 1, its hash ' +

@@ -10,7 +10,7 @@ import { AppError } from '@/server/errors';
 import { decodeKeysetCursor, encodeKeysetCursor } from '@/server/ledger/cursor';
 import { listScope } from '../../keyset';
 import { memberProcedure } from '../../procedures';
-import { apiMeta, id, text } from '../../schemas';
+import { apiMeta, id, pageLimit, text } from '../../schemas';
 import { versionedTask } from './shared';
 
 const listQuery = z.strictObject({
@@ -39,7 +39,7 @@ const listQuery = z.strictObject({
     .default('priority')
     .meta({ description: '`priority`: urgent first, then oldest first (default). `updated`: most recently changed first.' }),
   cursor: z.string().max(512).meta({ description: 'meta.nextCursor of the previous page, with the same filters and sort.' }).optional(),
-  limit: z.coerce.number().int().min(1).max(100).meta({ description: '1 to 100, default 50.' }).default(50),
+  limit: pageLimit(),
 });
 
 type ListQuery = z.infer<typeof listQuery>;
