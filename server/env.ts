@@ -63,6 +63,16 @@ const envSchema = z.object({
   /** Requests a minute one client address may make to the public receipt validator (all instances together). */
   RATE_LIMIT_VALIDATOR_PER_MIN: intFromString(60, 1, 10_000_000),
   /**
+   * Writes a minute one signed-in person may make through tRPC (the web interface's /api/trpc, and
+   * their session at /api/v1), all their sessions and all instances together; past it 429 rate_limited.
+   */
+  RATE_LIMIT_SESSION_WRITES_PER_MIN: intFromString(120, 1, 10_000_000),
+  /**
+   * The bytes of artifact content (POST /artifacts `content`, stored once per digest) one workspace
+   * may hold; a registration that would pass it is 403 quota_exceeded. Default 1 GiB.
+   */
+  ARTIFACT_QUOTA_BYTES: intFromString(1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+  /**
    * Reverse proxies in front of the service that append to X-Forwarded-For. The client address is
    * the entry this many places left of the last one (0: the address that connected to us).
    */

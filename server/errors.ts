@@ -150,6 +150,13 @@ export const errorTable = {
       'The run’s lease lapsed: its agent stopped heartbeating for longer than lease_seconds. The service failed the run and its task is ready for another agent; nothing from this run is written any more.',
     action: 'Stop working on the task. Claim work again (POST /tasks/claim), and heartbeat at a third of lease_seconds while you work.',
   },
+  quota_exceeded: {
+    status: 403,
+    meaning:
+      'Storing this would take the workspace past its quota of stored artifact content (details: used_bytes, limit_bytes, size_bytes).',
+    action:
+      'Remove stored content the workspace no longer needs (DELETE /artifacts/{id}/content, or a shorter artifact_content_days), register large artifacts by uri, or ask the operator for a larger ARTIFACT_QUOTA_BYTES.',
+  },
   payload_too_large: {
     status: 413,
     meaning: 'The body is larger than the route accepts (1 MiB for the API).',

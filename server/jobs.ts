@@ -14,7 +14,8 @@ import { expireLapsedLeases } from './domain/runs/lease-expiry';
 import { escalateDueDecisions } from './domain/decisions/escalation';
 import { attemptLimitsOf } from './auth/sign-in';
 import { describeError, log } from './log';
-import { jobSucceeded, measureDeliveryLagWith, measureTreeAlarmsWith, type DeliveryLag } from './metrics';
+import { jobSucceeded, measureArtifactStorageWith, measureDeliveryLagWith, measureTreeAlarmsWith, type DeliveryLag } from './metrics';
+import { storedBytesTotals } from './domain/artifacts/quota';
 import { countTreeAlarms, runIntegrator } from './ledger/integrator';
 import { runRetention } from './retention';
 import { signingOf, type Runtime } from './runtime';
@@ -56,6 +57,7 @@ export function startBackgroundJobs(
 ): () => Promise<void> {
   measureDeliveryLagWith(() => deliveryLag(runtime.db));
   measureTreeAlarmsWith(() => countTreeAlarms(runtime.db));
+  measureArtifactStorageWith(() => storedBytesTotals(runtime.db));
   let stopping = false;
   const webhooks = new WebhookDispatcher(runtime);
   webhooks.start();

@@ -39,6 +39,8 @@ function build() {
   const lag = { read: async (): Promise<DeliveryLag[]> => [] };
   // Read at each scrape from the database (server/jobs.ts; measureTreeAlarmsWith).
   const alarms = { count: async (): Promise<number> => 0 };
+  // Read at each scrape from the database (server/jobs.ts; measureArtifactStorageWith).
+  const artifactStorage = { read: async (): Promise<{ total: number; largest: number }> => ({ total: 0, largest: 0 }) };
   // Read at each scrape from the pool (PostgreSQL; server/boot.ts, measurePoolWith).
   const pool: { read: (() => PoolStats) | undefined } = { read: undefined };
   collectDefaultMetrics({ register: registry });
@@ -125,6 +127,22 @@ function build() {
             return 0;
           }),
         );
+      },
+    }),
+    artifactStorage,
+    artifactBytes: new Gauge({
+      name: 'aws_artifact_content_bytes',
+      help: 'Stored artifact content (the bytes counted against ARTIFACT_QUOTA_BYTES): all workspaces together (total), and the most one workspace holds (largest_workspace).',
+      labelNames: ['measure'] as const,
+      registers,
+      async collect() {
+        const read = await artifactStorage.read().catch((err: unknown) => {
+          log('warn', 'artifact storage not measured', { error: describeError(err) });
+          return null;
+        });
+        if (!read) return;
+        this.set({ measure: 'total' }, read.total);
+        this.set({ measure: 'largest_workspace' }, read.largest);
       },
     }),
     passwordHashing: new Counter({
@@ -222,6 +240,11 @@ export function measureDeliveryLagWith(read: () => Promise<DeliveryLag[]>): void
 /** How the trees on alarm are counted at each scrape (server/jobs.ts gives a query on the runtime's database). */
 export function measureTreeAlarmsWith(count: () => Promise<number>): void {
   metrics().alarms.count = count;
+}
+
+/** How the stored artifact content is measured at each scrape (server/jobs.ts gives a query on the runtime's database). */
+export function measureArtifactStorageWith(read: () => Promise<{ total: number; largest: number }>): void {
+  metrics().artifactStorage.read = read;
 }
 
 /** How the pool's state is read at each scrape (PostgreSQL only). */

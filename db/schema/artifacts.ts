@@ -71,3 +71,20 @@ export const artifactContents = pgTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.sha256] }), index('artifact_contents_registered_idx').on(t.lastRegisteredAt)],
 );
+
+/**
+ * The bytes a workspace holds in `artifact_contents`, kept beside them in the same transactions
+ * (server/domain/artifacts/quota.ts): the quota (ARTIFACT_QUOTA_BYTES) is checked against this one
+ * row, whose lock also makes two registrations at once take their turns, instead of summing every
+ * stored content at each registration.
+ */
+export const artifactUsage = pgTable(
+  'artifact_usage',
+  {
+    workspaceId: uuid('workspace_id')
+      .primaryKey()
+      .references(() => workspaces.id),
+    storedBytes: bigint('stored_bytes', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [check('artifact_usage_stored_bytes_check', sql`${t.storedBytes} >= 0`)],
+);

@@ -1,9 +1,16 @@
 /**
- * Hostile input against limits and number spellings: integer query parameters written any way but
- * plain decimal digits, and the web interface's /api/trpc refusing bad input with a sentence (as
- * REST does) instead of zod's dump of issues.
+ * Hostile input against limits and number spellings: a workspace filling the store with artifact
+ * content (its quota, also under concurrent registrations), integer query parameters written any
+ * way but plain decimal digits, and the web interface's /api/trpc refusing bad input with a
+ * sentence (as REST does) instead of zod's dump of issues.
  */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@/db';
+import { storedBytesTotals } from '@/server/domain/artifacts/quota';
+import { measureArtifactStorageWith } from '@/server/metrics';
+import { metricValue } from '../support/metrics';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 import { internalClient } from '../support/internal';
 import { integrate, writeWork } from '../support/ledger-tree';
@@ -13,11 +20,105 @@ let api: ReturnType<typeof internalClient>;
 let owner: TestMember;
 
 beforeAll(async () => {
-  app = await startTestApp({ RATE_LIMIT_API_PER_MIN: '100000' });
+  app = await startTestApp({ RATE_LIMIT_API_PER_MIN: '100000', ARTIFACT_QUOTA_BYTES: String(QUOTA) });
   api = internalClient(app.runtime);
   owner = await app.member('owner');
 });
 afterAll(async () => app?.close());
+
+/** A small quota, so that a few KiB fill it. */
+const QUOTA = 4096;
+
+const register = (key: string, bytes: Buffer) =>
+  app.request('POST', '/artifacts', {
+    key,
+    body: { artifact_type: 'test_report', title: 'Report', media_type: 'text/plain', content: bytes.toString('base64') },
+  });
+
+/** What the workspace holds in artifact_contents, summed the slow way. */
+async function heldBytes(workspaceId: string): Promise<number> {
+  const [row] = await query<{ n: string | number | null }>(
+    app.runtime.db,
+    sql`select sum(octet_length(content)) as n from artifact_contents where workspace_id = ${workspaceId}`,
+  );
+  return Number(row?.n ?? 0);
+}
+
+describe('the quota of stored artifact content', () => {
+  it('refuses content that would pass it (403 quota_exceeded with the figures), writing nothing; same bytes again and uris cost nothing', async () => {
+    const ws = await app.createWorkspace();
+    const first = randomBytes(1000);
+    for (const bytes of [first, randomBytes(1000), randomBytes(1000), randomBytes(1000)]) {
+      expect((await register(ws.apiKey, bytes)).status).toBe(201);
+    }
+    await app.expectUnchanged(async () => {
+      const res = await register(ws.apiKey, randomBytes(200));
+      expect(res.status, res.text).toBe(403);
+      expect(res.body.error.code).toBe('quota_exceeded');
+      expect(res.body.error.details).toEqual({ used_bytes: 4000, limit_bytes: QUOTA, size_bytes: 200 });
+      expect(res.body.error.message).toContain('4000 of 4096 bytes');
+      // More than the whole quota at once, too.
+      const huge = await register(ws.apiKey, randomBytes(QUOTA + 1));
+      expect(huge.status).toBe(403);
+      expect(huge.body.error.details).toEqual({ used_bytes: 4000, limit_bytes: QUOTA, size_bytes: QUOTA + 1 });
+    });
+    // The same bytes are stored once: registering them again costs nothing.
+    expect((await register(ws.apiKey, first)).status).toBe(201);
+    const external = await app.request('POST', '/artifacts', {
+      key: ws.apiKey,
+      body: {
+        artifact_type: 'test_report',
+        title: 'Far',
+        media_type: 'text/plain',
+        uri: 'https://example.com/r',
+        sha256: 'a'.repeat(64),
+        size_bytes: 1e9,
+      },
+    });
+    expect(external.status, external.text).toBe(201);
+    // Removing stored bytes gives their room back.
+    const removed = await app.request('DELETE', `/artifacts/${(await register(ws.apiKey, first)).body.data.id}/content`, {
+      key: ws.apiKey,
+    });
+    expect(removed.status, removed.text).toBe(200);
+    expect((await register(ws.apiKey, randomBytes(1000))).status).toBe(201);
+    expect(await heldBytes(ws.workspaceId)).toBe(4000);
+    // Another workspace has a quota of its own.
+    const other = await app.createWorkspace();
+    expect((await register(other.apiKey, randomBytes(4000))).status).toBe(201);
+  });
+
+  it('lets exactly as many concurrent registrations through as fit, and counts what is stored', async () => {
+    const ws = await app.createWorkspace();
+    const answers = await Promise.all(Array.from({ length: 12 }, () => register(ws.apiKey, randomBytes(1000))));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(4);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(8);
+    expect(await heldBytes(ws.workspaceId)).toBe(4000);
+    const [usage] = await query<{ stored_bytes: string | number }>(
+      app.runtime.db,
+      sql`select stored_bytes from artifact_usage where workspace_id = ${ws.workspaceId}`,
+    );
+    expect(Number(usage?.stored_bytes)).toBe(4000);
+  });
+
+  it('is shown on the settings page’s query (used of limit) and in the metrics', async () => {
+    const ws = await app.createWorkspace();
+    expect((await register(ws.apiKey, randomBytes(1234))).status).toBe(201);
+    const member = await app.member('owner', ws.workspaceId);
+    const settings = await api.query('workspaces.settings', { workspace_id: ws.workspaceId }, { session: member.session });
+    expect(settings.status).toBe(200);
+    expect(settings.data.artifact_storage).toEqual({ used_bytes: 1234, limit_bytes: QUOTA });
+    measureArtifactStorageWith(() => storedBytesTotals(app.runtime.db));
+    const [held] = await query<{ total: string | number; largest: string | number }>(
+      app.runtime.db,
+      sql`select sum(n) as total, max(n) as largest
+            from (select sum(octet_length(content)) as n from artifact_contents group by workspace_id) as w`,
+    );
+    expect(await metricValue('aws_artifact_content_bytes', { measure: 'total' })).toBe(Number(held?.total));
+    expect(await metricValue('aws_artifact_content_bytes', { measure: 'largest_workspace' })).toBe(Number(held?.largest));
+  });
+});
 
 /** Spellings Number() reads as an integer that are not plain decimal digits. */
 const LOOSE = ['0x10', '1.0', ' 1', '1 ', '1e1', '+1', '01', '0b1', '0o7', '16.'];

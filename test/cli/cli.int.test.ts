@@ -577,6 +577,7 @@ describe('npm run ledger:verify', () => {
             actor,
             { artifact_type: 'test_report', title: 'Report', media_type: 'text/markdown', content: Buffer.from(report).toString('base64') },
             types,
+            rt.env.ARTIFACT_QUOTA_BYTES,
           ),
         );
       });

@@ -10,7 +10,27 @@ import { Messages } from '../../_components/messages';
 import { trpc } from '../../_lib/trpc-client';
 import { useAction } from '../../_lib/use-action';
 
-export function ArtifactRetention({ workspaceId, days }: { workspaceId: string; days: number | null }) {
+/** Bytes as people read them: 1.5 MiB, 1 GiB. */
+function bytesText(n: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${n} bytes` : `${Number(value.toFixed(1))} ${units[unit]}`;
+}
+
+export function ArtifactRetention({
+  workspaceId,
+  days,
+  storage,
+}: {
+  workspaceId: string;
+  days: number | null;
+  storage: { used_bytes: number; limit_bytes: number };
+}) {
   const router = useRouter();
   const [value, setValue] = useState(days === null ? '' : String(days));
   const { busy, error, notice, run } = useAction();
@@ -30,6 +50,10 @@ export function ArtifactRetention({ workspaceId, days }: { workspaceId: string; 
   return (
     <section className="panel narrow" aria-labelledby="artifact-retention-h">
       <h2 id="artifact-retention-h">Stored artifact bytes</h2>
+      <p data-testid="artifact-storage">
+        {bytesText(storage.used_bytes)} used of {bytesText(storage.limit_bytes)}
+        <meter min={0} max={storage.limit_bytes} value={storage.used_bytes} aria-label="Stored artifact bytes used of the quota" />
+      </p>
       <form className="stack" onSubmit={save}>
         <label>
           Keep them for this many days after their last registration (empty: for ever)

@@ -26,7 +26,7 @@ export default async function MembersPage() {
       </p>
       <MembersManager workspaceId={workspace.id} me={user.userId} members={members} invitations={invitations} />
       <PasskeyPolicy workspaceId={workspace.id} urgencies={settings.passkey_urgencies} />
-      <ArtifactRetention workspaceId={workspace.id} days={settings.artifact_content_days} />
+      <ArtifactRetention workspaceId={workspace.id} days={settings.artifact_content_days} storage={settings.artifact_storage} />
     </main>
   );
 }

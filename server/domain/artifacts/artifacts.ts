@@ -18,6 +18,7 @@ import type { ArtifactType } from '../artifact-types/catalog';
 import { olderThan, type CreatedKey } from '../paging';
 import { assertLeaseHeld } from '../runs/lease';
 import { artifactRow } from './events';
+import { chargeStoredBytes, releaseStoredBytes } from './quota';
 
 export type ArtifactRow = typeof artifacts.$inferSelect;
 
@@ -118,7 +119,13 @@ async function linksOf(tx: Tx, workspaceId: string, input: RegisterInput) {
  * must still hold its lease (409 lease_expired otherwise): a stale agent's deliverable is not
  * recorded against a task another agent now holds.
  */
-export async function registerArtifact(tx: Tx, actor: Actor, input: RegisterInput, catalog: readonly ArtifactType[]): Promise<ArtifactRow> {
+export async function registerArtifact(
+  tx: Tx,
+  actor: Actor,
+  input: RegisterInput,
+  catalog: readonly ArtifactType[],
+  quotaBytes: number,
+): Promise<ArtifactRow> {
   if (!catalog.some((t) => t.type_code === input.artifact_type)) {
     throw invalid('artifact_type', `is not in the catalog (GET /artifact-types); one of: ${catalog.map((t) => t.type_code).join(', ')}`);
   }
@@ -141,7 +148,7 @@ export async function registerArtifact(tx: Tx, actor: Actor, input: RegisterInpu
   };
   // The row is what the replay makes of the event: the write and the rebuild give one row.
   const row = artifactRow(payload, { workspaceId: actor.workspaceId, version: 1, at: now }, { actorType: actor.type, actorId: actor.id });
-  await Promise.all([
+  const [, stored] = await Promise.all([
     tx.insert(artifacts).values(row),
     bytes.content
       ? tx
@@ -152,8 +159,12 @@ export async function registerArtifact(tx: Tx, actor: Actor, input: RegisterInpu
             target: [artifactContents.workspaceId, artifactContents.sha256],
             set: { lastRegisteredAt: now },
           })
+          // A row this statement inserted has no xmax; one it updated has this transaction's.
+          .returning({ inserted: sql<boolean>`(xmax = 0)` })
       : undefined,
   ]);
+  // Only new bytes count against the quota: the same bytes again are stored once.
+  if (bytes.content && stored?.[0]?.inserted) await chargeStoredBytes(tx, actor.workspaceId, bytes.sizeBytes, quotaBytes);
   appendEventsAtCommit(tx, actor, [{ aggregateType: 'artifact', aggregateId: row.id, eventType: 'artifact.registered', payload }], now);
   return row;
 }
@@ -244,8 +255,13 @@ async function removeContent(
         registeredBefore ? sql`${artifactContents.lastRegisteredAt} <= ${registeredBefore.toISOString()}::timestamptz` : sql`true`,
       ),
     )
-    .returning({ sha256: artifactContents.sha256 });
+    .returning({ bytes: sql<number>`octet_length(${artifactContents.content})` });
   if (registeredBefore && gone.length === 0) return [];
+  await releaseStoredBytes(
+    tx,
+    actor.workspaceId,
+    gone.reduce((sum, g) => sum + Number(g.bytes), 0),
+  );
   const removed = await tx
     .update(artifacts)
     .set({ contentRemovedAt: now, version: sql`${artifacts.version} + 1`, updatedAt: now })

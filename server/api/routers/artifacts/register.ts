@@ -63,14 +63,24 @@ export const registerProcedure = ownerProcedure
         'claimed, never fetched. `artifact_type` must be a type_code of the catalog (GET /artifact-types). The event ' +
         '`artifact.registered` carries the type, digest, size, media type and links, never the bytes. A task or run of ' +
         'another workspace is 404; a run whose lease lapsed is 409 lease_expired. Content over 1 MiB decoded, or a body ' +
-        `over ${BODY_LIMIT} bytes, is 413. With an Idempotency-Key the same key and body replay the original response (200).`,
+        `over ${BODY_LIMIT} bytes, is 413. New stored content that would take the workspace past its quota ` +
+        '(ARTIFACT_QUOTA_BYTES, default 1 GiB; the same bytes again cost nothing) is 403 quota_exceeded with the used, limit ' +
+        `and size figures, and writes nothing. With an Idempotency-Key the same key and body replay the original response (200).`,
       requestHeaders: mutationHeaders,
     },
     auth: ['ApiKey', 'Session'],
     successStatus: 201,
     otherSuccess: { 200: 'Idempotent replay: the original response.' },
     bodyLimitBytes: BODY_LIMIT,
-    errorCodes: ['not_found', 'forbidden', 'lease_expired', 'invalid_idempotency_key', 'idempotency_conflict', 'idempotency_in_progress'],
+    errorCodes: [
+      'not_found',
+      'forbidden',
+      'quota_exceeded',
+      'lease_expired',
+      'invalid_idempotency_key',
+      'idempotency_conflict',
+      'idempotency_in_progress',
+    ],
   })
   .input(
     z.strictObject({
@@ -103,7 +113,13 @@ export const registerProcedure = ownerProcedure
   .mutation(async ({ ctx, input, actor, write }) => {
     const { workspace_id: _w, ...body } = input;
     const catalog = await readCatalog(ctx.runtime.db);
-    return write(async (tx) => ({ ok: true as const, data: artifactView(await registerArtifact(tx, actor, body, catalog.types)) }), {
-      replay: (b) => b,
-    });
+    return write(
+      async (tx) => ({
+        ok: true as const,
+        data: artifactView(await registerArtifact(tx, actor, body, catalog.types, ctx.runtime.env.ARTIFACT_QUOTA_BYTES)),
+      }),
+      {
+        replay: (b) => b,
+      },
+    );
   });
