@@ -23,7 +23,8 @@ export type Refusal =
   | 'mcp_sessions'
   | 'sign_in_locked'
   | 'sign_in_failed'
-  | 'link_attempts_locked';
+  | 'link_attempts_locked'
+  | 'session_rate_limit';
 
 /** An endpoint behind, and the age of the oldest event it has not been delivered. */
 export interface DeliveryLag {
@@ -72,7 +73,7 @@ function build() {
     }),
     refusals: new Counter({
       name: 'aws_refusals_total',
-      help: 'Requests turned away by a limit: the API key rate limit, the public validator limit, event-stream leases per key, sign-in, invitation and setup links.',
+      help: 'Requests turned away by a limit: the API key rate limit, the public validator limit, a signed-in person’s writes a minute, event-stream leases per key, sign-in, invitation and setup links.',
       labelNames: ['reason'] as const,
       registers,
     }),

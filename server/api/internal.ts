@@ -57,6 +57,11 @@ export function createInternalTrpcHandler(runtimeOf: () => Promise<Runtime>) {
       router: appRouter,
       createContext: () =>
         createApiContext(runtime, { transport: 'internal', method: req.method, url: new URL(req.url), headers: req.headers }),
+      // A 429 or 503 says when to retry in Retry-After too, as every other door does.
+      responseMeta: ({ errors }) => {
+        const retry = errors.map((e) => e.cause).find((c): c is AppError => c instanceof AppError && c.retryAfter > 0);
+        return retry ? { headers: { ...retry.extras.headers, 'Retry-After': String(retry.retryAfter) } } : {};
+      },
       onError: ({ error, path }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR')
           log('error', 'internal tRPC error', { path, error: describeError(error.cause ?? error) });

@@ -16,6 +16,8 @@ import { hasSessionCookie, readSessionUser, type SessionUser } from '@/server/au
 import { EMPTY_CONTEXT_MANIFEST_DIGEST, type Actor, type Trace } from '@/server/domain/actor';
 import { AppError, type ErrorCode } from '@/server/errors';
 import { isAppOrigin } from '@/server/http/origin';
+import { countRefusal } from '@/server/metrics';
+import { hit, isExceeded, rateLimitedError } from '@/server/rate-limits';
 import { IDEMPOTENCY_KEY_PATTERN, mutationHeaders } from './schemas';
 import { bearerToken, presentKey, requireKey } from './api-key-auth';
 import type { ApiContext } from './context';
@@ -209,12 +211,28 @@ export async function principalOf(ctx: ApiContext, type: string): Promise<Princi
   } else if (hasSessionCookie(ctx.headers, runtime.env.APP_URL)) {
     const user = await readSessionUser(runtime.db, ctx.headers, runtime.secrets.auth, runtime.env.APP_URL);
     if (!user) throw new AppError('unauthorized', 'The session has expired. Sign in again.');
-    if (type === 'mutation') assertSameOrigin(ctx);
+    if (type === 'mutation') {
+      assertSameOrigin(ctx);
+      await limitSessionWrites(ctx, user.userId);
+    }
     principal = { kind: 'human', ...user };
   }
   if (!principal) throw new AppError('unauthorized', 'Send Authorization: Bearer <API key>, or sign in.');
   ctx.caller = principal.kind === 'api_key' ? { keyId: principal.keyId, workspaceId: principal.workspaceId } : { userId: principal.userId };
   return principal;
+}
+
+/**
+ * Counts a signed-in person's write against RATE_LIMIT_SESSION_WRITES_PER_MIN: 429 past it. Counted
+ * per person, across all their sessions, so signing in again buys no new budget (API keys have
+ * their own limit, counted as they are resolved).
+ */
+async function limitSessionWrites(ctx: ApiContext, userId: string): Promise<void> {
+  const now = new Date();
+  const usage = await hit(ctx.runtime.db, `session_writes:${userId}`, ctx.runtime.env.RATE_LIMIT_SESSION_WRITES_PER_MIN, now);
+  if (!isExceeded(usage)) return;
+  countRefusal('session_rate_limit');
+  throw rateLimitedError(usage, now, 'from your session (changes)');
 }
 
 export interface ActorOptions {

@@ -135,11 +135,12 @@ async function seedArtifacts(key: string, into: (id: string) => void = () => und
 }
 
 beforeAll(async () => {
-  // Thousands of requests from one key and one address: the limits are tested elsewhere.
+  // Thousands of requests from one key, one address and one session: the limits are tested elsewhere.
   // Private webhook URLs allowed: the seed below delivers to a receiver on 127.0.0.1.
   app = await startTestApp({
     RATE_LIMIT_API_PER_MIN: '10000000',
     RATE_LIMIT_VALIDATOR_PER_MIN: '10000000',
+    RATE_LIMIT_SESSION_WRITES_PER_MIN: '10000000',
     WEBHOOKS_ALLOW_PRIVATE: 'true',
   });
   approver = await app.member('approver');

@@ -5,12 +5,17 @@
  * sentence (as REST does) instead of zod's dump of issues.
  */
 import { randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@/db';
+import { users, webauthnChallenges } from '@/db/schema';
+import { createInternalTrpcHandler } from '@/server/api/internal';
+import { hashPassword } from '@/server/auth/passwords';
+import { encodeSession } from '@/server/auth/session';
 import { storedBytesTotals } from '@/server/domain/artifacts/quota';
 import { measureArtifactStorageWith } from '@/server/metrics';
 import { metricValue } from '../support/metrics';
+import { SoftAuthenticator } from '../support/soft-authenticator';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 import { internalClient } from '../support/internal';
 import { integrate, writeWork } from '../support/ledger-tree';
@@ -20,11 +25,18 @@ let api: ReturnType<typeof internalClient>;
 let owner: TestMember;
 
 beforeAll(async () => {
-  app = await startTestApp({ RATE_LIMIT_API_PER_MIN: '100000', ARTIFACT_QUOTA_BYTES: String(QUOTA) });
+  app = await startTestApp({
+    RATE_LIMIT_API_PER_MIN: '100000',
+    ARTIFACT_QUOTA_BYTES: String(QUOTA),
+    RATE_LIMIT_SESSION_WRITES_PER_MIN: String(SESSION_WRITES),
+  });
   api = internalClient(app.runtime);
   owner = await app.member('owner');
 });
 afterAll(async () => app?.close());
+
+/** A signed-in person's writes a minute here (each test's member stays well below it but the one that spends it). */
+const SESSION_WRITES = 20;
 
 /** A small quota, so that a few KiB fill it. */
 const QUOTA = 4096;
@@ -182,5 +194,75 @@ describe('the web interface’s /api/trpc refuses bad input with a sentence', ()
     expect(res.status).toBe(400);
     expect(res.code).toBe('unknown_field');
     expect(res.body.error.message).toBe('Unknown field: surprise.');
+  });
+});
+
+describe('a signed-in person cannot flood the store through the web interface', () => {
+  const ORIGIN = 'http://localhost:3000';
+  const post = async (path: string, input: unknown, session: string) => {
+    const trpc = createInternalTrpcHandler(async () => app.runtime);
+    const headers = new Headers({ 'content-type': 'application/json', cookie: `next-auth.session-token=${session}`, origin: ORIGIN });
+    const res = await trpc(new Request(`${ORIGIN}/api/trpc/${path}`, { method: 'POST', headers, body: JSON.stringify(input) }));
+    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+  };
+
+  it('keeps at most 5 open passkey challenges per person: asking again drops the oldest, whose answer is then refused', async () => {
+    const PASSWORD = 'correct horse battery staple';
+    const member = await app.member('approver');
+    await app.runtime.db
+      .update(users)
+      .set({ passwordHash: await hashPassword(PASSWORD) })
+      .where(eq(users.id, member.userId));
+    const asked = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await post('account.passkeyOptions', {}, member.session);
+      expect(res.status).toBe(200);
+      asked.push(res.body.result.data as { challenge_id: string; options: { challenge: string } });
+    }
+    const open = await app.runtime.db
+      .select({ id: webauthnChallenges.id })
+      .from(webauthnChallenges)
+      .where(eq(webauthnChallenges.userId, member.userId));
+    expect(open.map((r) => r.id).sort()).toEqual(
+      asked
+        .slice(3)
+        .map((a) => a.challenge_id)
+        .sort(),
+    );
+    const device = new SoftAuthenticator('localhost', ORIGIN);
+    const oldest = await post(
+      'account.addPasskey',
+      { challenge_id: asked[0]!.challenge_id, response: device.register(asked[0]!.options), current_password: PASSWORD },
+      member.session,
+    );
+    expect(oldest.status).toBe(400);
+    expect(oldest.body.error.message).toMatch(/unknown, used or expired/);
+    const newest = await post(
+      'account.addPasskey',
+      { challenge_id: asked[7]!.challenge_id, response: device.register(asked[7]!.options), current_password: PASSWORD },
+      member.session,
+    );
+    expect(newest.status, JSON.stringify(newest.body)).toBe(200);
+  });
+
+  it('limits a person’s writes a minute (429 in tRPC’s shape with Retry-After), whichever session they use', async () => {
+    const member = await app.member('owner');
+    const otherPerson = await app.member('owner');
+    // Fixed one-minute windows: start well inside one.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
+    const write = (session: string) => post('workspaces.changeSettings', { workspace_id: app.ws.workspaceId }, session);
+    for (let i = 0; i < SESSION_WRITES; i++) expect((await write(member.session)).status).toBe(200);
+    const refused = await write(member.session);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.data).toMatchObject({ code: 'TOO_MANY_REQUESTS', httpStatus: 429, appCode: 'rate_limited' });
+    expect(refused.body.error.message).toMatch(/More than 20 requests a minute from your session/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    // Signing in again buys no new budget: a second session of the same person is refused too.
+    expect((await write(await encodeSession(member.userId, app.runtime.secrets.auth))).status).toBe(429);
+    // Reads go on; another person's writes too.
+    expect((await api.query('workspaces.settings', { workspace_id: app.ws.workspaceId }, { session: member.session })).status).toBe(200);
+    expect((await write(otherPerson.session)).status).toBe(200);
   });
 });

@@ -1,6 +1,11 @@
 /**
  * WebAuthn challenges, each kept until it is answered or five minutes pass, and taken once: a
  * replayed answer finds none. Expired rows go with the retention job (server/retention.ts).
+ *
+ * A person holds at most MAX_OPEN_CHALLENGES at once: asking for one more drops their oldest
+ * (its answer is then refused like an expired one's). Dropping rather than refusing keeps the
+ * newest ceremony working, the one the person is looking at (a retry, a second tab), while a
+ * session asking in a loop writes no more than five rows.
  */
 import { randomUUID } from 'node:crypto';
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
@@ -9,6 +14,9 @@ import { webauthnChallenges } from '@/db/schema';
 import { AppError } from '@/server/errors';
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
+
+/** Open (unexpired, unanswered) challenges one person may hold. */
+const MAX_OPEN_CHALLENGES = 5;
 
 type Purpose = (typeof webauthnChallenges.$inferSelect)['purpose'];
 
@@ -20,9 +28,21 @@ export async function keepChallenge(
   statement: Record<string, unknown> | null = null,
 ): Promise<string> {
   const id = randomUUID();
+  // One at a time per person, so that two requests at once cannot both keep five others.
+  if (userId !== null) await query(tx, sql`select 1 from users where id = ${userId} for no key update`);
   await tx
     .insert(webauthnChallenges)
     .values({ id, purpose, userId, challenge, statement, expiresAt: new Date(Date.now() + CHALLENGE_TTL_MS) });
+  if (userId !== null) {
+    await query(
+      tx,
+      sql`delete from webauthn_challenges
+           where user_id = ${userId} and id <> ${id}
+             and id not in (select id from webauthn_challenges
+                             where user_id = ${userId} and id <> ${id} and expires_at > now()
+                             order by expires_at desc, id desc limit ${MAX_OPEN_CHALLENGES - 1})`,
+    );
+  }
   return id;
 }
 
