@@ -55,6 +55,13 @@ test('the webhook form and the ledger filters are full-size fields, and "Event t
   expect(await aggregate.evaluate((el: HTMLInputElement) => el.scrollWidth <= el.clientWidth)).toBe(true);
 });
 
+test('an owner sees how much of the workspace’s quota its stored artifact bytes use', async ({ page }) => {
+  await signIn(page, fixture().users.owner);
+  await page.goto('/settings/members');
+  await expect(page.getByTestId('artifact-storage')).toContainText(/^[0-9.]+ (bytes|KiB|MiB|GiB) used of 1 GiB$/);
+  await expect(page.getByRole('meter', { name: 'Stored artifact bytes used of the quota' })).toBeVisible();
+});
+
 test('the invitation box reads in the page’s font, buttons included; only the link is in code type', async ({ page }) => {
   await signIn(page, fixture().users.owner);
   await page.goto('/settings/members');
