@@ -74,7 +74,9 @@ beforeAll(async () => {
       media_type: 'text/markdown',
       content: Buffer.from(report).toString('base64'),
     };
-    await rt.db.transaction((tx) => registerArtifact(tx, cliActor('test', { id: ws.id, ownerId: ws.ownerId }), input, types));
+    await rt.db.transaction((tx) =>
+      registerArtifact(tx, cliActor('test', { id: ws.id, ownerId: ws.ownerId }), input, types, rt.env.ARTIFACT_QUOTA_BYTES),
+    );
   } finally {
     if (!pgRuntime) await rt.close();
   }
