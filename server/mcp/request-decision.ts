@@ -22,6 +22,8 @@ import { DecisionWatch, type WaitSignal } from './wait';
 
 /** How often a waiting request_decision reports progress when nothing happens (keeps proxies and client timeouts alive). */
 const PROGRESS_EVERY_MS = 10_000;
+/** How early a timer's step may come and still write the keepalive it was set for. */
+const KEEPALIVE_SLACK_MS = 100;
 
 /** What a wait ended with, beside the decision. */
 type WaitEnd = 'not_waited' | 'ruled' | 'wait_elapsed' | 'cancelled' | 'service_stopping';
@@ -142,6 +144,8 @@ class DecisionWait {
   /** The decision page offered to the client (URL-mode elicitation), to withdraw or complete at the end. */
   offered: { elicitationId: string; requestId: string } | null = null;
   private seen: Glance = { final: null, approvals: 0, required: undefined };
+  /** When the last keepalive was written (performance.now()); none yet. */
+  private keptAliveAt = -Infinity;
   /** Seconds waited in the last progress notification: strictly increasing (the protocol asks it). */
   private lastProgress = -1;
   private resolve: (result: CallToolResult) => void = () => undefined;
@@ -192,8 +196,14 @@ class DecisionWait {
     const left = this.deadline - Date.now();
     if (left <= 0) return this.end('wait_elapsed');
     this.progress();
-    // A client that asked for no progress still hears from a wait this often: proxies close quiet connections.
-    this.call.answer.keepAlive();
+    // A client that asked for no progress still hears from a wait this often: proxies close quiet
+    // connections. Timed from the last one, not written at every step: a step also follows each
+    // move of the ledger and the wait's own end, and a timer may fire a little early.
+    const now = performance.now();
+    if (now - this.keptAliveAt >= PROGRESS_EVERY_MS - KEEPALIVE_SLACK_MS) {
+      this.keptAliveAt = now;
+      this.call.answer.keepAlive();
+    }
     this.watch.next(Math.min(left, PROGRESS_EVERY_MS), this.woken);
   }
 
