@@ -26,8 +26,11 @@ export function jsonNumber(opts: { min?: number; max?: number; int?: boolean } =
  * calls, server components) is taken as it is. Documented as the integer it is.
  */
 export function queryInteger(opts: { min: number; max: number }, documentedDefault?: number) {
+  // A union, not z.preprocess: a preprocess step takes undefined too, which made every such
+  // parameter optional in the published document, required or not.
   return z
-    .preprocess((value, ctx) => {
+    .union([z.number(), z.string()])
+    .transform((value, ctx) => {
       if (typeof value !== 'string') return value;
       if (PLAIN_DECIMAL.test(value)) return Number(value);
       ctx.addIssue({
@@ -36,7 +39,8 @@ export function queryInteger(opts: { min: number; max: number }, documentedDefau
         message: 'must be an integer in plain decimal digits (no sign, point, exponent, space or leading zero)',
       });
       return z.NEVER;
-    }, z.int().min(opts.min).max(opts.max))
+    })
+    .pipe(z.int().min(opts.min).max(opts.max))
     .meta({
       override: {
         type: 'integer',

@@ -101,8 +101,7 @@ export async function exportContents(db: Executor, frame: BundleFrame, dir: stri
   }
 }
 
-type ContentProblem =
-  'not_a_directory' | 'not_a_digest_name' | 'not_a_regular_file' | 'too_large' | 'digest_mismatch' | 'not_registered';
+type ContentProblem = 'not_a_directory' | 'not_a_digest_name' | 'not_a_regular_file' | 'too_large' | 'digest_mismatch' | 'not_registered';
 
 export interface ContentReport {
   dir: string;
