@@ -599,7 +599,7 @@ export interface paths {
         put?: never;
         /**
          * Register an artifact
-         * @description Records what an agent delivered, with the SHA-256 of its bytes, optionally linked to a task and a run (a run alone links its task too). Either `content`: the bytes in standard base64, at most 1 MiB decoded, stored here once per workspace and digest however often they are registered (a `sha256` or `size_bytes` given with them must match); or `uri` (https, http, s3 or gs, no credentials) with the `sha256` and `size_bytes` of the bytes there: recorded as claimed, never fetched. `artifact_type` must be a type_code of the catalog (GET /artifact-types). The event `artifact.registered` carries the type, digest, size, media type and links, never the bytes. A task or run of another workspace is 404; a run whose lease lapsed is 409 lease_expired. Content over 1 MiB decoded, or a body over 1660248 bytes, is 413. With an Idempotency-Key the same key and body replay the original response (200).
+         * @description Records what an agent delivered, with the SHA-256 of its bytes, optionally linked to a task and a run (a run alone links its task too). Either `content`: the bytes in standard base64, at most 1 MiB decoded, stored here once per workspace and digest however often they are registered (a `sha256` or `size_bytes` given with them must match); or `uri` (https, http, s3 or gs, no credentials) with the `sha256` and `size_bytes` of the bytes there: recorded as claimed, never fetched. `artifact_type` must be a type_code of the catalog (GET /artifact-types). The event `artifact.registered` carries the type, digest, size, media type and links, never the bytes. A task or run of another workspace is 404; a run whose lease lapsed is 409 lease_expired. Content over 1 MiB decoded, or a body over 1660248 bytes, is 413. New stored content that would take the workspace past its quota (ARTIFACT_QUOTA_BYTES, default 1 GiB; the same bytes again cost nothing) is 403 quota_exceeded with the used, limit and size figures, and writes nothing. With an Idempotency-Key the same key and body replay the original response (200).
          */
         post: operations["artifacts-register"];
         delete?: never;
@@ -8252,7 +8252,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). `quota_exceeded`: Storing this would take the workspace past its quota of stored artifact content (details: used_bytes, limit_bytes, size_bytes). */
             403: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */

@@ -42,11 +42,15 @@ export function queryInteger(opts: { min: number; max: number }, documentedDefau
     })
     .pipe(z.int().min(opts.min).max(opts.max))
     .meta({
-      override: {
-        type: 'integer',
-        minimum: opts.min,
-        maximum: opts.max,
-        ...(documentedDefault === undefined ? {} : { default: documentedDefault }),
+      // Replaced, not merged: the union's anyOf (number or string) is how it is read, not what it takes.
+      override: ({ jsonSchema }) => {
+        delete jsonSchema.anyOf;
+        Object.assign(jsonSchema, {
+          type: 'integer',
+          minimum: opts.min,
+          maximum: opts.max,
+          ...(documentedDefault === undefined ? {} : { default: documentedDefault }),
+        });
       },
     });
 }
