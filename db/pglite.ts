@@ -66,7 +66,11 @@ export async function openPglite(opts: OpenOptions, migrationsFolder: string): P
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const fs = await import('node:fs/promises');
   const lockfile = await import('proper-lockfile');
-  await fs.mkdir(dataDir, { recursive: true });
+  // The directory holds every row (password hashes, encrypted keys, the ledger): its owner's only,
+  // as PostgreSQL insists of its own data directory. One made readable by others earlier (the
+  // process's umask, 0755 here) is tightened; one this process does not own is left as it is.
+  await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+  if (((await fs.stat(dataDir)).mode & 0o077) !== 0) await fs.chmod(dataDir, 0o700).catch(() => undefined);
   try {
     return await lockfile.lock(dataDir, { stale: 15_000, update: 5_000, realpath: false });
   } catch (err) {
