@@ -8,19 +8,7 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  truncateSync,
-  writeFileSync,
-} from 'node:fs';
-import os from 'node:os';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,15 +16,11 @@ import { MAX_STORED_BYTES } from '@/db/schema';
 import { registerArtifact } from '@/server/domain/artifacts/artifacts';
 import { readCatalog } from '@/server/domain/artifact-types/catalog';
 import { seedDemoIfEmpty } from '@/server/domain/workspaces/seed-demo';
-import { parseEnv } from '@/server/env';
-import { createRuntime } from '@/server/runtime';
 import { cliActor, findWorkspace } from '../../scripts/cli';
-import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
+import { toolDatabase, type ToolDatabase } from '../support/tool-database';
 
 const run = promisify(execFile);
-let dir: string;
-let pgRuntime: TestRuntime | undefined;
-let childEnv: Record<string, string>;
+let db: ToolDatabase;
 /** An export with its content folder, as ledger:export wrote it. */
 let bundle: string;
 const report = `# Delivered ${Date.now()}\n`;
@@ -46,7 +30,7 @@ const digest = createHash('sha256').update(report).digest('hex');
 async function tool(name: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [path.join('scripts', 'tool.mjs'), name, ...args], {
-      env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' },
+      env: { ...process.env, ...db.env, LOG_LEVEL: 'silent' },
       timeout: 30_000,
     });
     return { code: 0, stdout, stderr };
@@ -57,14 +41,8 @@ async function tool(name: string, ...args: string[]): Promise<{ code: number | n
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'aws-content-'));
-  if (testEngine() === 'postgres') {
-    pgRuntime = await createTestRuntime();
-    childEnv = { DATABASE_URL: pgRuntime.databaseUrl! };
-  } else childEnv = { PGLITE_DATA_DIR: path.join(dir, 'pglite') };
-  const rt =
-    pgRuntime ?? (await createRuntime(parseEnv({ NODE_ENV: 'test', PGLITE_DATA_DIR: childEnv.PGLITE_DATA_DIR, SEED_DEMO: 'false' })));
-  try {
+  db = await toolDatabase('content');
+  await db.withDb(async (rt) => {
     await seedDemoIfEmpty(rt.db);
     const ws = await findWorkspace(rt.db, 'demo');
     const { types } = await readCatalog(rt.db);
@@ -77,22 +55,19 @@ beforeAll(async () => {
     await rt.db.transaction((tx) =>
       registerArtifact(tx, cliActor('test', { id: ws.id, ownerId: ws.ownerId }), input, types, rt.env.ARTIFACT_QUOTA_BYTES),
     );
-  } finally {
-    if (!pgRuntime) await rt.close();
-  }
-  bundle = path.join(dir, 'exported', 'bundle.json');
+  });
+  bundle = path.join(db.dir, 'exported', 'bundle.json');
   mkdirSync(path.dirname(bundle));
   const exported = await tool('ledger-export', '--workspace', 'demo', '--out', bundle, '--with-content');
   expect(exported.code, exported.stderr).toBe(0);
 }, 120_000);
 afterAll(async () => {
-  await pgRuntime?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await db?.close();
 });
 
 /** A copy of the exported bundle in a folder of its own, with an empty content folder beside it. */
 function copyOfBundle(name: string): { file: string; content: string } {
-  const file = path.join(dir, name, 'bundle.json');
+  const file = path.join(db.dir, name, 'bundle.json');
   mkdirSync(path.dirname(file));
   cpSync(bundle, file);
   mkdirSync(`${file}.content`);
@@ -105,7 +80,7 @@ describe('ledger:verify --bundle with a hand-made content folder', () => {
   it('reports links, a FIFO, a folder and oversize files as problems (exit 3) at once, following and reading none', async () => {
     const { file, content } = copyOfBundle('hostile');
     // A file outside holding the registered bytes: followed, the link would check.
-    const outside = path.join(dir, 'outside.md');
+    const outside = path.join(db.dir, 'outside.md');
     writeFileSync(outside, report);
     symlinkSync(outside, path.join(content, digest));
     symlinkSync('/dev/zero', path.join(content, hex('zero')));
@@ -151,9 +126,9 @@ describe('ledger:verify --bundle with a hand-made content folder', () => {
 
 describe('ledger:export --with-content', () => {
   it('refuses a content folder that is there already, and writes nothing through a link planted in it', async () => {
-    const out = path.join(dir, 'planted');
+    const out = path.join(db.dir, 'planted');
     mkdirSync(out);
-    const victim = path.join(dir, 'victim.txt');
+    const victim = path.join(db.dir, 'victim.txt');
     writeFileSync(victim, 'keep me');
     const file = path.join(out, 'bundle.json');
     mkdirSync(`${file}.content`);
@@ -165,7 +140,7 @@ describe('ledger:export --with-content', () => {
     expect(existsSync(file)).toBe(false);
 
     // A link where the folder goes is refused too: the folder it names stays empty.
-    const elsewhere = path.join(dir, 'elsewhere');
+    const elsewhere = path.join(db.dir, 'elsewhere');
     mkdirSync(elsewhere);
     const second = path.join(out, 'second.json');
     symlinkSync(elsewhere, `${second}.content`);

@@ -3,53 +3,38 @@
  * or "workspace(s)"). Run as a user runs them, against a database of the run's engine.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readHead } from '@/server/ledger/read';
 import { seedDemoIfEmpty } from '@/server/domain/workspaces/seed-demo';
-import { parseEnv } from '@/server/env';
-import { createRuntime } from '@/server/runtime';
-import { createTestRuntime, testEngine, type TestRuntime } from '../support/engine';
+import { toolDatabase, type ToolDatabase } from '../support/tool-database';
 
 const run = promisify(execFile);
-let dir: string;
-let pgRuntime: TestRuntime | undefined;
-let childEnv: Record<string, string>;
+let db: ToolDatabase;
 let head = 0;
 
 async function tool(name: string, ...args: string[]) {
   const { stdout, stderr } = await run(process.execPath, [path.join('scripts', 'tool.mjs'), name, ...args], {
-    env: { ...process.env, ...childEnv, LOG_LEVEL: 'silent' },
+    env: { ...process.env, ...db.env, LOG_LEVEL: 'silent' },
     timeout: 60_000,
   });
   return { stdout, stderr };
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'aws-words-'));
-  if (testEngine() === 'postgres') {
-    pgRuntime = await createTestRuntime();
-    childEnv = { DATABASE_URL: pgRuntime.databaseUrl! };
-  } else childEnv = { PGLITE_DATA_DIR: path.join(dir, 'pglite') };
-  const rt =
-    pgRuntime ?? (await createRuntime(parseEnv({ NODE_ENV: 'test', PGLITE_DATA_DIR: childEnv.PGLITE_DATA_DIR, SEED_DEMO: 'false' })));
-  try {
+  db = await toolDatabase('words');
+  head = await db.withDb(async (rt) => {
     const demo = (await seedDemoIfEmpty(rt.db))!;
-    head = (await readHead(rt.db, demo.workspaceId))!.sequence;
-  } finally {
-    if (!pgRuntime) await rt.close();
-  }
+    return (await readHead(rt.db, demo.workspaceId))!.sequence;
+  });
 });
 afterAll(async () => {
-  await pgRuntime?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await db?.close();
 });
 
 it('ledger:export and ledger:verify say "1 event" for a bundle of one event', async () => {
-  const file = path.join(dir, 'last.json');
+  const file = path.join(db.dir, 'last.json');
   const exported = await tool('ledger-export', '--workspace', 'demo', '--from', String(head), '--out', file);
   expect(exported.stderr).toContain(`Wrote 1 event (${head}–${head}) of demo`);
   const verified = await tool('ledger-verify', '--bundle', file);
