@@ -4,6 +4,7 @@
  *
  *   app/ (pages, route handlers)  ->  server/api (tRPC procedures) and server/mcp (which calls them)
  *   server/api, server/mcp        ->  server/domain (services, the event registry, projections)
+ *   server/gateway (upstream MCP servers: the client, guards, forwarding) sits beside server/mcp, over the domain
  *   server/domain                 ->  server/ledger, server/keys, db
  *   server/ledger                 ->  server/keys, db, and of the domain only server/domain/actor.ts
  *   db                            ->  nothing of the server
@@ -50,13 +51,13 @@ export default {
       name: 'domain-below-the-transports',
       comment:
         'server/domain (and its replay, server/projections) is called by the transports and the jobs, never the ' +
-        'other way: no import of app/, the tRPC/REST layer, MCP, the HTTP glue, the webhook delivery ' +
+        'other way: no import of app/, the tRPC/REST layer, MCP and its gateway to upstream servers, the HTTP glue, the webhook delivery ' +
         '(server/webhooks, which reads the domain), the session of a request or the process’s composition. ' +
         'The runtime is passed in, as a type (server/runtime.ts): a type-only import of it is allowed.',
       severity: 'error',
       from: { path: '^server/(domain|projections)/', pathNot: TESTS },
       to: {
-        path: '^(app|scripts)/|^server/(api|mcp|http|webhooks)/|^server/auth/(next-auth|session)\\.ts$|^server/(boot|jobs|retention|shutdown)\\.ts$',
+        path: '^(app|scripts)/|^server/(api|mcp|gateway|http|webhooks)/|^server/auth/(next-auth|session)\\.ts$|^server/(boot|jobs|retention|shutdown)\\.ts$',
       },
     },
     {

@@ -102,6 +102,8 @@ export const decisions = pgTable(
     /** The action as approved (edited or not), once approved. */
     approvedAction: jsonb('approved_action').$type<DecisionAction>(),
     approvedActionDigest: text('approved_action_digest'),
+    /** Raised by the MCP gateway for a call of this upstream server's tool (the action's tool is `<server>.<tool>`); null otherwise. */
+    gatewayServerId: uuid('gateway_server_id'),
     /** Who raised it: `api_key` or `human`, and that key's or user's id (a human may not rule on their own). */
     createdByType: text('created_by_type', { enum: ['api_key', 'human', 'system'] }).notNull(),
     createdById: text('created_by_id').notNull(),

@@ -17,3 +17,5 @@ export * from './passkeys';
 export * from './artifacts';
 export * from './grant-keys';
 export * from './witnesses';
+export * from './mcp-servers';
+export * from './tool-calls';

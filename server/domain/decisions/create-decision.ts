@@ -56,6 +56,8 @@ export interface CreateDecisionInput {
   artifact_ids?: string[];
   /** Who must approve, in which stages; without one, the workspace's first matching rule, else the default. */
   policy?: PolicyInput;
+  /** Raised by the MCP gateway for a call of an upstream tool (never from the REST body). */
+  gateway?: { server_id: string; server: string; tool: string };
 }
 
 export async function createDecision(tx: Tx, actor: Actor, input: CreateDecisionInput): Promise<DecisionView> {
@@ -124,6 +126,7 @@ export async function createDecision(tx: Tx, actor: Actor, input: CreateDecision
     next_escalation_at: escalationDue(policy, now, 0)?.toISOString() ?? null,
     policy_source: source,
     created_by: { type: actor.type, id: actor.id },
+    gateway: input.gateway ?? null,
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   };

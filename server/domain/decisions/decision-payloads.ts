@@ -96,6 +96,8 @@ export const decisionCreated = z.object({
     .nullable()
     .default(null),
   created_by: z.object({ type: z.enum(['api_key', 'human', 'system']), id: z.string() }),
+  // Raised by the MCP gateway for a call of an upstream server's tool: which server, and the tool's own name.
+  gateway: z.object({ server_id: z.string(), server: z.string(), tool: z.string() }).nullable().default(null),
   created_at: z.string(),
   updated_at: z.string(),
 });

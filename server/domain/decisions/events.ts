@@ -69,6 +69,7 @@ export const decisionRow = (p: PayloadOf<'decision.created'>, m: RowMeta): Decis
   approvedActionDigest: null,
   createdByType: p.created_by.type,
   createdById: p.created_by.id,
+  gatewayServerId: p.gateway?.server_id ?? null,
   version: m.version,
   createdAt: m.at,
   updatedAt: m.at,
