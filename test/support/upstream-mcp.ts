@@ -19,7 +19,7 @@ export interface UpstreamToolSpec {
   run?: (args: Record<string, unknown>) => CallToolResult | Promise<CallToolResult>;
 }
 
-export interface ReceivedCall {
+interface ReceivedCall {
   tool: string;
   arguments: Record<string, unknown>;
   headers: IncomingHttpHeaders;
@@ -37,6 +37,8 @@ export interface Upstream {
   setTool(name: string, spec: UpstreamToolSpec): Promise<void>;
   /** Removes a tool and tells every session. */
   removeTool(name: string): Promise<void>;
+  /** Forgets every session, as an upstream that restarted has: the next request of one is answered 404. */
+  dropSessions(): Promise<void>;
   /** `garbage`: every request is answered 200 with bytes that are no JSON-RPC; `ok` again to recover. */
   behave(mode: 'ok' | 'garbage'): void;
   close(): Promise<void>;
@@ -96,7 +98,9 @@ export async function startUpstream(
         let session = typeof id === 'string' ? sessions.get(id) : undefined;
         if (!session) {
           if (typeof id === 'string') {
-            res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
+            res
+              .writeHead(404, { 'Content-Type': 'application/json' })
+              .end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
             return;
           }
           const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
@@ -135,6 +139,11 @@ export async function startUpstream(
     async removeTool(name) {
       specs.delete(name);
       await changed();
+    },
+    async dropSessions() {
+      const held = [...sessions.values()];
+      sessions.clear();
+      for (const { transport } of held) await transport.close().catch(() => undefined);
     },
     behave(next) {
       mode = next;
