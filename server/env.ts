@@ -101,6 +101,20 @@ const envSchema = z.object({
    * at creation and at every connection, unless this is true (a receiver on your own network).
    */
   WEBHOOKS_ALLOW_PRIVATE: z.stringbool().default(false),
+  /**
+   * Hosts (names or IP literals, comma-separated) the MCP servers a workspace fronts may be reached
+   * on whatever address they resolve to. Others must resolve to public addresses only, checked at
+   * registration and at every connection, as webhook URLs are.
+   */
+  MCP_UPSTREAM_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+    ),
   /** How long a receiver has to answer a delivery before it counts as failed. */
   WEBHOOK_TIMEOUT_MS: intFromString(10_000, 100, 60_000),
   /** The first retry's delay; each later one doubles it (with jitter), up to an hour. */

@@ -41,6 +41,7 @@ const SUBJECTS: Record<Prefix, string> = {
   artifact: 'Artifact',
   decision_policy: 'Decision policy',
   witness: 'Witness',
+  tool_call: 'Tool call',
 };
 
 /**
@@ -144,6 +145,10 @@ const PHRASES: EventPhrases = {
   'artifact.registered': (p) => `registered: ${words(p.artifact_type)}${p.title ? ` “${p.title}”` : ''}`,
   'witness.named': (p) => `${p.name ?? ''} named: its cosignatures are kept (key ${p.key_id ?? '?'})`,
   'witness.removed': (p) => `${p.name ?? ''} removed: its cosignatures are no longer kept`,
+  'tool_call.forwarded': (p) =>
+    `${p.tool ?? '?'} on ${p.server ?? '?'} sent to the server${p.grant_id ? ' with its approval (grant used)' : ' (allowed by its guard)'}`,
+  'tool_call.returned': (p) => `answered${p.is_error ? ' with an error' : ''} in ${p.duration_ms ?? '?'} ms`,
+  'tool_call.refused': (p) => `${p.tool ?? '?'} on ${p.server ?? '?'} not sent: ${words(p.reason)}`,
 };
 
 /** The words for a type as the page got it: a string, which a newer ledger may fill with a type this table does not know. */

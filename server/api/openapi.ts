@@ -72,6 +72,8 @@ const TAGS: Record<string, string> = {
   ledger: 'The ledger: verifying the workspace’s hash chain.',
   workspace: 'The workspace an API key belongs to.',
   webhooks: 'Webhook endpoints: the workspace’s events delivered to a URL, signed, with retries.',
+  'mcp-servers':
+    'The MCP gateway: the MCP servers a workspace fronts (their tools reach agents at /mcp as <server>__<tool>, guarded: allow, ask, deny) and the calls made through it.',
   meta: 'About the API itself: health, this document, and the error codes. No credential needed.',
 };
 

@@ -8,6 +8,7 @@ import { accountRouter } from './routers/account';
 import { apiKeysRouter } from './routers/api-keys';
 import { artifactTypesRouter } from './routers/artifact-types';
 import { artifactsRouter } from './routers/artifacts';
+import { toolCallsRouter } from './routers/tool-calls';
 import { decisionPolicyRouter } from './routers/decision-policy';
 import { decisionsRouter } from './routers/decisions';
 import { dedupRouter } from './routers/dedup';
@@ -46,6 +47,7 @@ export const appRouter = router({
   members: membersRouter,
   account: accountRouter,
   webhooks: webhooksRouter,
+  toolCalls: toolCallsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -19,6 +19,7 @@ import { passkeyEvents, passkeyRules } from './passkeys/events';
 import { receiptEvents, receiptRules } from './receipts/events';
 import { runEvents, runRules } from './runs/events';
 import { webhookEndpointEvents, webhookEndpointRules } from './webhooks/events';
+import { toolCallEvents, toolCallRules } from './tool-calls/events';
 import { witnessEvents, witnessRules } from './witnesses/events';
 import { workspaceEvents, workspaceRules } from './workspaces/events';
 
@@ -35,6 +36,7 @@ const EVENTS = joinSlices(
   grantEvents,
   artifactEvents,
   witnessEvents,
+  toolCallEvents,
 );
 
 type Registry = typeof EVENTS;
@@ -61,6 +63,7 @@ const RULES: ProjectionRules = joinSlices(
   grantRules,
   artifactRules,
   witnessRules,
+  toolCallRules,
 );
 
 function isEventType(type: string): type is EventType {

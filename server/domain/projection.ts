@@ -18,6 +18,7 @@ import type {
   runCheckpoints,
   runs,
   tasks,
+  toolCalls,
   workstreams,
 } from '@/db/schema';
 import type { LedgerEvent } from '@/server/ledger/canonical';
@@ -39,6 +40,8 @@ export interface ProjectionState {
   artifacts: Map<string, typeof artifacts.$inferSelect>;
   /** The witnesses named and not removed (server/domain/witnesses). */
   witnesses: Map<string, typeof ledgerWitnesses.$inferSelect>;
+  /** The MCP gateway's calls of upstream tools (server/domain/tool-calls). */
+  toolCalls: Map<string, typeof toolCalls.$inferSelect>;
   /** The event that created each receipt: evidence carries its id and hash. */
   receiptEvents: Map<string, { eventId: string; eventHash: string; sequence: number }>;
 }
@@ -59,6 +62,7 @@ export function emptyState(): ProjectionState {
     grants: new Map(),
     artifacts: new Map(),
     witnesses: new Map(),
+    toolCalls: new Map(),
     receiptEvents: new Map(),
   };
 }

@@ -19,7 +19,9 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describeError, log } from '@/server/log';
+import { gatewayServers, listedTools } from '@/server/gateway/catalog';
 import { callTool, resultOf, type Caller, type ToolAnswer } from './call';
+import { callGatewayTool } from './gateway-call';
 import { requestDecision } from './request-decision';
 import type { McpContext } from './sessions';
 import { resourceReaders, tools, type Tool } from './tools';
@@ -108,13 +110,23 @@ async function resultOfRequest(
     }
     case 'ping':
       return {};
-    case 'tools/list':
-      return { tools: [...tools().values()].map(listed) };
+    case 'tools/list': {
+      // The service's own tools, then those of the MCP servers the workspace fronts (server/gateway).
+      const servers = await gatewayServers(ctx.runtime.db, caller.presented.key!.workspaceId);
+      return { tools: [...[...tools().values()].map(listed), ...listedTools(servers)] };
+    }
     case 'tools/call': {
       const { params } = parsed(CallToolRequestSchema, request);
       const tool = tools().get(params.name);
-      if (!tool) throw new RpcError(ErrorCode.InvalidParams, `No tool named ${params.name}.`);
       const args = params.arguments ?? {};
+      if (!tool) {
+        // Handed on, not awaited, as request_decision is: an asked call waits for its ruling.
+        const call = { id: request.id, progressToken: params._meta?.progressToken, answer };
+        return callGatewayTool(ctx, session, caller, params.name, args, params._meta, call).then((result) => {
+          if (!result) throw new RpcError(ErrorCode.InvalidParams, `No tool named ${params.name}.`);
+          return result;
+        });
+      }
       // Handed on, not awaited: a wait holds its own frame only, not this one's as well.
       if (tool.name === 'request_decision') {
         return requestDecision(ctx, session, tool, args, caller, { id: request.id, progressToken: params._meta?.progressToken, answer });

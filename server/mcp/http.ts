@@ -154,7 +154,14 @@ class McpEndpoint {
       seen.lastSeen = Date.now();
     });
     const sessions = this.sessions;
-    this.context ??= { runtime, handle: this.opts.handle, stopping: sessions.stopping, waits: sessions.waits, calls: sessions.calls };
+    this.context ??= {
+      runtime,
+      handle: this.opts.handle,
+      stopping: sessions.stopping,
+      waits: sessions.waits,
+      calls: sessions.calls,
+      upstreams: () => sessions.upstreams(runtime.env.MCP_UPSTREAM_ALLOW_HOSTS),
+    };
     const caller: Caller = { presented, authorization: headers.get('authorization')! };
     // Not awaited (it answers every error itself): a call that waits holds its own frames, not
     // this request's as well.

@@ -26,7 +26,18 @@ const PROGRESS_EVERY_MS = 10_000;
 const KEEPALIVE_SLACK_MS = 100;
 
 /** What a wait ended with, beside the decision. */
-type WaitEnd = 'not_waited' | 'ruled' | 'wait_elapsed' | 'cancelled' | 'service_stopping';
+export type WaitEnd = 'not_waited' | 'ruled' | 'wait_elapsed' | 'cancelled' | 'service_stopping';
+
+/**
+ * What the call answers once the wait is over: `answer` is the decision as GET /decisions/{id}
+ * then gives it. request_decision answers it as it is; the gateway runs the approved call.
+ */
+export type FinishWait = (answer: ToolAnswer, ended: WaitEnd, waitedMs: number) => CallToolResult | Promise<CallToolResult>;
+
+const answerDecision: FinishWait = (answer, ended, waitedMs) => resultOf(answer, { wait: { ended, waited_ms: waitedMs } });
+
+/** What raising the decision came to: the call's answer when there is nothing to wait for, else the decision to wait on. */
+export type Raised = { result: CallToolResult } | { id: string; title: string | undefined };
 
 /** The request a wait answers: its id, the client's progress token, and its event stream. */
 export interface WaitCall {
@@ -61,6 +72,24 @@ export async function requestDecision(
       refusal(new AppError('validation_failed', `wait_seconds: ${message}`, { issues: [{ path: 'wait_seconds', message }] }), appUrl),
     );
   }
+  return waitForRuling(ctx, session, caller, call, waitSeconds, () => raise(ctx, tool, args, caller, waitSeconds), answerDecision);
+}
+
+/**
+ * Raises a decision (`raise`) and waits up to `waitSeconds` for its ruling, as request_decision
+ * does (admitted as a lease of the key, progress, the page offered, a keepalive), then answers what
+ * `finish` makes of the decision as it then stands.
+ */
+export async function waitForRuling(
+  ctx: McpContext,
+  session: McpSession,
+  caller: Caller,
+  call: WaitCall,
+  waitSeconds: number,
+  raiseIt: () => Promise<Raised>,
+  finish: FinishWait,
+): Promise<CallToolResult> {
+  const appUrl = ctx.runtime.env.APP_URL;
   const key = caller.presented.key!;
   const started = Date.now();
   const deadline = started + waitSeconds * 1000;
@@ -113,7 +142,7 @@ export async function requestDecision(
   };
   let waiting = false;
   try {
-    const raised = await raise(ctx, tool, args, caller, waitSeconds);
+    const raised = await raiseIt();
     if ('result' in raised) return raised.result;
     const { id, title } = raised;
 
@@ -122,7 +151,7 @@ export async function requestDecision(
     ctx.waits.add(watch);
     if (cancelled || ctx.stopping()) watch.cancel();
     await watch.start();
-    const wait = new DecisionWait(ctx, session, call, caller, id, watch, started, deadline, waitSeconds, release);
+    const wait = new DecisionWait(ctx, session, call, caller, id, watch, { started, deadline, waitSeconds }, release, finish);
     const seen = await wait.glance();
     wait.offered = offerPage(session, call, pageOf(ctx, id), title);
     // Handed on, not awaited: while the wait lasts, its state is the DecisionWait's fields, and
@@ -158,10 +187,9 @@ class DecisionWait {
     private readonly caller: Caller,
     private readonly id: string,
     private readonly watch: DecisionWatch,
-    private readonly started: number,
-    private readonly deadline: number,
-    private readonly waitSeconds: number,
+    private readonly span: { started: number; deadline: number; waitSeconds: number },
     private readonly release: () => void,
+    private readonly finish: FinishWait,
   ) {}
 
   /** Reads the decision as GET /decisions/{id} answers it. */
@@ -193,7 +221,7 @@ class DecisionWait {
       if (seen.final.status >= 400) return this.settle(resultOf(seen.final));
       return this.end('ruled');
     }
-    const left = this.deadline - Date.now();
+    const left = this.span.deadline - Date.now();
     if (left <= 0) return this.end('wait_elapsed');
     this.progress();
     // A client that asked for no progress still hears from a wait this often: proxies close quiet
@@ -232,14 +260,14 @@ class DecisionWait {
     if (token === undefined) return;
     const { approvals, required } = this.seen;
     const count = required && required > 1 ? ` (${approvals} of ${required} approvals)` : '';
-    this.lastProgress = Math.max(this.lastProgress + 0.001, (Date.now() - this.started) / 1000);
+    this.lastProgress = Math.max(this.lastProgress + 0.001, (Date.now() - this.span.started) / 1000);
     this.call.answer.send({
       jsonrpc: '2.0',
       method: 'notifications/progress',
       params: {
         progressToken: token,
         progress: this.lastProgress,
-        total: this.waitSeconds,
+        total: this.span.waitSeconds,
         message: `Waiting for a human ruling${count}: ${pageOf(this.ctx, this.id)}`,
       },
     });
@@ -248,23 +276,25 @@ class DecisionWait {
   /** The wait is over: answers the decision as it stands. */
   private end(ended: WaitEnd): void {
     const final = this.seen.final;
-    (final ? Promise.resolve(final) : this.read()).then((answer) => {
-      const offered = this.offered;
-      if (offered) {
-        // The page offered is done with: ruled, the client is told the interaction completed;
-        // otherwise the offer is withdrawn, as a request the server no longer waits on.
-        this.call.answer.send(
-          ended === 'ruled'
-            ? { jsonrpc: '2.0', method: 'notifications/elicitation/complete', params: { elicitationId: offered.elicitationId } }
-            : {
-                jsonrpc: '2.0',
-                method: 'notifications/cancelled',
-                params: { requestId: offered.requestId, reason: `The wait ended (${ended}).` },
-              },
-        );
-      }
-      this.settle(resultOf(answer, { wait: { ended, waited_ms: Date.now() - this.started } }));
-    }, this.fail);
+    (final ? Promise.resolve(final) : this.read())
+      .then((answer) => {
+        const offered = this.offered;
+        if (offered) {
+          // The page offered is done with: ruled, the client is told the interaction completed;
+          // otherwise the offer is withdrawn, as a request the server no longer waits on.
+          this.call.answer.send(
+            ended === 'ruled'
+              ? { jsonrpc: '2.0', method: 'notifications/elicitation/complete', params: { elicitationId: offered.elicitationId } }
+              : {
+                  jsonrpc: '2.0',
+                  method: 'notifications/cancelled',
+                  params: { requestId: offered.requestId, reason: `The wait ended (${ended}).` },
+                },
+          );
+        }
+        return this.finish(answer, ended, Date.now() - this.span.started);
+      })
+      .then((result) => this.settle(result), this.fail);
   }
 
   private readonly fail = (err: unknown): void => {
@@ -287,13 +317,7 @@ function pageOf(ctx: McpContext, id: string): string {
  * Raises the decision (POST /decisions): the tool's answer when there is nothing to wait for (an
  * error, wait_seconds 0, a decision already ruled: an idempotent replay), else the decision's id and title.
  */
-async function raise(
-  ctx: McpContext,
-  tool: Tool,
-  args: Record<string, unknown>,
-  caller: Caller,
-  waitSeconds: number,
-): Promise<{ result: CallToolResult } | { id: string; title: string | undefined }> {
+async function raise(ctx: McpContext, tool: Tool, args: Record<string, unknown>, caller: Caller, waitSeconds: number): Promise<Raised> {
   const raised = await callTool(ctx.handle, tool, args, caller, ctx.runtime.env.APP_URL);
   const decision = (raised.body as { decision?: { id: string; status: string; title?: string } }).decision;
   if (raised.status >= 400 || !decision) return { result: resultOf(raised) };

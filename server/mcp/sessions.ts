@@ -14,6 +14,7 @@ import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { countRefusal } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
+import { UpstreamPool } from '@/server/gateway/upstream';
 import type { RestHandle } from './call';
 import { McpSession } from './transport';
 import type { DecisionWatch } from './wait';
@@ -28,6 +29,8 @@ export interface McpContext {
   waits: Set<DecisionWatch>;
   /** Requests under way in this process (stopping lets them answer before the database closes). */
   calls: { running: number };
+  /** The connections to the upstream MCP servers the gateway calls (made with the first call). */
+  upstreams(): UpstreamPool;
 }
 
 const SWEEP_MS = 60_000;
@@ -42,6 +45,7 @@ export class McpSessions {
   /** Requests under way (see McpContext.calls). */
   readonly calls = { running: 0 };
   private stopped = false;
+  private pool: UpstreamPool | null = null;
   /** Started with the first session, so a table never used costs no timer. */
   private sweep: NodeJS.Timeout | null = null;
 
@@ -49,6 +53,9 @@ export class McpSessions {
   get size(): number {
     return this.byId.size;
   }
+
+  /** The gateway's upstream connections, made on first use with the operator's allowed hosts (an arrow: McpContext.upstreams). */
+  readonly upstreams = (allowHosts: readonly string[]): UpstreamPool => (this.pool ??= new UpstreamPool(allowHosts));
 
   /** An arrow, to be handed on as McpContext.stopping. */
   readonly stopping = (): boolean => this.stopped;
@@ -101,5 +108,6 @@ export class McpSessions {
     const until = Date.now() + DRAIN_MS;
     while (this.calls.running > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     for (const session of [...this.byId.values()]) session.close();
+    await this.pool?.close();
   }
 }

@@ -18,6 +18,7 @@ import {
   ledgerTrees,
   ledgerTreeTiles,
   ledgerWitnesses,
+  toolCalls,
   milestones,
   receipts,
   runCheckpoints,
@@ -124,6 +125,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await tx.delete(initiatives).where(eq(initiatives.workspaceId, workspaceId));
   // The named witnesses, not their cosignatures (ledger_cosignatures, which no event holds).
   await tx.delete(ledgerWitnesses).where(eq(ledgerWitnesses.workspaceId, workspaceId));
+  await tx.delete(toolCalls).where(eq(toolCalls.workspaceId, workspaceId));
   const [before] = await tx.select().from(ledgerTrees).where(eq(ledgerTrees.workspaceId, workspaceId));
   await tx.delete(ledgerTreeTiles).where(eq(ledgerTreeTiles.workspaceId, workspaceId));
 
@@ -159,6 +161,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
   await insertChunks([...state.grants.values()], (c) => tx.insert(decisionGrants).values(c));
   await insertChunks([...state.artifacts.values()], (c) => tx.insert(artifacts).values(c));
   await insertChunks([...state.witnesses.values()], (c) => tx.insert(ledgerWitnesses).values(c));
+  await insertChunks([...state.toolCalls.values()], (c) => tx.insert(toolCalls).values(c));
   return {
     workspaceId,
     events,
@@ -177,6 +180,7 @@ export async function rebuildInTransaction(tx: Tx, workspaceId: string): Promise
       grants: state.grants.size,
       artifacts: state.artifacts.size,
       witnesses: state.witnesses.size,
+      toolCalls: state.toolCalls.size,
     },
     tree: { size: tree.size, root: tree.root.toString('base64'), previousSize: before?.size ?? 0, clearedAlarm: before?.alarm ?? null },
   };

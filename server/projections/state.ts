@@ -18,6 +18,7 @@ import {
   initiatives,
   ledgerEvents,
   ledgerWitnesses,
+  toolCalls,
   milestones,
   receipts,
   runs,
@@ -37,7 +38,7 @@ export function fold(events: Iterable<LedgerEvent>, state = emptyState()): Proje
 /** The projection tables of one workspace, read as they are. */
 export async function loadFromTables(db: Executor, workspaceId: string): Promise<ProjectionState> {
   const byId = <R extends { id: string }>(rows: R[]) => new Map(rows.map((r) => [r.id, r]));
-  const [i, w, m, t, r, ru, d, a, cp, cl, im, g, ar, wi] = await Promise.all([
+  const [i, w, m, t, r, ru, d, a, cp, cl, im, g, ar, wi, tc] = await Promise.all([
     db.select().from(initiatives).where(eq(initiatives.workspaceId, workspaceId)),
     db.select().from(workstreams).where(eq(workstreams.workspaceId, workspaceId)),
     db.select().from(milestones).where(eq(milestones.workspaceId, workspaceId)),
@@ -52,6 +53,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     db.select().from(decisionGrants).where(eq(decisionGrants.workspaceId, workspaceId)),
     db.select().from(artifacts).where(eq(artifacts.workspaceId, workspaceId)),
     db.select().from(ledgerWitnesses).where(eq(ledgerWitnesses.workspaceId, workspaceId)),
+    db.select().from(toolCalls).where(eq(toolCalls.workspaceId, workspaceId)),
   ]);
   const state: ProjectionState = {
     initiatives: byId(i),
@@ -68,6 +70,7 @@ export async function loadFromTables(db: Executor, workspaceId: string): Promise
     grants: byId(g),
     artifacts: byId(ar),
     witnesses: byId(wi),
+    toolCalls: byId(tc),
     receiptEvents: new Map(),
   };
   // Evidence names the event that recorded each receipt; the tables keep receipts, the ledger keeps hashes.

@@ -18,7 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInternalTrpcHandler } from '@/server/api/internal';
 import { openApiDocument } from '@/server/api/openapi';
 import { errorTable, isErrorCode } from '@/server/errors';
-import { canonicalJson } from '@/server/ledger/canonical';
+import { canonicalJson, digestOf } from '@/server/ledger/canonical';
+import { systemTrace } from '@/server/domain/actor';
+import { recordRefused } from '@/server/domain/tool-calls/calls';
 import { sampleReceipt } from '@/server/domain/receipts/sample';
 import { WebhookDispatcher } from '@/server/webhooks/dispatcher';
 import { startReceiver } from '../support/receiver';
@@ -101,7 +103,7 @@ const real = {
 };
 
 /** The lists paged by a keyset cursor other than the ledger and decisions. */
-const LISTS = ['tasks', 'runs', 'receipts', 'initiatives', 'webhooks', 'artifacts'] as const;
+const LISTS = ['tasks', 'runs', 'receipts', 'initiatives', 'webhooks', 'artifacts', 'tool-calls'] as const;
 
 async function ok<T = any>(res: Promise<ApiResponse<T>>, status: number): Promise<ApiResponse<T>> {
   const r = await res;
@@ -216,6 +218,30 @@ beforeAll(async () => {
     theirs: (await ok(app.request('GET', `/webhooks/${real.webhooks[1]}/deliveries?limit=1`, { key: other.apiKey }), 200)).body.meta
       .nextCursor,
   };
+  // Two gateway calls in each workspace (refused by a guard: no upstream needed), so that each list of calls has a second page.
+  for (const ws of [app.ws, other]) {
+    const actor = {
+      type: 'api_key' as const,
+      id: ws.apiKeyId,
+      ownerId: ws.ownerUserId,
+      workspaceId: ws.workspaceId,
+      trace: systemTrace(randomUUID()),
+    };
+    for (let i = 0; i < 2; i++) {
+      await app.runtime.db.transaction((tx) =>
+        recordRefused(tx, actor, {
+          server_id: randomUUID(),
+          server: 'bank',
+          tool: 'wipe',
+          mode: 'deny',
+          arguments_digest: digestOf({ i }),
+          run_id: null,
+          decision_id: null,
+          reason: 'denied',
+        }),
+      );
+    }
+  }
   for (const list of LISTS) {
     const mine = (await ok(app.request('GET', `/${list}?limit=1`), 200)).body.meta.nextCursor;
     const theirs = (await ok(app.request('GET', `/${list}?limit=1`, { key: other.apiKey }), 200)).body.meta.nextCursor;
@@ -1187,6 +1213,7 @@ describe('forged cursors', () => {
       'GET /receipts',
       'GET /runs',
       'GET /tasks',
+      'GET /tool-calls',
       'GET /webhooks',
       'GET /webhooks/{id}/deliveries',
     ]);

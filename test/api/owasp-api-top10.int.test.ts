@@ -402,6 +402,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
       '/receipts',
       '/runs',
       '/tasks',
+      '/tool-calls',
       '/webhooks',
       '/webhooks/{id}/deliveries',
     ]);

@@ -97,6 +97,8 @@ export interface DecisionView {
   approved_action: DecisionAction | null;
   approved_action_digest: string | null;
   grant: GrantView | null;
+  /** Raised by the MCP gateway for a call of an upstream tool: the server (its id and name) and the tool. */
+  gateway: { server_id: string; server: string; tool: string } | null;
   /** The artifacts the approver is shown: what the decision is about, by digest. */
   artifacts: ArtifactView[];
   /** The policy frozen when it was raised, its digest and where it came from. */
@@ -115,6 +117,13 @@ export interface DecisionView {
   created_by: { type: DecisionRow['createdByType']; id: string };
   created_at: string;
   updated_at: string;
+}
+
+/** The gateway call a decision was raised for: its action's tool is `<server>.<tool>` (a server's name has no dot). */
+function gatewayOf(row: DecisionRow): DecisionView['gateway'] {
+  if (!row.gatewayServerId || !row.action) return null;
+  const at = row.action.tool.indexOf('.');
+  return { server_id: row.gatewayServerId, server: row.action.tool.slice(0, at), tool: row.action.tool.slice(at + 1) };
 }
 
 export function attentionView(row: AttentionRow | null | undefined): AttentionView | null {
@@ -163,6 +172,7 @@ export function decisionView(
     approved_action: row.approvedAction ?? null,
     approved_action_digest: row.approvedActionDigest,
     grant,
+    gateway: gatewayOf(row),
     artifacts,
     policy: row.policy ?? DEFAULT_POLICY,
     policy_digest: row.policyDigest ?? DEFAULT_POLICY_DIGEST,

@@ -41,6 +41,28 @@ export async function presentGrant(tx: Tx, actor: Actor, input: PresentInput, se
   // the grants), and so that no change to the target commits between the check and the use.
   await lockWorkspaceLedger(tx, actor.workspaceId);
   const row = await lockGrant(tx, actor, input.token, settings);
+  return useGrant(tx, actor, row, input.action_digest);
+}
+
+/**
+ * The grant of the approved decision `decisionId`, used for the action `actionDigest` by the key it
+ * was issued to, as a presentation of its token would use it: the MCP gateway, which holds the
+ * grant for the agent and runs the action itself, never hands the token out. Null when the
+ * decision has no grant.
+ */
+export async function consumeDecisionGrant(tx: Tx, actor: Actor, decisionId: string, actionDigest: string): Promise<Presented | null> {
+  await lockWorkspaceLedger(tx, actor.workspaceId);
+  const [row] = await tx
+    .select()
+    .from(decisionGrants)
+    .where(and(eq(decisionGrants.workspaceId, actor.workspaceId), eq(decisionGrants.decisionId, decisionId)))
+    .for('update');
+  return row ? useGrant(tx, actor, row, actionDigest) : null;
+}
+
+/** Uses the locked grant `row` for the action `actionDigest`: consumed, or refused and recorded. */
+async function useGrant(tx: Tx, actor: Actor, row: GrantRow, actionDigest: string): Promise<Presented> {
+  const input = { action_digest: actionDigest };
   // Before anything about its use: a key the grant is not for learns nothing of it, and uses nothing up.
   if (!mayUseGrant(row.azp, actor)) {
     throw new AppError('grant_not_yours', 'The grant is for the key that raised its decision, not for this one.', { grant_id: row.id });

@@ -146,6 +146,19 @@ export const decisionSchema = z
     approved_action: actionSchema.nullable().meta({ description: 'The action as approved (with the approver’s arguments when edited).' }),
     approved_action_digest: digest().nullable(),
     grant: grantSchema.nullable().meta({ description: 'The single-use grant issued when the action was approved.' }),
+    gateway: z
+      .object({
+        server_id: z.uuid(),
+        server: z.string().meta({ description: 'The MCP server’s name.' }),
+        tool: z.string().meta({ description: 'The upstream tool’s own name.' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'Raised by the MCP gateway for an agent’s call of an upstream tool (the action’s tool is `<server>.<tool>`): the ' +
+          'service runs the call itself once approved, with the arguments as approved, once (GET /tool-calls?decision_id= ' +
+          'tells whether and when it ran). Null for a decision an agent raised itself.',
+      }),
     artifacts: z
       .array(artifactSchema)
       .meta({ description: 'The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest.' }),

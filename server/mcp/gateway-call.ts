@@ -1,0 +1,263 @@
+/**
+ * A call of an upstream tool through the gateway (`<server>__<tool>` at /mcp): the server's guard
+ * for the tool decides, and the ledger records what came of it.
+ *
+ * - deny: refused here, the upstream never reached (`tool_call.refused`).
+ * - allow: recorded as forwarded, then sent; its answer recorded as returned.
+ * - ask: a decision for the exact call is raised (or joined, when the same key's same call is
+ *   already waiting), and the call waits for its ruling as request_decision does. Approved, the
+ *   grant is used for the arguments as approved (edited, perhaps) in the same transaction that
+ *   records the call as forwarded, and those arguments are sent, once. Declined, expired or
+ *   cancelled, the upstream is never called.
+ *
+ * The agent gets the upstream's result as it came, or a tool error that says why there is none.
+ * The upstream's credential never leaves the service: the agent holds only its own key.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Tx } from '@/db';
+import type { GuardMode, McpGuard, UpstreamTool } from '@/db/schema';
+import { actionArguments } from '@/server/api/routers/decisions/schemas';
+import type { Actor } from '@/server/domain/actor';
+import { EMPTY_CONTEXT_MANIFEST_DIGEST } from '@/server/domain/actor';
+import { guardFor } from '@/server/domain/mcp-servers/guards';
+import { gatewayAction, raiseOrJoin } from '@/server/domain/tool-calls/ask';
+import {
+  isRunOf,
+  recordForwarded,
+  recordRefused,
+  recordReturned,
+  recordRuledOut,
+  type ToolCallFacts,
+} from '@/server/domain/tool-calls/calls';
+import { consumeDecisionGrant } from '@/server/domain/grants/consume';
+import { AppError } from '@/server/errors';
+import { gatewayTool, targetOf, upstreamKeyOf, type GatewayServer } from '@/server/gateway/catalog';
+import { UpstreamError } from '@/server/gateway/upstream';
+import { digestOf } from '@/server/ledger/canonical';
+import type { Caller, ToolAnswer } from './call';
+import { waitForRuling, type WaitCall, type WaitEnd } from './request-decision';
+import type { McpContext } from './sessions';
+import { WAIT_SECONDS_MAX } from './tools';
+import type { McpSession } from './transport';
+
+/** How long a guarded call waits for its ruling before it answers that it is still pending (the agent may call again to wait on). */
+const ASK_WAIT_SECONDS = WAIT_SECONDS_MAX;
+
+/** A tool error: the agent's model reads `text`; nothing was sent upstream unless it says so. */
+function toolError(text: string, meta: Record<string, unknown> = {}): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true, _meta: meta };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The key's actor for one gateway call (its own request id: the events it records share it). */
+function actorOf(caller: Caller): Actor {
+  const key = caller.presented.key!;
+  const requestId = randomUUID();
+  return {
+    type: 'api_key',
+    id: key.keyId,
+    ownerId: key.ownerUserId,
+    workspaceId: key.workspaceId,
+    trace: { requestId, correlationId: requestId, idempotencyKey: null, contextManifestDigest: EMPTY_CONTEXT_MANIFEST_DIGEST },
+  };
+}
+
+/** One call: the server and tool it names, how its guard took it, and who made it. */
+interface GatewayCall {
+  ctx: McpContext;
+  actor: Actor;
+  server: GatewayServer;
+  tool: UpstreamTool;
+  mode: GuardMode;
+  guard: McpGuard | null;
+  index: number | null;
+  runId: string | null;
+}
+
+/**
+ * Answers a tools/call of `name` when it names an upstream tool of the caller's workspace; null
+ * when it does not (the dispatch then says there is no such tool).
+ */
+export async function callGatewayTool(
+  ctx: McpContext,
+  session: McpSession,
+  caller: Caller,
+  name: string,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown> | undefined,
+  call: WaitCall,
+): Promise<CallToolResult | null> {
+  const key = caller.presented.key!;
+  const found = await gatewayTool(ctx.runtime.db, key.workspaceId, name);
+  if (!found) return null;
+  const runId = meta?.run_id;
+  if (runId !== undefined && (typeof runId !== 'string' || !UUID.test(runId) || !(await isRunOf(ctx.runtime.db, key.workspaceId, runId)))) {
+    return toolError('_meta.run_id names no run of this workspace: send the id of the run the call is made under, or leave it out.');
+  }
+  const { server, tool } = found;
+  const match = guardFor(server, tool.name);
+  const gc: GatewayCall = { ctx, actor: actorOf(caller), server, tool, ...match, runId: (runId as string | undefined) ?? null };
+  if (match.mode === 'deny') return deny(gc, args);
+  if (match.mode === 'allow') return forward(gc, args, null);
+  return ask(gc, session, caller, args, call);
+}
+
+/** What every event of the call says of it. */
+function factsOf(gc: GatewayCall, args: Record<string, unknown>, decisionId: string | null): ToolCallFacts {
+  return {
+    server_id: gc.server.id,
+    server: gc.server.name,
+    tool: gc.tool.name,
+    mode: gc.mode,
+    arguments_digest: digestOf(args),
+    run_id: gc.runId,
+    decision_id: decisionId,
+  };
+}
+
+/** Which guard took the call, as a person reads it. */
+function guardWords(gc: GatewayCall): string {
+  return gc.guard ? `guard #${gc.index! + 1} (tool "${gc.guard.tool}", ${gc.guard.mode})` : `the server's default mode (${gc.mode})`;
+}
+
+/** One transaction of the call, grouped with the workspace's other writes that arrive with it. */
+function write<T>(gc: GatewayCall, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return gc.ctx.runtime.db.transaction(work, { group: gc.actor.workspaceId });
+}
+
+async function deny(gc: GatewayCall, args: Record<string, unknown>): Promise<CallToolResult> {
+  const id = await write(gc, (tx) => recordRefused(tx, gc.actor, { ...factsOf(gc, args, null), reason: 'denied' }));
+  return toolError(`${gc.tool.name} on ${gc.server.name} is not allowed: refused by ${guardWords(gc)}. The MCP server was not called.`, {
+    'aws/tool_call_id': id,
+  });
+}
+
+/**
+ * Records the call as forwarded (for an approved one, with its grant used in the same
+ * transaction), sends it, and records the answer. `approved`: the decision and the grant's use,
+ * for an asked call.
+ */
+async function forward(
+  gc: GatewayCall,
+  args: Record<string, unknown>,
+  approved: { decisionId: string; actionDigest: string } | null,
+): Promise<CallToolResult> {
+  const facts = factsOf(gc, args, approved?.decisionId ?? null);
+  const opened: { id: string } | { refused: AppError } = await write(gc, async (tx) => {
+    if (!approved) return { id: await recordForwarded(tx, gc.actor, { ...facts, grant_id: null }) };
+    const used = await consumeDecisionGrant(tx, gc.actor, approved.decisionId, approved.actionDigest);
+    if (!used) throw new Error(`approved decision ${approved.decisionId} has no grant`);
+    if ('refused' in used) {
+      await recordRefused(tx, gc.actor, { ...facts, reason: used.refused.code });
+      return { refused: used.refused };
+    }
+    return { id: await recordForwarded(tx, gc.actor, { ...facts, grant_id: used.consumed.grant_id }) };
+  });
+  if ('refused' in opened) {
+    return toolError(`${gc.tool.name} on ${gc.server.name} was not called: ${opened.refused.message}`, { 'aws/code': opened.refused.code });
+  }
+  const started = performance.now();
+  let result: CallToolResult;
+  let received: CallToolResult | null = null;
+  try {
+    received = await gc.ctx
+      .upstreams()
+      .call(upstreamKeyOf(gc.server), targetOf(gc.server, gc.ctx.runtime.secrets.webhook), gc.tool.name, args);
+    result = received;
+  } catch (err) {
+    if (!(err instanceof UpstreamError)) throw err;
+    result = toolError(`${gc.tool.name} on ${gc.server.name} failed: ${err.message}`, { 'aws/tool_call_id': opened.id });
+  }
+  const returned = {
+    id: opened.id,
+    result_digest: received ? digestOf(received) : null,
+    is_error: result.isError === true,
+    duration_ms: Math.round(performance.now() - started),
+  };
+  await write(gc, (tx) => recordReturned(tx, gc.actor, returned));
+  return result;
+}
+
+/** Calls of approved decisions being forwarded in this process: a second waiter of the same decision gets the first's answer. */
+const forwarding = new Map<string, Promise<CallToolResult>>();
+
+async function ask(
+  gc: GatewayCall,
+  session: McpSession,
+  caller: Caller,
+  args: Record<string, unknown>,
+  call: WaitCall,
+): Promise<CallToolResult> {
+  // The arguments become the decision's action: they must be what an action may hold.
+  const fits = actionArguments().safeParse(args);
+  if (!fits.success) {
+    return toolError(
+      `${gc.tool.name} on ${gc.server.name} needs a human's approval, and its arguments cannot be put to one: ${fits.error.issues[0]?.message ?? 'invalid'}. Nothing was recorded.`,
+    );
+  }
+  const raise = async () => {
+    const { decisionId } = await write(gc, (tx) =>
+      raiseOrJoin(tx, gc.actor, { server_id: gc.server.id, server: gc.server.name, tool: gc.tool.name, arguments: args, guard: gc.guard }),
+    );
+    return { id: decisionId, title: `${gc.tool.name} on ${gc.server.name}` };
+  };
+  return waitForRuling(gc.ctx, session, caller, call, ASK_WAIT_SECONDS, raise, (answer, ended) => afterRuling(gc, args, answer, ended));
+}
+
+interface DecisionAnswer {
+  id: string;
+  status: 'pending' | 'approved' | 'declined' | 'cancelled' | 'expired';
+  approved_action: { tool: string; arguments: Record<string, unknown> } | null;
+  resolution: { note: string | null; resolved_by_name: string | null } | null;
+}
+
+/** What the call comes to once its wait is over: run as approved, refused as ruled, or still pending. */
+async function afterRuling(gc: GatewayCall, args: Record<string, unknown>, answer: ToolAnswer, ended: WaitEnd): Promise<CallToolResult> {
+  const decision = (answer.body as { decision?: DecisionAnswer }).decision;
+  if (answer.status >= 400 || !decision) {
+    return toolError(`${gc.tool.name} on ${gc.server.name} was not called: its decision could not be read (${answer.status}).`);
+  }
+  const page = new URL(`/decisions/${decision.id}`, gc.ctx.runtime.env.APP_URL).toString();
+  const meta = { 'aws/decision_id': decision.id, 'aws/decision_status': decision.status };
+  if (decision.status === 'pending') {
+    const why =
+      ended === 'service_stopping' ? 'the service is restarting' : ended === 'cancelled' ? 'the call was cancelled' : 'the wait ended';
+    return toolError(
+      `${gc.tool.name} on ${gc.server.name} is waiting for a human's approval (${page}) and was not called: ${why}. ` +
+        'Call it again with the same arguments to keep waiting on the same decision.',
+      meta,
+    );
+  }
+  if (decision.status !== 'approved') {
+    const note = decision.resolution?.note ? ` Their note: “${decision.resolution.note}”` : '';
+    const by = decision.resolution?.resolved_by_name ? ` by ${decision.resolution.resolved_by_name}` : '';
+    await write(gc, (tx) =>
+      recordRuledOut(tx, gc.actor, { ...factsOf(gc, args, decision.id), decision_id: decision.id, reason: decision.status }),
+    );
+    return toolError(`${gc.tool.name} on ${gc.server.name} was ${decision.status}${by} and was not called.${note}`, meta);
+  }
+  const approvedArgs = decision.approved_action?.arguments ?? args;
+  const running = forwarding.get(decision.id);
+  if (running) return running;
+  const run = forward(gc, approvedArgs, {
+    decisionId: decision.id,
+    actionDigest: digestOf(gatewayAction(gc.server.name, gc.tool.name, approvedArgs)),
+  }).catch((err: unknown) => {
+    // Another request (another instance) used the grant first: the call ran there, once.
+    if (err instanceof AppError && err.code === 'grant_used') {
+      return toolError(
+        `${gc.tool.name} on ${gc.server.name} was approved and has already been called, once, by an earlier request of the same call.`,
+        meta,
+      );
+    }
+    throw err;
+  });
+  forwarding.set(decision.id, run);
+  try {
+    return await run;
+  } finally {
+    forwarding.delete(decision.id);
+  }
+}
