@@ -72,6 +72,9 @@ const TAGS: Record<string, string> = {
   ledger: 'The ledger: verifying the workspace’s hash chain.',
   workspace: 'The workspace an API key belongs to.',
   webhooks: 'Webhook endpoints: the workspace’s events delivered to a URL, signed, with retries.',
+  'mcp-servers':
+    'Upstream MCP servers the service fronts: their credential is kept here only (encrypted), and agents reach their ' +
+    'tools at /mcp as `<server>__<tool>`, each call allowed, refused or put to a human ruling by the server’s guards.',
   meta: 'About the API itself: health, this document, and the error codes. No credential needed.',
 };
 

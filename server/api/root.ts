@@ -15,6 +15,7 @@ import { eventsRouter } from './routers/events';
 import { grantsRouter } from './routers/grants';
 import { initiativesRouter } from './routers/initiatives';
 import { ledgerRouter } from './routers/ledger';
+import { mcpServersRouter } from './routers/mcp-servers';
 import { lifecycleRouter } from './routers/lifecycle';
 import { membersRouter } from './routers/members';
 import { metaRouter } from './routers/meta';
@@ -46,6 +47,7 @@ export const appRouter = router({
   members: membersRouter,
   account: accountRouter,
   webhooks: webhooksRouter,
+  mcpServers: mcpServersRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -15,6 +15,7 @@ import { decisionEvents, decisionRules } from './decisions/events';
 import { dedupEvents, dedupRules } from './dedup/events';
 import { grantEvents, grantRules } from './grants/events';
 import { hierarchyEvents, hierarchyRules } from './hierarchy/events';
+import { mcpServerEvents, mcpServerRules } from './mcp-servers/events';
 import { passkeyEvents, passkeyRules } from './passkeys/events';
 import { receiptEvents, receiptRules } from './receipts/events';
 import { runEvents, runRules } from './runs/events';
@@ -35,6 +36,7 @@ const EVENTS = joinSlices(
   grantEvents,
   artifactEvents,
   witnessEvents,
+  mcpServerEvents,
 );
 
 type Registry = typeof EVENTS;
@@ -61,6 +63,7 @@ const RULES: ProjectionRules = joinSlices(
   grantRules,
   artifactRules,
   witnessRules,
+  mcpServerRules,
 );
 
 function isEventType(type: string): type is EventType {
