@@ -4,7 +4,12 @@
  * Two places stand outside it on purpose: scripts/serve.mjs reads where to listen and its HTTP
  * timeouts before any of server/ is loaded, and server/boot.ts sets NEXTAUTH_URL for next-auth.
  */
+import net from 'node:net';
 import { z } from 'zod';
+
+const HOST_NAME = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$/;
+/** A host name, or an IPv4 or IPv6 literal (brackets optional): what a URL's host may be. */
+const isHostOrIp = (host: string) => HOST_NAME.test(host) || net.isIP(host.replace(/^\[(.*)\]$/, '$1')) !== 0;
 
 const intFromString = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
@@ -102,9 +107,10 @@ const envSchema = z.object({
    */
   WEBHOOKS_ALLOW_PRIVATE: z.stringbool().default(false),
   /**
-   * Hosts (names or IP literals, comma-separated) the MCP servers a workspace fronts may be reached
-   * on whatever address they resolve to. Others must resolve to public addresses only, checked at
-   * registration and at every connection, as webhook URLs are.
+   * Host names and IP literals, comma-separated, that upstream MCP server URLs (POST /mcp-servers)
+   * may reach although they resolve to loopback, private or link-local addresses: an upstream on
+   * the operator's own network. Every other upstream must resolve to public addresses only, as
+   * webhooks must: an owner's key chooses the URL, and the service then calls it from inside.
    */
   MCP_UPSTREAM_ALLOW_HOSTS: z
     .string()
@@ -112,9 +118,10 @@ const envSchema = z.object({
     .transform((list) =>
       list
         .split(',')
-        .map((h) => h.trim())
-        .filter((h) => h !== ''),
-    ),
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h.length > 0),
+    )
+    .pipe(z.array(z.string().refine(isHostOrIp, 'must be a host name or an IP literal, without scheme or port'))),
   /** How long a receiver has to answer a delivery before it counts as failed. */
   WEBHOOK_TIMEOUT_MS: intFromString(10_000, 100, 60_000),
   /** The first retry's delay; each later one doubles it (with jitter), up to an hour. */

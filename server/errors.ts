@@ -172,6 +172,13 @@ export const errorTable = {
     meaning: 'The Idempotency-Key was already used with a different request (method, path or body).',
     action: 'Use a new key for a new request; resend the same body to get the original response.',
   },
+  upstream_unavailable: {
+    status: 422,
+    meaning:
+      'The MCP server named could not be listed: it did not answer, refused the request (its credential, say), or did not answer as an MCP server over Streamable HTTP. Nothing was written.',
+    action:
+      'Check the URL and the headers the server needs (the message says what went wrong), and that the server runs and is reachable from the service; then send the request again.',
+  },
   rate_limited: {
     status: 429,
     meaning: 'Too many requests for this key or client address.',

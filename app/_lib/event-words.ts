@@ -15,6 +15,8 @@ type Phrase<T extends EventType> = string | ((payload: Partial<PayloadOf<T>>) =>
 
 /** A status as a person writes it: in_progress → in progress. */
 const words = (value: unknown) => String(value ?? '').replaceAll('_', ' ');
+/** `n thing` or `n things`. */
+const counted = (n: number, thing: string) => `${n} ${thing}${n === 1 ? '' : 's'}`;
 
 /** The first part of an event type: what kind of thing it happened to. */
 type Prefix = EventType extends infer T ? (T extends `${infer P}.${string}` ? P : never) : never;
@@ -42,6 +44,7 @@ const SUBJECTS: Record<Prefix, string> = {
   decision_policy: 'Decision policy',
   witness: 'Witness',
   tool_call: 'Tool call',
+  mcp_server: 'MCP server',
 };
 
 /**
@@ -149,6 +152,21 @@ const PHRASES: EventPhrases = {
     `${p.tool ?? '?'} on ${p.server ?? '?'} sent to the server${p.grant_id ? ' with its approval (grant used)' : ' (allowed by its guard)'}`,
   'tool_call.returned': (p) => `answered${p.is_error ? ' with an error' : ''} in ${p.duration_ms ?? '?'} ms`,
   'tool_call.refused': (p) => `${p.tool ?? '?'} on ${p.server ?? '?'} not sent: ${words(p.reason)}`,
+  'mcp_server.registered': (p) => `${p.name ?? ''} registered with ${counted(p.tools?.length ?? 0, 'tool')}`,
+  'mcp_server.updated': (p) => {
+    const what = [
+      p.name !== undefined && `renamed ${p.name}`,
+      p.target && `moved to ${p.target.host}`,
+      p.header_names && 'headers replaced',
+      p.guards && 'guards set',
+      p.default_mode && `default ${p.default_mode}`,
+      p.timeout_ms !== undefined && `timeout ${p.timeout_ms} ms`,
+    ].filter(Boolean);
+    return what.length > 0 ? `changed: ${what.join(', ')}` : 'changed';
+  },
+  'mcp_server.removed': (p) => `${p.name ?? ''} removed: its tools are no longer offered`,
+  'mcp_server.tools_changed': (p) =>
+    `${p.name ?? ''} tools changed: ${p.added?.length ?? 0} added, ${p.removed?.length ?? 0} removed, ${p.changed?.length ?? 0} changed`,
 };
 
 /** The words for a type as the page got it: a string, which a newer ledger may fill with a type this table does not know. */

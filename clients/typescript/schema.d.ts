@@ -1112,6 +1112,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the upstream MCP servers
+         * @description Newest first, paged by cursor; each with its tools and what a call of each does now. Never a header’s value.
+         */
+        get: operations["mcpServers-list"];
+        put?: never;
+        /**
+         * Register an upstream MCP server
+         * @description The service fronts the server (Streamable HTTP): agents connected to /mcp see its tools as `<name>__<tool>` beside the service’s own, and each call is forwarded, refused or put to a human ruling as the guards say. The credential the server needs goes in `headers`, kept here only (encrypted), so no agent can reach a guarded tool around the gateway. The server is listed now: one that cannot be listed (down, refusing the headers, not an MCP server) is 422 upstream_unavailable and nothing is written. A name already registered is 409 conflict naming that server (`details.id`). A workspace fronts at most 20 servers. Recorded as mcp_server.registered: where the URL goes and its digest, the header names, the guards and each tool’s schema digest; never a header’s value or the URL. An Idempotency-Key is checked but not replayed: a repeated registration is the 409 that names the first.
+         */
+        post: operations["mcpServers-register"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an upstream MCP server
+         * @description The server with its tools as last listed and what a call of each does now (`mode`, and the guard that says so), with an ETag of its version for a conditional PATCH. The header values are never shown.
+         */
+        get: operations["mcpServers-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an upstream MCP server
+         * @description Its tools leave /mcp, and its sealed headers are deleted with it. The calls made to it stay on record. Recorded as mcp_server.removed.
+         */
+        delete: operations["mcpServers-remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an upstream MCP server
+         * @description Changes the fields given (a JSON merge patch). `headers` replaces the whole set; `null` removes them all. A new `url` or new `headers` are tried first: the server is listed with them, and one that cannot be is 422 upstream_unavailable with nothing changed, so a change never cuts the server off unseen. A new `name` changes the names its tools have at /mcp. Recorded as mcp_server.updated with only what changed (`header_names` when the headers were replaced, never their values), and mcp_server.tools_changed when the listing differs from the tools kept. A patch that changes nothing is 200 and writes nothing. With `If-Match: "<aggregateVersion>"`, a server that has moved past that version is 412 precondition_failed and nothing changes.
+         */
+        patch: operations["mcpServers-update"];
+        trace?: never;
+    };
+    "/mcp-servers/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the server’s tools again
+         * @description Asks the server for its tools now. When they differ from those kept (a tool added, removed, or with another schema, description, title or annotations) they replace them, recorded as mcp_server.tools_changed with the names added, removed and changed, and `changed` is true; when they do not, nothing is recorded. A server that cannot be listed is 422 upstream_unavailable and its tools stay as they were. The service also lists a server by itself when the server says its tools changed (notifications/tools/list_changed). Send `{}` as the body.
+         */
+        post: operations["mcpServers-refresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent-work-receipts/import": {
         parameters: {
             query?: never;
@@ -1184,6 +1256,26 @@ export interface components {
             roles?: ("owner" | "approver")[];
             /** @description These members (each an owner or approver of the workspace). */
             user_ids?: string[];
+        };
+        McpGuardInput: {
+            /** @description A glob over the upstream tool’s name: `*` any run of characters, `?` one, anything else itself; whole names only. */
+            tool: string;
+            /**
+             * @description `allow`: forwarded at once. `deny`: refused without reaching the server. `ask`: forwarded only once a human approves.
+             * @enum {string}
+             */
+            mode: "allow" | "ask" | "deny";
+            /**
+             * @description ask: the decision’s urgency (default standard).
+             * @enum {string}
+             */
+            urgency?: "deferred" | "standard" | "urgent" | "critical";
+            /** @description ask: approving takes the approver’s passkey. */
+            require_passkey?: boolean;
+            /** @description ask: who must approve, as POST /decisions takes it; without one, the workspace’s rules (GET /decision-policy) choose. */
+            policy?: components["schemas"]["DecisionPolicyInput"];
+            /** @description ask: whether the approver may change the arguments before approving (default true). */
+            editable?: boolean;
         };
         CreateWorkResponse: {
             data: {
@@ -2985,6 +3077,116 @@ export interface components {
             attempted_at: string;
             /** @description For a failure that will be retried: when. */
             next_attempt_at: string | null;
+        };
+        McpServerResponse: {
+            data: components["schemas"]["McpServer"];
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        McpServer: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            name: string;
+            url: string;
+            /** @description The names of the headers sent to it; their values are never shown. */
+            header_names: string[];
+            guards: components["schemas"]["McpGuard"][];
+            /** @enum {string} */
+            default_mode: "allow" | "ask" | "deny";
+            timeout_ms: number;
+            /** @description As the server listed them last. */
+            tools: components["schemas"]["McpUpstreamTool"][];
+            tools_listed_at: string | null;
+            /** @description Why the last listing the server asked for itself (tools/list_changed) failed; null once one works. */
+            last_error: string | null;
+            /** @description The server’s version in the ledger (+1 per event of it), also sent as the ETag. */
+            aggregateVersion: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        McpGuard: {
+            tool: string;
+            /** @enum {string} */
+            mode: "allow" | "ask" | "deny";
+            /** @enum {string} */
+            urgency?: "deferred" | "standard" | "urgent" | "critical";
+            require_passkey?: boolean;
+            /** @description In full, as a decision raised under it would get it. */
+            policy?: components["schemas"]["DecisionPolicy"];
+            editable?: boolean;
+        };
+        McpUpstreamTool: {
+            /** @description As the server names it; agents call it as `<server>__<name>`. */
+            name: string;
+            title?: string;
+            description?: string;
+            /** @description The JSON Schema of its arguments, as the server listed it. */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            /** @description `sha256:` + hex SHA-256 of the input schema’s RFC 8785 JSON: what the ledger records of it. */
+            schema_digest: string;
+            /**
+             * @description What a call of it does now, under the guards.
+             * @enum {string}
+             */
+            mode: "allow" | "ask" | "deny";
+            /** @description The guard that decides it (its index); null: none matches, `default_mode` does. */
+            guard_index: number | null;
+        };
+        McpServerList: {
+            data: components["schemas"]["McpServer"][];
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+                nextCursor: string | null;
+                hasMore: boolean;
+                limit: number;
+            };
+        };
+        McpServerRemoved: {
+            data: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                /** @constant */
+                removed: true;
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
+        };
+        McpServerRefreshed: {
+            data: {
+                server: components["schemas"]["McpServer"];
+                /** @description Whether the tools listed differ from those kept before (mcp_server.tools_changed). */
+                changed: boolean;
+            };
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+            };
         };
         Error: {
             error: {
@@ -11796,6 +11998,912 @@ export interface operations {
             };
             /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
             404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mcpServers-list": {
+        parameters: {
+            query?: {
+                workspace_id?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerList"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_cursor`: A cursor or Last-Event-ID that this service did not issue for this workspace. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mcpServers-register": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Optional for an API key (its workspace); a human’s default is their first.
+                     */
+                    workspace_id?: string;
+                    /** @description A slug, unique in the workspace: its tools appear at /mcp as `<name>__<tool>` (so no `_` in it), and decisions about them name the tool `<name>.<tool>`. */
+                    name: string;
+                    /** @description The server’s Streamable HTTP endpoint: http:// or https://, without user name, password or fragment. Hosts resolving to loopback, private, link-local or metadata addresses are refused (400), unless the operator allows the host (MCP_UPSTREAM_ALLOW_HOSTS). */
+                    url: string;
+                    /** @description Sent with every request to the server (an upstream bearer token, say): at most 20, values at most 4096 characters. Stored encrypted and never shown again, nor recorded in any event: answers name them (`header_names`, lower-cased) and nothing more. Headers the transport sets (host, content-type, accept, mcp-session-id, …) are refused. */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description Up to 100, in order: the first whose glob matches a tool’s name says what a call of it does. */
+                    guards?: components["schemas"]["McpGuardInput"][];
+                    /**
+                     * @description What a call of a tool no guard matches does. Default `ask`: a new tool is never let through unseen.
+                     * @default ask
+                     * @enum {string}
+                     */
+                    default_mode?: "allow" | "ask" | "deny";
+                    /**
+                     * @description How long a call (and a listing) may take at the server before it counts as failed, in ms (1000–300000, default 60000).
+                     * @default 60000
+                     */
+                    timeout_ms?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            201: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description The server’s aggregateVersion, quoted. */
+                    ETag?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerResponse"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: The change would break a rule of the current state: a workspace name already taken, a person already a member, or a workspace left without an owner. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_unavailable`: The MCP server named could not be listed: it did not answer, refused the request (its credential, say), or did not answer as an MCP server over Streamable HTTP. Nothing was written. */
+            422: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mcpServers-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description The server’s aggregateVersion, quoted: send it back as If-Match on PATCH. */
+                    ETag?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerResponse"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mcpServers-remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerRemoved"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mcpServers-update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+                /** @description The ETag (aggregateVersion) the change is based on. When the resource has moved past it: 412 precondition_failed. */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description A slug, unique in the workspace: its tools appear at /mcp as `<name>__<tool>` (so no `_` in it), and decisions about them name the tool `<name>.<tool>`. */
+                    name?: string;
+                    /** @description The server’s Streamable HTTP endpoint: http:// or https://, without user name, password or fragment. Hosts resolving to loopback, private, link-local or metadata addresses are refused (400), unless the operator allows the host (MCP_UPSTREAM_ALLOW_HOSTS). */
+                    url?: string;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description Up to 100, in order: the first whose glob matches a tool’s name says what a call of it does. */
+                    guards?: components["schemas"]["McpGuardInput"][];
+                    /**
+                     * @description What a call of a tool no guard matches does. Default `ask`: a new tool is never let through unseen.
+                     * @enum {string}
+                     */
+                    default_mode?: "allow" | "ask" | "deny";
+                    /** @description How long a call (and a listing) may take at the server before it counts as failed, in ms (1000–300000, default 60000). */
+                    timeout_ms?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description The server’s aggregateVersion after the change, quoted. */
+                    ETag?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerResponse"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: The change would break a rule of the current state: a workspace name already taken, a person already a member, or a workspace left without an owner. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `precondition_failed`: If-Match names a version the resource has moved past: someone changed it since you read it. */
+            412: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_unavailable`: The MCP server named could not be listed: it did not answer, refused the request (its credential, say), or did not answer as an MCP server over Streamable HTTP. Nothing was written. */
+            422: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mcpServers-refresh": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe. Scoped to the workspace, kept at least 24 hours. Same key and same body: the original response is replayed (200, duplicate: true). Same key, different body: 422 idempotency_conflict. */
+                "idempotency-key"?: string;
+                /** @description Groups the ledger events of one piece of work across requests (correlationId). Default: the request id. */
+                "x-correlation-id"?: string;
+                /** @description sha256:<hex> of the context manifest the agent acted on (prompt, tools, inputs), recorded as contextManifestDigest. Default: the digest of the empty manifest {}. */
+                "x-context-manifest-digest"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description The server’s aggregateVersion, quoted. */
+                    ETag?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerRefreshed"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_json`: The body is not valid UTF-8 JSON, or is not a JSON object where one is required, or it repeats a member name in one object, or nests deeper than 64 levels. `invalid_idempotency_key`: The Idempotency-Key header breaks ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
+            404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: The change would break a rule of the current state: a workspace name already taken, a person already a member, or a workspace left without an owner. */
+            409: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the route accepts (1 MiB for the API). */
+            413: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json. */
+            415: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `upstream_unavailable`: The MCP server named could not be listed: it did not answer, refused the request (its credential, say), or did not answer as an MCP server over Streamable HTTP. Nothing was written. */
+            422: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;

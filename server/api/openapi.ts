@@ -73,7 +73,8 @@ const TAGS: Record<string, string> = {
   workspace: 'The workspace an API key belongs to.',
   webhooks: 'Webhook endpoints: the workspace’s events delivered to a URL, signed, with retries.',
   'mcp-servers':
-    'The MCP gateway: the MCP servers a workspace fronts (their tools reach agents at /mcp as <server>__<tool>, guarded: allow, ask, deny) and the calls made through it.',
+    'Upstream MCP servers the service fronts: their credential is kept here only (encrypted), and agents reach their ' +
+    'tools at /mcp as `<server>__<tool>`, each call allowed, refused or put to a human ruling by the server’s guards; and the calls made through it (GET /tool-calls).',
   meta: 'About the API itself: health, this document, and the error codes. No credential needed.',
 };
 

@@ -16,6 +16,7 @@ import { eventsRouter } from './routers/events';
 import { grantsRouter } from './routers/grants';
 import { initiativesRouter } from './routers/initiatives';
 import { ledgerRouter } from './routers/ledger';
+import { mcpServersRouter } from './routers/mcp-servers';
 import { lifecycleRouter } from './routers/lifecycle';
 import { membersRouter } from './routers/members';
 import { metaRouter } from './routers/meta';
@@ -48,6 +49,7 @@ export const appRouter = router({
   account: accountRouter,
   webhooks: webhooksRouter,
   toolCalls: toolCallsRouter,
+  mcpServers: mcpServersRouter,
 });
 
 export type AppRouter = typeof appRouter;

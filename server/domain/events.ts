@@ -15,6 +15,7 @@ import { decisionEvents, decisionRules } from './decisions/events';
 import { dedupEvents, dedupRules } from './dedup/events';
 import { grantEvents, grantRules } from './grants/events';
 import { hierarchyEvents, hierarchyRules } from './hierarchy/events';
+import { mcpServerEvents, mcpServerRules } from './mcp-servers/events';
 import { passkeyEvents, passkeyRules } from './passkeys/events';
 import { receiptEvents, receiptRules } from './receipts/events';
 import { runEvents, runRules } from './runs/events';
@@ -37,6 +38,7 @@ const EVENTS = joinSlices(
   artifactEvents,
   witnessEvents,
   toolCallEvents,
+  mcpServerEvents,
 );
 
 type Registry = typeof EVENTS;
@@ -64,6 +66,7 @@ const RULES: ProjectionRules = joinSlices(
   artifactRules,
   witnessRules,
   toolCallRules,
+  mcpServerRules,
 );
 
 function isEventType(type: string): type is EventType {

@@ -66,4 +66,8 @@ export function targetOf(server: GatewayServer, secret: string): UpstreamTarget 
 }
 
 /** The connection a server's calls share, renewed when its settings change. */
-export const upstreamKeyOf = (server: GatewayServer): UpstreamKey => ({ serverId: server.id, version: server.version });
+export const upstreamKeyOf = (server: GatewayServer): UpstreamKey => ({
+  workspaceId: server.workspaceId,
+  serverId: server.id,
+  version: server.version,
+});

@@ -18,7 +18,7 @@ const TRANSFER_SCHEMA = {
 let upstream: Upstream;
 let target: UpstreamTarget;
 const pools: UpstreamPool[] = [];
-const pool = (allow = ALLOW, onChanged?: (id: string) => void) => {
+const pool = (allow = ALLOW, onChanged?: (key: { serverId: string }) => void) => {
   const p = new UpstreamPool(allow, onChanged);
   pools.push(p);
   return p;
@@ -81,7 +81,7 @@ describe('listing', () => {
 describe('calling through the pool', () => {
   it('sends the arguments exactly as given, once, and passes the result back', async () => {
     const before = upstream.calls.length;
-    const result = await pool().call({ serverId: 's1', version: 1 }, target, 'transfer', { to: 'bob', amount: 12.5 });
+    const result = await pool().call({ workspaceId: 'w', serverId: 's1', version: 1 }, target, 'transfer', { to: 'bob', amount: 12.5 });
     expect(result.isError).toBeFalsy();
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ to: 'bob', amount: 12.5 }) }]);
     expect(upstream.calls.slice(before)).toMatchObject([{ tool: 'transfer', arguments: { to: 'bob', amount: 12.5 } }]);
@@ -90,41 +90,41 @@ describe('calling through the pool', () => {
   it('keeps one connection per server across calls, and connects anew when its settings change', async () => {
     const p = pool();
     const initializes = () => upstream.requests.filter((r) => r.method === 'POST').length;
-    await p.call({ serverId: 's2', version: 1 }, target, 'transfer', { to: 'a', amount: 1 });
+    await p.call({ workspaceId: 'w', serverId: 's2', version: 1 }, target, 'transfer', { to: 'a', amount: 1 });
     const afterFirst = initializes();
-    await p.call({ serverId: 's2', version: 1 }, target, 'transfer', { to: 'a', amount: 2 });
+    await p.call({ workspaceId: 'w', serverId: 's2', version: 1 }, target, 'transfer', { to: 'a', amount: 2 });
     // One POST for the call; no new handshake.
     expect(initializes()).toBe(afterFirst + 1);
     expect(p.size).toBe(1);
-    await p.call({ serverId: 's2', version: 2 }, target, 'transfer', { to: 'a', amount: 3 });
+    await p.call({ workspaceId: 'w', serverId: 's2', version: 2 }, target, 'transfer', { to: 'a', amount: 3 });
     expect(initializes()).toBeGreaterThan(afterFirst + 2);
     expect(p.size).toBe(1);
   });
 
   it('an answer over the limit is refused without reading it all; a slow one times out; the pool goes on working', async () => {
     const p = pool();
-    expect((await error(p.call({ serverId: 's3', version: 1 }, target, 'big', {}))).kind).toBe('too_large');
-    const slow = await error(p.call({ serverId: 's3', version: 1 }, { ...target, timeoutMs: 300 }, 'slow', {}));
+    expect((await error(p.call({ workspaceId: 'w', serverId: 's3', version: 1 }, target, 'big', {}))).kind).toBe('too_large');
+    const slow = await error(p.call({ workspaceId: 'w', serverId: 's3', version: 1 }, { ...target, timeoutMs: 300 }, 'slow', {}));
     expect(slow.kind).toBe('timeout');
     expect(slow.message).toMatch(/within 300 ms/);
-    const ok = await p.call({ serverId: 's3', version: 1 }, target, 'transfer', { to: 'c', amount: 1 });
+    const ok = await p.call({ workspaceId: 'w', serverId: 's3', version: 1 }, target, 'transfer', { to: 'c', amount: 1 });
     expect(ok.isError).toBeFalsy();
   });
 
   it('an upstream that restarted (its session gone) is connected to again and the call sent once', async () => {
     const p = pool();
-    await p.call({ serverId: 's5', version: 1 }, target, 'transfer', { to: 'e', amount: 1 });
+    await p.call({ workspaceId: 'w', serverId: 's5', version: 1 }, target, 'transfer', { to: 'e', amount: 1 });
     await upstream.dropSessions();
     const before = upstream.calls.length;
-    const result = await p.call({ serverId: 's5', version: 1 }, target, 'transfer', { to: 'e', amount: 2 });
+    const result = await p.call({ workspaceId: 'w', serverId: 's5', version: 1 }, target, 'transfer', { to: 'e', amount: 2 });
     expect(result.isError).toBeFalsy();
     expect(upstream.calls.slice(before)).toMatchObject([{ tool: 'transfer', arguments: { to: 'e', amount: 2 } }]);
   });
 
   it('hears the upstream say its tools changed', async () => {
     const changed: string[] = [];
-    const p = pool(ALLOW, (id) => changed.push(id));
-    await p.call({ serverId: 's4', version: 1 }, target, 'transfer', { to: 'd', amount: 1 });
+    const p = pool(ALLOW, (key) => changed.push(key.serverId));
+    await p.call({ workspaceId: 'w', serverId: 's4', version: 1 }, target, 'transfer', { to: 'd', amount: 1 });
     await upstream.setTool('refund', { description: 'Give it back.' });
     await expect.poll(() => changed, { timeout: 5_000 }).toContain('s4');
   });

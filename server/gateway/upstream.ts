@@ -26,6 +26,7 @@ import type { UpstreamTool } from '@/db/schema';
 import { digestOf } from '@/server/ledger/canonical';
 import { describeError, log } from '@/server/log';
 import { checkedLookup } from '@/server/webhooks/url-policy';
+import { hostAllowed } from './upstream-url';
 
 /** The most an upstream's answer (one HTTP response to one request) may hold. */
 const UPSTREAM_ANSWER_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -56,12 +57,6 @@ export class UpstreamError extends Error {
   ) {
     super(message);
   }
-}
-
-/** True when the URL's host is one the operator lets upstreams reach on any address (MCP_UPSTREAM_ALLOW_HOSTS). */
-function allowedAnywhere(url: URL, allowHosts: readonly string[]): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return allowHosts.some((h) => h.toLowerCase() === host);
 }
 
 /**
@@ -117,7 +112,7 @@ export function upstreamFetch(allowHosts: readonly string[], limit = UPSTREAM_AN
   const fetchLike = (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(input);
     const secure = url.protocol === 'https:';
-    const agent = (allowedAnywhere(url, allowHosts) ? agents.open : agents.checked)[secure ? 'https' : 'http'];
+    const agent = (hostAllowed(url.hostname, allowHosts) ? agents.open : agents.checked)[secure ? 'https' : 'http'];
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
     const body = init.body === undefined || init.body === null ? undefined : String(init.body as string);
@@ -273,6 +268,7 @@ async function endSession(client: Client): Promise<void> {
 
 /** Which connection a server's calls share: its id and the version of its settings (a change connects anew). */
 export interface UpstreamKey {
+  workspaceId: string;
   serverId: string;
   version: number;
 }
@@ -296,7 +292,7 @@ export class UpstreamPool {
   constructor(
     allowHosts: readonly string[],
     /** Called when an upstream says its tools changed (notifications/tools/list_changed). */
-    private readonly onToolsChanged: (serverId: string) => void = () => undefined,
+    private readonly onToolsChanged: (key: UpstreamKey) => void = () => undefined,
   ) {
     this.fetchLike = upstreamFetch(allowHosts);
   }
@@ -336,7 +332,7 @@ export class UpstreamPool {
       return held;
     }
     if (held) this.release(key.serverId, held);
-    const client = connect(target, this.fetchLike, () => this.onToolsChanged(key.serverId));
+    const client = connect(target, this.fetchLike, () => this.onToolsChanged(key));
     const connection: Connection = { version: key.version, client, lastUsed: Date.now() };
     this.connections.set(key.serverId, connection);
     // A connection that could not be made is forgotten at once: the next call tries again.

@@ -160,7 +160,7 @@ class McpEndpoint {
       stopping: sessions.stopping,
       waits: sessions.waits,
       calls: sessions.calls,
-      upstreams: () => sessions.upstreams(runtime.env.MCP_UPSTREAM_ALLOW_HOSTS),
+      upstreams: () => sessions.upstreams(runtime),
     };
     const caller: Caller = { presented, authorization: headers.get('authorization')! };
     // Not awaited (it answers every error itself): a call that waits holds its own frames, not

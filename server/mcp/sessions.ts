@@ -14,6 +14,7 @@ import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { countRefusal } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
+import { refreshOnToolsChanged } from '@/server/gateway/refresh';
 import { UpstreamPool } from '@/server/gateway/upstream';
 import type { RestHandle } from './call';
 import { McpSession } from './transport';
@@ -54,8 +55,14 @@ export class McpSessions {
     return this.byId.size;
   }
 
-  /** The gateway's upstream connections, made on first use with the operator's allowed hosts (an arrow: McpContext.upstreams). */
-  readonly upstreams = (allowHosts: readonly string[]): UpstreamPool => (this.pool ??= new UpstreamPool(allowHosts));
+  /**
+   * The gateway's upstream connections, made on first use with the operator's allowed hosts; an
+   * upstream that says its tools changed is listed again.
+   */
+  upstreams(runtime: Runtime): UpstreamPool {
+    this.pool ??= new UpstreamPool(runtime.env.MCP_UPSTREAM_ALLOW_HOSTS, refreshOnToolsChanged(runtime));
+    return this.pool;
+  }
 
   /** An arrow, to be handed on as McpContext.stopping. */
   readonly stopping = (): boolean => this.stopped;

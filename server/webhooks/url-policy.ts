@@ -76,14 +76,12 @@ export function checkedLookup(resolve: typeof dnsLookup = dnsLookup) {
   };
 }
 
-const invalidUrl = (message: string) => new AppError('validation_failed', message, { issues: [{ path: 'url', message }], fields: ['url'] });
+/** A 400 about the request's `url`. */
+export const invalidUrl = (message: string) =>
+  new AppError('validation_failed', message, { issues: [{ path: 'url', message }], fields: ['url'] });
 
-/**
- * Checks a webhook URL before it is stored: http or https, no credentials in it, and (unless
- * private addresses are allowed) a host that resolves only to public addresses. Returns the URL
- * as it will be called.
- */
-export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<string> {
+/** `raw` as an absolute http:// or https:// URL without a user name or password (`why` says what to do instead). */
+export function httpUrlOf(raw: string, why: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -91,11 +89,15 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
     throw invalidUrl('The URL must be an absolute http:// or https:// URL.');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidUrl('The URL must be an http:// or https:// URL.');
-  if (url.username || url.password) {
-    throw invalidUrl('The URL must not carry a user name or password: deliveries are signed, check the signature instead.');
-  }
-  url.hash = '';
-  if (allowPrivate) return url.toString();
+  if (url.username || url.password) throw invalidUrl(`The URL must not carry a user name or password: ${why}`);
+  return url;
+}
+
+/**
+ * The first address `url`'s host resolves to that the rule refuses, with why; null when it
+ * resolves to public addresses only. A host that does not resolve is a 400.
+ */
+export async function refusedResolution(url: URL): Promise<{ address: string; why: string } | null> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (net.isIP(host)) addresses = [host];
@@ -108,11 +110,25 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   }
   for (const address of addresses) {
     const why = refusedAddress(address);
-    if (why) {
-      throw invalidUrl(
-        `The URL resolves to ${address}, a ${why}: webhooks go to public addresses only (WEBHOOKS_ALLOW_PRIVATE=true allows others).`,
-      );
-    }
+    if (why) return { address, why };
+  }
+  return null;
+}
+
+/**
+ * Checks a webhook URL before it is stored: http or https, no credentials in it, and (unless
+ * private addresses are allowed) a host that resolves only to public addresses. Returns the URL
+ * as it will be called.
+ */
+export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<string> {
+  const url = httpUrlOf(raw, 'deliveries are signed, check the signature instead.');
+  url.hash = '';
+  if (allowPrivate) return url.toString();
+  const refused = await refusedResolution(url);
+  if (refused) {
+    throw invalidUrl(
+      `The URL resolves to ${refused.address}, a ${refused.why}: webhooks go to public addresses only (WEBHOOKS_ALLOW_PRIVATE=true allows others).`,
+    );
   }
   return url.toString();
 }

@@ -117,6 +117,23 @@ describe('the upstream tools at /mcp', () => {
   });
 });
 
+describe('an upstream whose tools change', () => {
+  it('says so (notifications/tools/list_changed) once the gateway has called it: the tool is listed and callable, the change recorded', async () => {
+    const client = await connect();
+    expect((await call(client, 'bank__echo', { text: 'wake' })).isError).toBeFalsy();
+    await upstream.setTool('refund', { description: 'Gives money back.' });
+    await expect.poll(async () => (await client.listTools()).tools.map((t) => t.name), { timeout: 10_000 }).toContain('bank__refund');
+    const changed = await app.request('GET', '/events/stream?type=mcp_server.tools_changed&limit=10');
+    expect(changed.body.data.at(-1).payload).toMatchObject({ name: 'bank', added: ['refund'] });
+    expect(changed.body.data.at(-1).actorId).toBe('system:mcp-gateway');
+    // A new tool no guard names takes the default mode: ask.
+    const asked = call(client, 'bank__refund', { to: 'dave' });
+    const id = await pendingDecision('bank.refund', { to: 'dave' });
+    expect((await app.request('POST', `/decisions/${id}/decline`, { session: approver.session, body: {} })).status).toBe(200);
+    expect((await asked).isError).toBe(true);
+  });
+});
+
 describe('guards', () => {
   it('allow: the call is sent once, with the upstream’s credential, and its digests are recorded', async () => {
     const client = await connect();

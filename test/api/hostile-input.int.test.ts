@@ -26,6 +26,7 @@ import { WebhookDispatcher } from '@/server/webhooks/dispatcher';
 import { startReceiver } from '../support/receiver';
 import { startTestApp, type ApiResponse, type RequestOptions, type TestApp, type TestMember, type TestWorkspace } from '../support/app';
 import { launchTree } from '../support/fixtures';
+import { startUpstream } from '../support/upstream-mcp';
 import {
   brokenValue,
   jsonText,
@@ -96,14 +97,14 @@ const real = {
   decisionCursor: '',
   foreignEventCursor: '',
   foreignDecisionCursor: '',
-  /** Cursors of the other paged lists (GET /tasks, /runs, /receipts, /initiatives), ours and the other workspace's. */
+  /** Cursors of the other paged lists (GET /tasks, /runs, /receipts, /initiatives, …), ours and the other workspace's. */
   listCursors: {} as Record<string, { mine: string; theirs: string }>,
   /** A webhook endpoint of this workspace, then one of the other. */
   webhooks: [] as string[],
 };
 
 /** The lists paged by a keyset cursor other than the ledger and decisions. */
-const LISTS = ['tasks', 'runs', 'receipts', 'initiatives', 'webhooks', 'artifacts', 'tool-calls'] as const;
+const LISTS = ['tasks', 'runs', 'receipts', 'initiatives', 'webhooks', 'artifacts', 'mcp-servers', 'tool-calls'] as const;
 
 async function ok<T = any>(res: Promise<ApiResponse<T>>, status: number): Promise<ApiResponse<T>> {
   const r = await res;
@@ -144,6 +145,8 @@ beforeAll(async () => {
     RATE_LIMIT_VALIDATOR_PER_MIN: '10000000',
     RATE_LIMIT_SESSION_WRITES_PER_MIN: '10000000',
     WEBHOOKS_ALLOW_PRIVATE: 'true',
+    // And MCP servers on it: the seed registers an upstream on 127.0.0.1.
+    MCP_UPSTREAM_ALLOW_HOSTS: '127.0.0.1',
   });
   approver = await app.member('approver');
   owner = await app.member('owner');
@@ -212,6 +215,15 @@ beforeAll(async () => {
   } finally {
     await dispatcher.stop();
     await receiver.close();
+  }
+  // Two MCP servers in each workspace, so that each list of servers has a second page.
+  const upstream = await startUpstream({ echo: {} });
+  try {
+    for (const key of [app.ws.apiKey, other.apiKey]) {
+      for (const name of ['one', 'two']) await ok(app.request('POST', '/mcp-servers', { key, body: { name, url: upstream.url } }), 201);
+    }
+  } finally {
+    await upstream.close();
   }
   real.listCursors.webhookDeliveries = {
     mine: (await ok(app.request('GET', `/webhooks/${real.webhooks[0]}/deliveries?limit=1`), 200)).body.meta.nextCursor,
@@ -1210,6 +1222,7 @@ describe('forged cursors', () => {
       'GET /decisions',
       'GET /events/stream',
       'GET /initiatives',
+      'GET /mcp-servers',
       'GET /receipts',
       'GET /runs',
       'GET /tasks',

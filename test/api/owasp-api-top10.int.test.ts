@@ -22,6 +22,7 @@ import { startTestApp, type ApiResponse, type TestApp, type TestMember, type Tes
 import { startDbProxy } from '../support/db-proxy';
 import { testEngine } from '../support/engine';
 import { launchTree } from '../support/fixtures';
+import { startUpstream, type Upstream } from '../support/upstream-mcp';
 
 type Operation = { method: string; path: string; op: any };
 const doc = JSON.parse(JSON.stringify(openApiDocument('http://127.0.0.1:3000'))) as { paths: Record<string, Record<string, any>> };
@@ -53,12 +54,16 @@ let theirs: {
   webhook: string;
   artifact: string;
   witness: string;
+  mcpServer: string;
 };
+/** An upstream MCP server the other workspace fronts. */
+let upstream: Upstream;
 /** A webhook endpoint of the app's own workspace. */
 let myWebhook: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ SSE_LEASES_PER_KEY: String(LEASES_PER_KEY) });
+  app = await startTestApp({ SSE_LEASES_PER_KEY: String(LEASES_PER_KEY), MCP_UPSTREAM_ALLOW_HOSTS: '127.0.0.1' });
+  upstream = await startUpstream({ echo: {} });
   trpc = createInternalTrpcHandler(async () => app.runtime);
   [approver, viewer, owner] = await Promise.all([app.member('approver'), app.member('viewer'), app.member('owner')]);
   other = await app.createWorkspace();
@@ -89,6 +94,8 @@ beforeAll(async () => {
     body: { vkey: vkeyOf(generateNoteKey('witness.example/theirs', COSIGNATURE_ED25519)) },
   });
   expect(witness.status).toBe(201);
+  const mcpServer = await app.request('POST', '/mcp-servers', { key, body: { name: 'theirs', url: upstream.url } });
+  expect(mcpServer.status).toBe(201);
   const mine = await app.request('POST', '/webhooks', { body: { url: 'https://93.184.216.34/mine' } });
   expect(mine.status).toBe(201);
   myWebhook = mine.body.data.id;
@@ -96,6 +103,7 @@ beforeAll(async () => {
     webhook: hook.body.data.id,
     artifact: artifact.body.data.id,
     witness: witness.body.data.id,
+    mcpServer: mcpServer.body.data.id,
     decision: decision.body.decision.id,
     initiative: tree.body.data.initiative.id,
     workstream: refs.research,
@@ -109,6 +117,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.close();
+  await upstream?.close();
 });
 
 /** The first answer of `attempt` that is not 429 (a lease's place is freed as its loop ends, a tick later). */
@@ -172,6 +181,10 @@ describe('OWASP API Security Top 10 (2023)', () => {
       ['GET', `/artifacts/${theirs.artifact}/content`, undefined],
       ['DELETE', `/artifacts/${theirs.artifact}/content`, {}],
       ['DELETE', `/ledger/witnesses/${theirs.witness}`, {}],
+      ['GET', `/mcp-servers/${theirs.mcpServer}`, undefined],
+      ['PATCH', `/mcp-servers/${theirs.mcpServer}`, { default_mode: 'allow' }],
+      ['POST', `/mcp-servers/${theirs.mcpServer}/refresh`, {}],
+      ['DELETE', `/mcp-servers/${theirs.mcpServer}`, {}],
       ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', task_id: theirs.task }],
       ['POST', '/artifacts', { artifact_type: 'test_report', title: 'x', media_type: 'text/plain', content: 'eA==', run_id: theirs.run }],
     ];
@@ -398,6 +411,7 @@ describe('OWASP API Security Top 10 (2023)', () => {
       '/decisions',
       '/events/stream',
       '/initiatives',
+      '/mcp-servers',
       '/operating-map',
       '/receipts',
       '/runs',

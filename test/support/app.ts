@@ -171,7 +171,8 @@ export async function startTestApp(envOverrides: Record<string, string> = {}, op
           (select count(*) from artifacts) as artifacts,
           (select count(*) from artifact_contents) as artifact_contents,
           (select count(*) from ledger_witnesses) as witnesses,
-          (select count(*) from ledger_cosignatures) as cosignatures`,
+          (select count(*) from ledger_cosignatures) as cosignatures,
+          (select count(*) from mcp_servers) as mcp_servers`,
       );
       return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
     },

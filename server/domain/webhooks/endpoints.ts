@@ -2,12 +2,12 @@
  * Webhook endpoints of a workspace: created, read, changed, deleted, their secret rotated, a test
  * delivery asked for. Each change is a ledger event in the same transaction; the signing secret
  * is in no event (it is returned once, by create and rotate-secret). Event payloads carry where
- * the URL goes and a digest of it, never the URL itself (targetForEvents).
+ * the URL goes and a digest of it, never the URL itself (url-target.ts).
  *
  * The URL is checked (server/webhooks/url-policy.ts) by the caller before the transaction: the
  * check resolves the host, and no transaction should wait on DNS.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import { query, type Executor, type Tx } from '@/db';
 import { webhookDeliveries, webhookEndpoints } from '@/db/schema';
@@ -17,6 +17,7 @@ import type { PayloadOf } from '@/server/ledger/event-types';
 import { encryptSecret } from '@/server/keys/cipher';
 import { generateSigningSecret } from '@/server/keys/webhook-secrets';
 import type { Actor } from '../actor';
+import { targetForEvents } from '../url-target';
 import { olderThan, type CreatedKey } from '../paging';
 
 /** Endpoints one workspace may have. */
@@ -65,24 +66,6 @@ function endpointView(row: EndpointRow): WebhookEndpointView {
       next_attempt_at: row.status === 'enabled' && row.attempts > 0 ? row.nextAttemptAt.toISOString() : null,
       last_success_at: row.lastSuccessAt?.toISOString() ?? null,
     },
-  };
-}
-
-/**
- * A URL as events record it: where it goes (scheme, host, port) and a digest of the whole URL,
- * never its path or query. Slack-, Discord- and Teams-style URLs keep their secret in the path,
- * and every member reads the ledger (viewers too, who may not read /webhooks). The digest is
- * SHA-256 of the URL as the endpoint shows it (`printf %s "$URL" | sha256sum`), so whoever holds
- * the URL can tell it is the one recorded.
- */
-function targetForEvents(url: string): { scheme: string; host: string; port: number; url_digest: string } {
-  const u = new URL(url);
-  const scheme = u.protocol.slice(0, -1);
-  return {
-    scheme,
-    host: u.hostname,
-    port: u.port === '' ? (scheme === 'https' ? 443 : 80) : Number(u.port),
-    url_digest: `sha256:${createHash('sha256').update(url, 'utf8').digest('hex')}`,
   };
 }
 

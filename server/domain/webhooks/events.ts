@@ -1,25 +1,18 @@
 /**
  * The webhook endpoints' slice of the event registry. Endpoints are not a projection: nothing reads
- * these payloads back. An endpoint's URL never enters the ledger, only where it goes.
+ * these payloads back. An endpoint's URL never enters the ledger, only where it goes (url-target.ts).
  */
 import type { LedgerEvent } from '@/server/ledger/canonical';
 import { writeOnly } from '@/server/ledger/event-types';
 import { unprojected, type RulesOf } from '../projection';
-
-/** Where a webhook URL goes, never the URL itself (endpoints.ts targetForEvents). */
-interface WebhookTarget {
-  scheme: string;
-  host: string;
-  port: number;
-  url_digest: string;
-}
+import type { UrlTarget } from '../url-target';
 
 export const webhookEndpointEvents = {
-  'webhook_endpoint.created': writeOnly<{ id: string; target: WebhookTarget; event_types: string[]; description: string }>()(
+  'webhook_endpoint.created': writeOnly<{ id: string; target: UrlTarget; event_types: string[]; description: string }>()(
     'webhook_endpoint',
   ),
   /** Only what changed. */
-  'webhook_endpoint.updated': writeOnly<{ id: string; target?: WebhookTarget; event_types?: string[]; description?: string }>()(
+  'webhook_endpoint.updated': writeOnly<{ id: string; target?: UrlTarget; event_types?: string[]; description?: string }>()(
     'webhook_endpoint',
   ),
   'webhook_endpoint.enabled': writeOnly<{ id: string; resumes_after_sequence: number }>()('webhook_endpoint'),
@@ -33,7 +26,7 @@ export const webhookEndpointEvents = {
     attempts?: number;
     failing_since?: string;
   }>()('webhook_endpoint'),
-  'webhook_endpoint.deleted': writeOnly<{ id: string; target: WebhookTarget }>()('webhook_endpoint'),
+  'webhook_endpoint.deleted': writeOnly<{ id: string; target: UrlTarget }>()('webhook_endpoint'),
   'webhook_endpoint.secret_rotated': writeOnly<{ id: string; previous_secret_expires_at: string }>()('webhook_endpoint'),
   'webhook_endpoint.test': writeOnly<{ id: string; message: string }>()('webhook_endpoint'),
 };
