@@ -1112,6 +1112,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tool-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the gateway’s tool calls
+         * @description Every call an agent made through the MCP gateway to a tool of an upstream server, newest first, filtered by server, decision or run, paged by cursor. A call holds digests of its arguments and result, never them: the arguments an approver saw are the decision’s action. Each call is also in the ledger as tool_call.* events.
+         */
+        get: operations["toolCalls-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp-servers": {
         parameters: {
             query?: never;
@@ -1611,6 +1631,15 @@ export interface components {
             approved_action_digest: string | null;
             /** @description The single-use grant issued when the action was approved. */
             grant: components["schemas"]["Grant"] | null;
+            /** @description Raised by the MCP gateway for an agent’s call of an upstream tool (the action’s tool is `<server>.<tool>`): the service runs the call itself once approved, with the arguments as approved, once (GET /tool-calls?decision_id= tells whether and when it ran). Null for a decision an agent raised itself. */
+            gateway: {
+                /** Format: uuid */
+                server_id: string;
+                /** @description The MCP server’s name. */
+                server: string;
+                /** @description The upstream tool’s own name. */
+                tool: string;
+            } | null;
             /** @description The artifacts the approver is shown (artifact_ids when raised): what the decision is about, by digest. */
             artifacts: components["schemas"]["Artifact"][];
             /** @description Who must approve, frozen when the decision was raised. */
@@ -3077,6 +3106,60 @@ export interface components {
             attempted_at: string;
             /** @description For a failure that will be retried: when. */
             next_attempt_at: string | null;
+        };
+        ToolCallPage: {
+            data: components["schemas"]["ToolCall"][];
+            meta: {
+                /** @constant */
+                apiVersion: "1";
+                /** Format: uuid */
+                workspaceId: string;
+                nextCursor: string | null;
+                hasMore: boolean;
+                limit: number;
+            };
+        };
+        ToolCall: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            server_id: string;
+            /** @description The server’s name when the call was made (it may have been renamed or removed since). */
+            server: string;
+            /** @description The upstream tool’s own name (agents call it as `<server>__<tool>`). */
+            tool: string;
+            /**
+             * @description What the server’s guard said of the call: allow, ask or deny.
+             * @enum {string}
+             */
+            mode: "allow" | "ask" | "deny";
+            /**
+             * @description `forwarded`: sent, no answer recorded yet (or the service stopped before it came); `returned`: the upstream answered or failed (`is_error`); `refused`: never sent (`reason`).
+             * @enum {string}
+             */
+            status: "forwarded" | "returned" | "refused";
+            /** @description refused: `denied` (its guard), `declined`, `expired`, `cancelled` (its ruling), or the grant’s refusal code. */
+            reason: string | null;
+            /** @description `sha256:` + hex SHA-256 of the RFC 8785 JSON of the arguments sent (or refused). */
+            arguments_digest: string;
+            /** @description The API key that made the call. */
+            key_id: string;
+            /** @description The run the call named (`_meta.run_id`). */
+            run_id: string | null;
+            /** @description ask: the decision the call waited on. */
+            decision_id: string | null;
+            /** @description ask, approved: the grant used for the call (its `jti`). */
+            grant_id: string | null;
+            /** @description The digest of the result as the upstream answered it; null when none came. */
+            result_digest: string | null;
+            is_error: boolean | null;
+            duration_ms: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T10:00:00.000Z
+             */
+            called_at: string;
+            returned_at: string | null;
         };
         McpServerResponse: {
             data: components["schemas"]["McpServer"];
@@ -11998,6 +12081,117 @@ export interface operations {
             };
             /** @description `not_found`: No such route or resource in your workspace (resources of other workspaces are reported the same way). */
             404: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests for this key or client address. */
+            429: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error. The write may or may not have been applied. */
+            500: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: A store this operation needs is unavailable or too busy (it fails closed). */
+            503: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "toolCalls-list": {
+        parameters: {
+            query?: {
+                server_id?: string;
+                decision_id?: string;
+                run_id?: string;
+                workspace_id?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in a one-minute window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window ends (Unix epoch seconds). */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallPage"];
+                };
+            };
+            /** @description `validation_failed`: A field breaks its rule (type, length, range, format, or a relation such as placement). `unknown_field`: A closed body or query carries a field the operation does not define. `invalid_cursor`: A cursor or Last-Event-ID that this service did not issue for this workspace. */
+            400: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No credential, or an API key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The id of this request (a UUID); the same value as error.requestId. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but not allowed to do this (for example a workspace_id of another workspace). */
+            403: {
                 headers: {
                     /** @description The id of this request (a UUID); the same value as error.requestId. */
                     "X-Request-Id"?: string;
