@@ -274,6 +274,39 @@ describe('ask: a human rules, the gateway runs what was approved', () => {
   });
 });
 
+describe('calls made under a run', () => {
+  it('name it in _meta.run_id: the task’s receipt lists them by digest, and the public validator accepts it', async () => {
+    const client = await connect();
+    const work = await app.request('POST', '/work', { body: { title: 'Pay the supplier' } });
+    const run = await app.request('POST', '/runs', { body: { task_id: work.body.data.taskId, agent_id: 'payer' } });
+    const runId = run.body.data.runId as string;
+    const args = { text: 'under a run' };
+    const result = (await client.callTool({ name: 'bank__echo', arguments: args, _meta: { run_id: runId } })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const denied = (await client.callTool({ name: 'bank__wipe', arguments: {}, _meta: { run_id: runId } })) as CallToolResult;
+    expect(denied.isError).toBe(true);
+
+    const calls = await app.request('GET', `/tool-calls?run_id=${runId}`);
+    expect(calls.body.data.map((c: { tool: string }) => c.tool)).toEqual(['wipe', 'echo']);
+    const receipt = await app.request('GET', `/receipts/${work.body.data.receiptId}`);
+    expect(receipt.status).toBe(200);
+    const document = receipt.body;
+    expect(document.tool_calls).toEqual([
+      expect.objectContaining({
+        run_id: runId,
+        tool: 'echo',
+        mode: 'allow',
+        status: 'returned',
+        arguments_digest: digestOf(args),
+        result_digest: digestOf(result),
+      }),
+      expect.objectContaining({ run_id: runId, tool: 'wipe', mode: 'deny', status: 'refused', reason: 'denied', result_digest: null }),
+    ]);
+    const validated = await app.request('POST', '/agent-work-receipts/validate', { key: null, body: document });
+    expect(validated.body).toMatchObject({ valid: true, issues: [] });
+  });
+});
+
 describe('hostile calls', () => {
   it('arguments too large to put to an approver are refused before any decision is raised; nothing is written', async () => {
     const client = await connect();

@@ -34,6 +34,12 @@ export const ILLUSTRATIONS: Record<string, { count: number; why: string }> = {
       'the command-line tools are listed with their options and placeholders (test/cli runs every tool on both ' +
       'engines, e2e/npm-start-tools.spec.ts beside a running npm start), and `createdb` wants a PostgreSQL server of your own',
   },
+  'docs/agents.md': {
+    count: 1,
+    why:
+      'fronting an MCP server on your own machine takes a service started with MCP_UPSTREAM_ALLOW_HOSTS, which the ' +
+      'walk-through’s npm start is not (test/cli/upstream-example.int.test.ts runs those steps with the example as a process)',
+  },
   'docs/contributors.md': { count: 1, why: 'npm test and its parts run the test suite this spec belongs to' },
 };
 

@@ -3,11 +3,11 @@
  * the task's ledger events with their hashes (so anyone holding the workspace chain can check
  * them), the event that recorded the receipt as evidence, the human rulings on the task's
  * decisions (with the grant of each approved action, and when it was used), the run that produced
- * its outcome with that run's fence, and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
+ * its outcome with that run's fence, the calls its runs made through the MCP gateway (by digest), and the proof that the recording event is in the signed ledger (`ledger_proof`). The validator accepts every document this builds (tested by a round trip).
  */
 import { and, asc, desc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '@/db';
-import { artifacts, artifactTypes, decisionGrants, decisions, ledgerEvents, receipts, runs, tasks, type taskTypes } from '@/db/schema';
+import { artifacts, artifactTypes, decisionGrants, decisions, ledgerEvents, receipts, runs, tasks, toolCalls, type taskTypes } from '@/db/schema';
 import { ledgerProofOf } from '@/server/ledger/proofs';
 import { registeringEvent } from '@/server/ledger/registering-event';
 import { RECEIPT_SCHEMA_VERSION } from './validate';
@@ -95,6 +95,17 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
     .where(eq(runs.taskId, task.id))
     .orderBy(desc(runs.fence))
     .limit(1);
+  // The gateway calls its runs made (named by `_meta.run_id`), by digest.
+  const calls = await db
+    .select()
+    .from(toolCalls)
+    .where(
+      and(
+        eq(toolCalls.workspaceId, workspaceId),
+        inArray(toolCalls.runId, db.select({ id: runs.id }).from(runs).where(eq(runs.taskId, task.id))),
+      ),
+    )
+    .orderBy(asc(toolCalls.createdAt), asc(toolCalls.id));
   return {
     schema_version: RECEIPT_SCHEMA_VERSION,
     receipt_id: receipt.id,
@@ -146,6 +157,25 @@ export async function exportReceipt(db: Executor, workspaceId: string, receiptId
         : {}),
     })),
     ...(run ? { run: { run_id: run.id, fence: run.fence, agent_id: run.agentId, status: run.status } } : {}),
+    ...(calls.length > 0
+      ? {
+          tool_calls: calls.map((c) => ({
+            tool_call_id: c.id,
+            run_id: c.runId!,
+            server: c.server,
+            tool: c.tool,
+            mode: c.mode,
+            status: c.status,
+            reason: c.reason,
+            arguments_digest: c.argumentsDigest,
+            result_digest: c.resultDigest,
+            is_error: c.isError,
+            decision_id: c.decisionId,
+            grant_id: c.grantId,
+            called_at: c.createdAt.toISOString(),
+          })),
+        }
+      : {}),
     // What the task delivered, by digest: `sha256sum` of a copy prints the hex of `digest`.
     artifacts: delivered.map(({ artifact: a, event: e }) => ({
       artifact_id: a.id,
