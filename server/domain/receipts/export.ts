@@ -7,7 +7,18 @@
  */
 import { and, asc, desc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '@/db';
-import { artifacts, artifactTypes, decisionGrants, decisions, ledgerEvents, receipts, runs, tasks, toolCalls, type taskTypes } from '@/db/schema';
+import {
+  artifacts,
+  artifactTypes,
+  decisionGrants,
+  decisions,
+  ledgerEvents,
+  receipts,
+  runs,
+  tasks,
+  toolCalls,
+  type taskTypes,
+} from '@/db/schema';
 import { ledgerProofOf } from '@/server/ledger/proofs';
 import { registeringEvent } from '@/server/ledger/registering-event';
 import { RECEIPT_SCHEMA_VERSION } from './validate';
