@@ -22,7 +22,10 @@ export interface AskInput {
 }
 
 /** The action a gateway call is approved as: the server's and tool's names, and the arguments. */
-export const gatewayAction = (server: string, tool: string, args: Record<string, unknown>) => ({ tool: `${server}.${tool}`, arguments: args });
+export const gatewayAction = (server: string, tool: string, args: Record<string, unknown>) => ({
+  tool: `${server}.${tool}`,
+  arguments: args,
+});
 
 export async function raiseOrJoin(tx: Tx, actor: Actor, input: AskInput): Promise<{ decisionId: string; joined: boolean }> {
   const action = gatewayAction(input.server, input.tool, input.arguments);

@@ -34,7 +34,12 @@ export async function recordForwarded(tx: Tx, actor: Actor, facts: ToolCallFacts
   const payload: PayloadOf<'tool_call.forwarded'> = { id: randomUUID(), ...facts, key_id: actor.id };
   const now = new Date();
   await tx.insert(toolCalls).values(toolCallRow(payload, { workspaceId: actor.workspaceId, version: 1, at: now }));
-  appendEventsAtCommit(tx, actor, [{ aggregateType: 'tool_call', aggregateId: payload.id, eventType: 'tool_call.forwarded', payload }], now);
+  appendEventsAtCommit(
+    tx,
+    actor,
+    [{ aggregateType: 'tool_call', aggregateId: payload.id, eventType: 'tool_call.forwarded', payload }],
+    now,
+  );
   return payload.id;
 }
 
@@ -45,7 +50,12 @@ export async function recordReturned(tx: Tx, actor: Actor, returned: PayloadOf<'
     .update(toolCalls)
     .set({ ...returnedChanges(returned, now), version: sql`${toolCalls.version} + 1` })
     .where(and(eq(toolCalls.workspaceId, actor.workspaceId), eq(toolCalls.id, returned.id)));
-  appendEventsAtCommit(tx, actor, [{ aggregateType: 'tool_call', aggregateId: returned.id, eventType: 'tool_call.returned', payload: returned }], now);
+  appendEventsAtCommit(
+    tx,
+    actor,
+    [{ aggregateType: 'tool_call', aggregateId: returned.id, eventType: 'tool_call.returned', payload: returned }],
+    now,
+  );
 }
 
 /** Records a call that was not sent, and why. */
