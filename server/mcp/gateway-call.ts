@@ -35,6 +35,7 @@ import { AppError } from '@/server/errors';
 import { gatewayTool, targetOf, upstreamKeyOf, type GatewayServer } from '@/server/gateway/catalog';
 import { UpstreamError } from '@/server/gateway/upstream';
 import { digestOf } from '@/server/ledger/canonical';
+import { describeError, log } from '@/server/log';
 import type { Caller, ToolAnswer } from './call';
 import { waitForRuling, type WaitCall, type WaitEnd } from './request-decision';
 import type { McpContext } from './sessions';
@@ -176,8 +177,29 @@ async function forward(
     is_error: result.isError === true,
     duration_ms: Math.round(performance.now() - started),
   };
-  await write(gc, (tx) => recordReturned(tx, gc.actor, returned));
+  // Recorded behind the answer, not before it: the call was recorded (forwarded) before a byte
+  // went upstream, and its answer goes to the agent without waiting for a second commit. Stopping
+  // waits for these writes (McpSessions.close); one that fails is tried again.
+  gc.ctx.behind.add(recordBehind(gc, returned));
   return result;
+}
+
+/** Records a call's answer, trying a failed write again (three tries, a second apart at most); settles either way. */
+function recordBehind(gc: GatewayCall, returned: Parameters<typeof recordReturned>[2]): Promise<void> {
+  const attempt = async (tries: number): Promise<void> => {
+    try {
+      await write(gc, (tx) => recordReturned(tx, gc.actor, returned));
+    } catch (err) {
+      if (tries >= 3) {
+        log('error', 'mcp gateway: a tool call’s answer could not be recorded', { toolCallId: returned.id, error: describeError(err) });
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** tries));
+      return attempt(tries + 1);
+    }
+  };
+  const done: Promise<void> = attempt(0).finally(() => gc.ctx.behind.delete(done));
+  return done;
 }
 
 /** Calls of approved decisions being forwarded in this process: a second waiter of the same decision gets the first's answer. */

@@ -160,6 +160,7 @@ class McpEndpoint {
       stopping: sessions.stopping,
       waits: sessions.waits,
       calls: sessions.calls,
+      behind: sessions.behind,
       upstreams: () => sessions.upstreams(runtime),
     };
     const caller: Caller = { presented, authorization: headers.get('authorization')! };

@@ -30,6 +30,8 @@ export interface McpContext {
   waits: Set<DecisionWatch>;
   /** Requests under way in this process (stopping lets them answer before the database closes). */
   calls: { running: number };
+  /** Writes made after their call answered (a gateway call's answer): stopping waits for them. */
+  behind: Set<Promise<void>>;
   /** The connections to the upstream MCP servers the gateway calls (made with the first call). */
   upstreams(): UpstreamPool;
 }
@@ -45,6 +47,8 @@ export class McpSessions {
   readonly waits = new Set<DecisionWatch>();
   /** Requests under way (see McpContext.calls). */
   readonly calls = { running: 0 };
+  /** Writes behind answers (see McpContext.behind). */
+  readonly behind = new Set<Promise<void>>();
   private stopped = false;
   private pool: UpstreamPool | null = null;
   /** Started with the first session, so a table never used costs no timer. */
@@ -115,6 +119,7 @@ export class McpSessions {
     const until = Date.now() + DRAIN_MS;
     while (this.calls.running > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     for (const session of [...this.byId.values()]) session.close();
+    await Promise.all([...this.behind]);
     await this.pool?.close();
   }
 }

@@ -78,8 +78,16 @@ interface Event {
   payload: Record<string, unknown>;
 }
 
-/** The workspace's tool_call.* events, oldest first. */
+/**
+ * The workspace's tool_call.* events, oldest first, once every call sent has its answer recorded
+ * (the gateway records an answer just after giving it to the agent).
+ */
 async function toolCallEvents(): Promise<Event[]> {
+  await expect
+    .poll(async () =>
+      (await app.request('GET', '/tool-calls?limit=100')).body.data.filter((c: { status: string }) => c.status === 'forwarded'),
+    )
+    .toEqual([]);
   const res = await app.request('GET', '/events/stream?type=tool_call.forwarded&type=tool_call.returned&type=tool_call.refused&limit=100');
   expect(res.status, res.text).toBe(200);
   return res.body.data as Event[];
@@ -204,6 +212,7 @@ describe('ask: a human rules, the gateway runs what was approved', () => {
     expect(grant.consumed_at).not.toBeNull();
     expect(after.body.decision.gateway).toEqual({ server_id: expect.any(String), server: 'bank', tool: 'transfer' });
     // Whether and when it ran, and with what answer, as the decision page reads it.
+    await toolCallEvents();
     const calls = await app.request('GET', `/tool-calls?decision_id=${id}`);
     expect(calls.status).toBe(200);
     expect(calls.body.data).toEqual([
@@ -286,6 +295,7 @@ describe('calls made under a run', () => {
     const denied = (await client.callTool({ name: 'bank__wipe', arguments: {}, _meta: { run_id: runId } })) as CallToolResult;
     expect(denied.isError).toBe(true);
 
+    await toolCallEvents();
     const calls = await app.request('GET', `/tool-calls?run_id=${runId}`);
     expect(calls.body.data.map((c: { tool: string }) => c.tool)).toEqual(['wipe', 'echo']);
     const receipt = await app.request('GET', `/receipts/${work.body.data.receiptId}`);
