@@ -188,8 +188,14 @@ describe('ask: a human rules, the gateway runs what was approved', () => {
     const client = await connect();
     const before = upstream.calls.length;
     const asked = { to: 'bob', amount: 100 };
-    const waiting = call(client, 'bank__transfer', asked);
+    const progress: { message?: string }[] = [];
+    const waiting = client.callTool({ name: 'bank__transfer', arguments: asked }, undefined, {
+      timeout: 120_000,
+      onprogress: (p) => progress.push(p),
+    }) as Promise<CallToolResult>;
     const id = await pendingDecision('bank.transfer', asked);
+    // It says where the human rules while it waits (again every 10 s).
+    await expect.poll(() => progress[0]?.message).toContain(`/decisions/${id}`);
     const decision = await app.request('GET', `/decisions/${id}`);
     expect(decision.body.decision).toMatchObject({
       title: 'transfer on bank',
@@ -326,6 +332,24 @@ describe('hostile calls', () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/cannot be put to one.*65,?536|cannot be put to one/);
     expect(upstream.calls.length).toBe(before);
+    expect(await app.counts()).toEqual(counts);
+  });
+
+  it('arguments over the endpoint’s body limit are 413 before any guard is read: nothing sent, nothing written', async () => {
+    const client = await connect();
+    const before = upstream.calls.length;
+    const counts = await app.counts();
+    await expect(call(client, 'bank__echo', { text: 'x'.repeat(3 * 1024 * 1024) })).rejects.toThrow(/413|payload_too_large/);
+    expect(upstream.calls.length).toBe(before);
+    expect(await app.counts()).toEqual(counts);
+  });
+
+  it('text no store can keep (a NUL) in an asked call’s arguments is refused before a decision is raised', async () => {
+    const client = await connect();
+    const counts = await app.counts();
+    const result = await call(client, 'bank__transfer', { to: 'bob\u0000', amount: 1 });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/cannot be put to one/);
     expect(await app.counts()).toEqual(counts);
   });
 
