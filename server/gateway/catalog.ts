@@ -30,20 +30,50 @@ export function gatewayServers(db: Executor, workspaceId: string): Promise<Gatew
   return db.select().from(mcpServers).where(eq(mcpServers.workspaceId, workspaceId)).orderBy(asc(mcpServers.name));
 }
 
-/** The server named `name` in the workspace, and its tool named `tool`; null when either is not there. */
-export async function gatewayTool(
-  db: Executor,
-  workspaceId: string,
-  name: string,
-): Promise<{ server: GatewayServer; tool: UpstreamTool } | null> {
-  const parts = splitExposedName(name);
-  if (!parts) return null;
+async function readServer(db: Executor, workspaceId: string, name: string): Promise<GatewayServer | undefined> {
   const [server] = await db
     .select()
     .from(mcpServers)
-    .where(and(eq(mcpServers.workspaceId, workspaceId), eq(mcpServers.name, parts.server)));
-  const tool = server?.tools.find((t) => t.name === parts.tool);
-  return server && tool ? { server, tool } : null;
+    .where(and(eq(mcpServers.workspaceId, workspaceId), eq(mcpServers.name, name)));
+  return server;
+}
+
+/** Servers this process keeps read at once (each a few kilobytes to a few hundred: its tools' schemas). */
+const MAX_KEPT = 1_000;
+
+/**
+ * The servers as this process last read them, by workspace and name, so that a call does not read
+ * its server's row (its tools' schemas with it) again each time. What a call decides on a row kept
+ * here is checked when it is recorded: the transaction that records it checks, in the same flight,
+ * that the server is still at the version read (server/domain/tool-calls/calls.ts ServerChanged),
+ * and a call decided on an older one is decided again on a fresh read. A tool the kept row does not
+ * have is looked for in a fresh read before the call is told there is none.
+ */
+export class ServerCatalog {
+  private readonly kept = new Map<string, GatewayServer>();
+
+  /** The server and tool `name` names (`<server>__<tool>`) in the workspace; null when either is not there. */
+  async tool(
+    db: Executor,
+    workspaceId: string,
+    name: string,
+    fresh = false,
+  ): Promise<{ server: GatewayServer; tool: UpstreamTool } | null> {
+    const parts = splitExposedName(name);
+    if (!parts) return null;
+    const key = `${workspaceId}/${parts.server}`;
+    let server = fresh ? undefined : this.kept.get(key);
+    if (!server?.tools.some((t) => t.name === parts.tool)) {
+      server = await readServer(db, workspaceId, parts.server);
+      this.kept.delete(key);
+      if (server) {
+        if (this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
+        this.kept.set(key, server);
+      }
+    }
+    const tool = server?.tools.find((t) => t.name === parts.tool);
+    return server && tool ? { server, tool } : null;
+  }
 }
 
 /** The upstream tools as tools/list shows them, beside the service's own. */

@@ -28,11 +28,12 @@ import {
   recordRefused,
   recordReturned,
   recordRuledOut,
+  ServerChanged,
   type ToolCallFacts,
 } from '@/server/domain/tool-calls/calls';
 import { consumeDecisionGrant } from '@/server/domain/grants/consume';
 import { AppError } from '@/server/errors';
-import { gatewayTool, targetOf, upstreamKeyOf, type GatewayServer } from '@/server/gateway/catalog';
+import { targetOf, upstreamKeyOf, type GatewayServer } from '@/server/gateway/catalog';
 import { UpstreamError } from '@/server/gateway/upstream';
 import { digestOf } from '@/server/ledger/canonical';
 import { describeError, log } from '@/server/log';
@@ -91,18 +92,29 @@ export async function callGatewayTool(
   call: WaitCall,
 ): Promise<CallToolResult | null> {
   const key = caller.presented.key!;
-  const found = await gatewayTool(ctx.runtime.db, key.workspaceId, name);
+  let found = await ctx.servers.tool(ctx.runtime.db, key.workspaceId, name);
   if (!found) return null;
   const runId = meta?.run_id;
   if (runId !== undefined && (typeof runId !== 'string' || !UUID.test(runId) || !(await isRunOf(ctx.runtime.db, key.workspaceId, runId)))) {
     return toolError('_meta.run_id names no run of this workspace: send the id of the run the call is made under, or leave it out.');
   }
-  const { server, tool } = found;
-  const match = guardFor(server, tool.name);
-  const gc: GatewayCall = { ctx, actor: actorOf(caller), server, tool, ...match, runId: (runId as string | undefined) ?? null };
-  if (match.mode === 'deny') return deny(gc, args);
-  if (match.mode === 'allow') return forward(gc, args, null);
-  return ask(gc, session, caller, args, call);
+  const actor = actorOf(caller);
+  for (let fresh = false; ; fresh = true) {
+    if (fresh) found = await ctx.servers.tool(ctx.runtime.db, key.workspaceId, name, true);
+    if (!found) return null;
+    const match = guardFor(found.server, found.tool.name);
+    // A call put to a human waits long, and is decided on the server as it is now.
+    if (match.mode === 'ask' && !fresh) continue;
+    const gc: GatewayCall = { ctx, actor, ...found, ...match, runId: (runId as string | undefined) ?? null };
+    try {
+      if (match.mode === 'deny') return await deny(gc, args);
+      if (match.mode === 'allow') return await forward(gc, args, null);
+      return await ask(gc, session, caller, args, call);
+    } catch (err) {
+      // Decided on a server that changed since it was read: decided again on what it is now, once.
+      if (!(err instanceof ServerChanged) || fresh) throw err;
+    }
+  }
 }
 
 /** What every event of the call says of it. */
@@ -129,7 +141,7 @@ function write<T>(gc: GatewayCall, work: (tx: Tx) => Promise<T>): Promise<T> {
 }
 
 async function deny(gc: GatewayCall, args: Record<string, unknown>): Promise<CallToolResult> {
-  const id = await write(gc, (tx) => recordRefused(tx, gc.actor, { ...factsOf(gc, args, null), reason: 'denied' }));
+  const id = await write(gc, (tx) => recordRefused(tx, gc.actor, { ...factsOf(gc, args, null), reason: 'denied' }, gc.server.version));
   return toolError(`${gc.tool.name} on ${gc.server.name} is not allowed: refused by ${guardWords(gc)}. The MCP server was not called.`, {
     'aws/tool_call_id': id,
   });
@@ -147,7 +159,7 @@ async function forward(
 ): Promise<CallToolResult> {
   const facts = factsOf(gc, args, approved?.decisionId ?? null);
   const opened: { id: string } | { refused: AppError } = await write(gc, async (tx) => {
-    if (!approved) return { id: await recordForwarded(tx, gc.actor, { ...facts, grant_id: null }) };
+    if (!approved) return { id: await recordForwarded(tx, gc.actor, { ...facts, grant_id: null }, gc.server.version) };
     const used = await consumeDecisionGrant(tx, gc.actor, approved.decisionId, approved.actionDigest);
     if (!used) throw new Error(`approved decision ${approved.decisionId} has no grant`);
     if ('refused' in used) {

@@ -161,6 +161,7 @@ class McpEndpoint {
       waits: sessions.waits,
       calls: sessions.calls,
       behind: sessions.behind,
+      servers: sessions.servers,
       upstreams: () => sessions.upstreams(runtime),
     };
     const caller: Caller = { presented, authorization: headers.get('authorization')! };

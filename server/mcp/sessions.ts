@@ -14,6 +14,7 @@ import { admitWaiter } from '@/server/capacity';
 import { AppError } from '@/server/errors';
 import { countRefusal } from '@/server/metrics';
 import type { Runtime } from '@/server/runtime';
+import { ServerCatalog } from '@/server/gateway/catalog';
 import { refreshOnToolsChanged } from '@/server/gateway/refresh';
 import { UpstreamPool } from '@/server/gateway/upstream';
 import type { RestHandle } from './call';
@@ -32,6 +33,8 @@ export interface McpContext {
   calls: { running: number };
   /** Writes made after their call answered (a gateway call's answer): stopping waits for them. */
   behind: Set<Promise<void>>;
+  /** The upstream servers as this process last read them (their guards, their tools). */
+  servers: ServerCatalog;
   /** The connections to the upstream MCP servers the gateway calls (made with the first call). */
   upstreams(): UpstreamPool;
 }
@@ -47,6 +50,8 @@ export class McpSessions {
   readonly waits = new Set<DecisionWatch>();
   /** Requests under way (see McpContext.calls). */
   readonly calls = { running: 0 };
+  /** Servers as last read (see McpContext.servers). */
+  readonly servers = new ServerCatalog();
   /** Writes behind answers (see McpContext.behind). */
   readonly behind = new Set<Promise<void>>();
   private stopped = false;

@@ -171,6 +171,27 @@ describe('guards', () => {
     expect(JSON.stringify(events)).not.toContain('upstream-credential');
   });
 
+  it('a guard changed since the gateway last read the server takes effect at the next call', async () => {
+    const client = await connect();
+    expect((await call(client, 'bank__echo', { text: 'allowed' })).isError).toBeFalsy();
+    const list = await app.request('GET', '/mcp-servers');
+    const bank = (list.body.data as { id: string; name: string; guards: unknown[] }[]).find((s) => s.name === 'bank')!;
+    const guards = bank.guards;
+    expect(
+      (await app.request('PATCH', `/mcp-servers/${bank.id}`, { body: { guards: [{ tool: 'echo', mode: 'deny' }, ...guards] } })).status,
+    ).toBe(200);
+    try {
+      const before = upstream.calls.length;
+      const refused = await call(client, 'bank__echo', { text: 'denied now' });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/refused by guard #1 \(tool "echo", deny\)/);
+      expect(upstream.calls.length).toBe(before);
+    } finally {
+      expect((await app.request('PATCH', `/mcp-servers/${bank.id}`, { body: { guards } })).status).toBe(200);
+    }
+    expect((await call(client, 'bank__echo', { text: 'allowed again' })).isError).toBeFalsy();
+  });
+
   it('deny: refused without reaching the upstream, the guard named', async () => {
     const client = await connect();
     const before = upstream.calls.length;

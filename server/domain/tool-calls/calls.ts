@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '@/db';
-import { runs, toolCalls, type GuardMode } from '@/db/schema';
+import { mcpServers, runs, toolCalls, type GuardMode } from '@/db/schema';
 import { appendEventsAtCommit, lockWorkspaceLedger } from '@/server/ledger/append';
 import type { PayloadOf } from '@/server/ledger/event-types';
 import type { Actor } from '../actor';
@@ -29,11 +29,44 @@ export interface ToolCallFacts {
   decision_id: string | null;
 }
 
+/**
+ * The server's settings changed since the gateway read them (its guards, or it was removed): the
+ * call is decided again on what they are now. Nothing was recorded.
+ */
+export class ServerChanged extends Error {
+  constructor() {
+    super('the MCP server changed since its guards were read');
+  }
+}
+
+/**
+ * Inserts a call's row, checking in the same flight that the server is still at `serverVersion`
+ * (the version its guard was read at; undefined: read in this transaction, nothing to check).
+ * Throws ServerChanged, before anything is appended, when it is not.
+ */
+async function insertCall(tx: Tx, row: typeof toolCalls.$inferInsert, serverVersion: number | undefined): Promise<void> {
+  const insert = tx.insert(toolCalls).values(row);
+  if (serverVersion === undefined) return void (await insert);
+  const [[server]] = await Promise.all([
+    tx
+      .select({ version: mcpServers.version })
+      .from(mcpServers)
+      .where(and(eq(mcpServers.workspaceId, row.workspaceId), eq(mcpServers.id, row.serverId))),
+    insert,
+  ]);
+  if (server?.version !== serverVersion) throw new ServerChanged();
+}
+
 /** Records that the call is about to be forwarded; answers its id. */
-export async function recordForwarded(tx: Tx, actor: Actor, facts: ToolCallFacts & { grant_id: string | null }): Promise<string> {
+export async function recordForwarded(
+  tx: Tx,
+  actor: Actor,
+  facts: ToolCallFacts & { grant_id: string | null },
+  serverVersion?: number,
+): Promise<string> {
   const payload: PayloadOf<'tool_call.forwarded'> = { id: randomUUID(), ...facts, key_id: actor.id };
   const now = new Date();
-  await tx.insert(toolCalls).values(toolCallRow(payload, { workspaceId: actor.workspaceId, version: 1, at: now }));
+  await insertCall(tx, toolCallRow(payload, { workspaceId: actor.workspaceId, version: 1, at: now }), serverVersion);
   appendEventsAtCommit(
     tx,
     actor,
@@ -58,11 +91,16 @@ export async function recordReturned(tx: Tx, actor: Actor, returned: PayloadOf<'
   );
 }
 
-/** Records a call that was not sent, and why. */
-export async function recordRefused(tx: Tx, actor: Actor, facts: ToolCallFacts & { reason: string }): Promise<string> {
+/** Records a call that was not sent, and why (`serverVersion`: as recordForwarded). */
+export async function recordRefused(
+  tx: Tx,
+  actor: Actor,
+  facts: ToolCallFacts & { reason: string },
+  serverVersion?: number,
+): Promise<string> {
   const payload: PayloadOf<'tool_call.refused'> = { id: randomUUID(), ...facts, key_id: actor.id };
   const now = new Date();
-  await tx.insert(toolCalls).values(toolCallRow(payload, { workspaceId: actor.workspaceId, version: 1, at: now }));
+  await insertCall(tx, toolCallRow(payload, { workspaceId: actor.workspaceId, version: 1, at: now }), serverVersion);
   appendEventsAtCommit(tx, actor, [{ aggregateType: 'tool_call', aggregateId: payload.id, eventType: 'tool_call.refused', payload }], now);
   return payload.id;
 }
