@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, test, type Browser, type Page } from '@playwright/test';
+import { expect, test, type Browser, type Locator, type Page } from '@playwright/test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -116,6 +116,10 @@ async function rule(
   await expect(page.getByRole('status').first()).toContainText(ruling === 'approve' ? 'Approved' : 'Declined');
 }
 
+/** What a call of the tool in this row of a server's tools does now, and the guard that says so (the cells before the form). */
+const modeOf = (row: Locator) => row.locator('td').nth(1);
+const guardOf = (row: Locator) => row.locator('td').nth(2);
+
 /** The decision page's account of what came of the call, once it says `expected`. */
 async function runLine(page: Page, id: string, expected: RegExp) {
   const line = page.getByTestId('gateway-run');
@@ -172,7 +176,7 @@ test('ask: the approver sees “transfer on bank”, edits the arguments and app
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('transfer on bank');
   const panel = page.getByRole('region', { name: 'The action' });
   await expect(panel.getByTestId('action-tool')).toHaveText('transfer on bank');
-  await expect(panel.getByTestId('gateway-call')).toContainText('the service runs it once on bank, with the arguments as approved');
+  await expect(panel.getByTestId('gateway-call')).toContainText('approved, the service runs it once, with the arguments as approved');
   await expect(panel.getByTestId('gateway-run')).toHaveCount(0);
 
   const edited = { to: 'bob', amount: 50 };
@@ -256,13 +260,15 @@ test('Settings → Tools: the owner switches a tool to deny, and its next call i
   const bank = page.getByRole('region', { name: 'bank', exact: true });
   await expect(bank).toContainText(new URL(upstream.url).host);
   await expect(bank).toContainText('authorization');
-  await expect(bank).toContainText('Ask: runs once a human approves it');
+  await expect(bank.getByRole('definition').filter({ hasText: 'Ask: runs once a human approves it' })).toBeVisible();
   await expect(page.locator('body')).not.toContainText(UPSTREAM_TOKEN.slice('Bearer '.length));
   const echo = bank.getByTestId('tool-bank-echo');
-  await expect(echo).toContainText('Allow: runs at once');
-  await expect(echo).toContainText('guard 1, for this tool');
+  await expect(modeOf(echo)).toHaveText('Allow: runs at once');
+  await expect(guardOf(echo)).toHaveText('guard 1, for this tool');
   // The transfer tool no guard names: the default mode decides it.
-  await expect(bank.getByTestId('tool-bank-transfer')).toContainText('the default mode');
+  const transfer = bank.getByTestId('tool-bank-transfer');
+  await expect(modeOf(transfer)).toHaveText('Ask: runs once a human approves it');
+  await expect(guardOf(transfer)).toHaveText('the default mode');
   // The earlier calls are listed, newest first, an asked one linking to its decision.
   const calls = bank.locator('table.tool-calls tbody tr');
   await expect(calls.first()).toContainText('transfer');
@@ -275,7 +281,7 @@ test('Settings → Tools: the owner switches a tool to deny, and its next call i
   await echo.getByRole('combobox', { name: 'Mode of echo' }).selectOption('deny');
   await echo.getByRole('button', { name: 'Set mode of echo' }).click();
   await expect(page.getByRole('status')).toHaveText('echo on bank: Deny: never runs.');
-  await expect(echo).toContainText('Deny: never runs');
+  await expect(modeOf(echo)).toHaveText('Deny: never runs');
   const server = (await api('GET', `/mcp-servers/${serverId}`)).body.data;
   expect(server.guards).toEqual([
     { tool: 'echo', mode: 'deny' },
@@ -291,17 +297,18 @@ test('Settings → Tools: the owner switches a tool to deny, and its next call i
   await page.reload();
   const newest = bank.locator('table.tool-calls tbody tr').first();
   await expect(newest).toContainText('echo');
-  await expect(newest).toContainText('Deny: never runs');
+  await expect(newest).toContainText('Refused');
   await expect(newest).toContainText('Not run: refused by its guard');
 
   // The default mode, for tools no guard names.
   await bank.getByRole('combobox', { name: 'Default mode of bank' }).selectOption('deny');
   await bank.getByRole('button', { name: 'Set default mode of bank' }).click();
-  await expect(bank.getByTestId('tool-bank-transfer')).toContainText('Deny: never runs');
+  await expect(page.getByRole('status')).toHaveText('bank: a tool no guard names is now “Deny: never runs”.');
+  await expect(modeOf(transfer)).toHaveText('Deny: never runs');
   expect((await api('GET', `/mcp-servers/${serverId}`)).body.data.default_mode).toBe('deny');
   await bank.getByRole('combobox', { name: 'Default mode of bank' }).selectOption('ask');
   await bank.getByRole('button', { name: 'Set default mode of bank' }).click();
-  await expect(bank.getByTestId('tool-bank-transfer')).toContainText('Ask: runs once a human approves it');
+  await expect(modeOf(transfer)).toHaveText('Ask: runs once a human approves it');
 });
 
 test('Settings → Tools: the owner registers a server with its credential, lists its tools again and removes it; a viewer only reads', async ({
@@ -321,7 +328,7 @@ test('Settings → Tools: the owner registers a server with its credential, list
     'Registered bank-copy with 3 tools. Its header values are kept sealed and are not shown again.',
   );
   const copy = page.getByRole('region', { name: 'bank-copy' });
-  await expect(copy.getByTestId('tool-bank-copy-wipe')).toContainText('Ask: runs once a human approves it');
+  await expect(modeOf(copy.getByTestId('tool-bank-copy-wipe'))).toHaveText('Ask: runs once a human approves it');
   await expect(page.locator('body')).not.toContainText(UPSTREAM_TOKEN.slice('Bearer '.length));
 
   await copy.getByRole('button', { name: 'List tools again: bank-copy' }).click();

@@ -15,6 +15,10 @@ export const MODES: { mode: GuardMode; words: string }[] = [
 
 export const modeWords = (mode: GuardMode): string => MODES.find((m) => m.mode === mode)?.words ?? mode;
 
+/** What the guard did with a call once made. */
+const TAKEN: Record<GuardMode, string> = { allow: 'Let through', ask: 'Held for a human', deny: 'Refused' };
+export const takenWords = (mode: GuardMode): string => TAKEN[mode] ?? mode;
+
 /** Why a call was never sent (its `reason`): its guard, its ruling, or what its grant's use refused. */
 const REASONS: Record<string, string> = {
   denied: 'refused by its guard',

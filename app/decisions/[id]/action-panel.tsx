@@ -89,14 +89,12 @@ export function ActionPanel(props: {
   return (
     <section className="panel" aria-labelledby="action-h">
       <h2 id="action-h">The action</h2>
-      {gateway && (
+      {gateway && gateway.status === 'pending' && (
         <p data-testid="gateway-call">
-          <code>{gateway.tool}</code> on <code>{gateway.server}</code>: an agent’s call of this tool, held by the service until it is ruled
-          on. Approved, the service runs it once on {gateway.server}, with the arguments as approved; declined, it never reaches{' '}
-          {gateway.server}.
+          An agent’s call of <code>{gateway.tool}</code> on <code>{gateway.server}</code>, held by the service: approved, the service runs
+          it once, with the arguments as approved; declined, it never reaches {gateway.server}.
         </p>
       )}
-      {outcome && <p data-testid="gateway-run">{outcome}</p>}
       <dl className="facts">
         <dt>Tool</dt>
         <dd>
@@ -108,6 +106,12 @@ export function ActionPanel(props: {
             <code data-testid="action-tool">{action.tool}</code>
           )}
         </dd>
+        {outcome && (
+          <>
+            <dt>Run</dt>
+            <dd data-testid="gateway-run">{outcome}</dd>
+          </>
+        )}
         {action.target && (
           <>
             <dt>Acts on</dt>

@@ -2,7 +2,7 @@
 import type { ToolCallView } from '@/server/domain/tool-calls/calls';
 import { DataTable } from '../../_components/data-table';
 import { when } from '../../_lib/format';
-import { modeWords, statusWords } from '../../_lib/tool-call-words';
+import { statusWords, takenWords } from '../../_lib/tool-call-words';
 
 export function CallsTable({ calls, caption, withServer = false }: { calls: ToolCallView[]; caption: string; withServer?: boolean }) {
   if (calls.length === 0) return <p className="muted">No calls yet.</p>;
@@ -14,7 +14,7 @@ export function CallsTable({ calls, caption, withServer = false }: { calls: Tool
       columns={[
         { label: 'When', lead: true },
         { label: 'Tool' },
-        { label: 'Mode' },
+        { label: 'Its guard' },
         { label: 'Outcome' },
         { label: 'Took' },
         { label: 'Decision' },
@@ -31,7 +31,7 @@ export function CallsTable({ calls, caption, withServer = false }: { calls: Tool
           ) : (
             <code>{c.tool}</code>
           ),
-          modeWords(c.mode),
+          takenWords(c.mode),
           // A refused call's outcome says why (its reason); an answered one's result is named by its digest on hover.
           <span key="outcome" title={c.result_digest ?? undefined}>
             {statusWords(c)}

@@ -44,9 +44,9 @@ function decidedBy(server: ServerRow, tool: string, index: number | null): strin
   return `guard ${index + 1}, for ${guard.tool}`;
 }
 
-function ModeSelect({ name, value, id }: { name: string; value?: GuardMode; id?: string }) {
+function ModeSelect({ name, value, id, ...described }: { name: string; value?: GuardMode; id?: string; 'aria-describedby'?: string }) {
   return (
-    <select name={name} defaultValue={value} id={id}>
+    <select name={name} defaultValue={value} id={id} {...described}>
       {MODES.map((m) => (
         <option key={m.mode} value={m.mode}>
           {m.words}
@@ -245,14 +245,15 @@ export function ToolsManager({ workspaceId, servers }: { workspaceId: string; se
               }))}
             />
           )}
-          <form className="actions" onSubmit={(event) => setDefault(s, event)}>
-            <label htmlFor={`default-${s.id}`} className="visually-hidden">
-              Default mode of {s.name}
-            </label>
-            <ModeSelect name="default_mode" value={s.default_mode} id={`default-${s.id}`} />
-            <button type="submit" disabled={busy} aria-label={`Set default mode of ${s.name}`}>
-              Set default
-            </button>
+          <form className="toolbar" onSubmit={(event) => setDefault(s, event)}>
+            <Field label={`Default mode of ${s.name}`} hint="For the tools no guard names, new ones included." className="fit">
+              <ModeSelect name="default_mode" value={s.default_mode} />
+            </Field>
+            <div className="field fit">
+              <button type="submit" disabled={busy} aria-label={`Set default mode of ${s.name}`}>
+                Set default
+              </button>
+            </div>
           </form>
           <div className="actions">
             <button type="button" onClick={() => void refresh(s)} disabled={busy} aria-label={`List tools again: ${s.name}`}>
