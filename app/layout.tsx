@@ -63,6 +63,8 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             {isOwner && <a href="/settings/members">Members</a>}
             {isOwner && <a href="/settings/api-keys">API keys</a>}
             {isOwner && <a href="/settings/webhooks">Webhooks</a>}
+            {/* Every member: owners manage the servers there, the others see the calls agents made. */}
+            {view.current && <a href="/settings/tools">Tools</a>}
             <a href="/docs/api">API reference</a>
             {user ? (
               <span className="who">

@@ -32,6 +32,8 @@ const server = spawn(process.execPath, [path.join(root, 'scripts', 'serve.mjs')]
     // e2e/webhooks.spec.ts delivers to a receiver on 127.0.0.1, retried quickly.
     WEBHOOKS_ALLOW_PRIVATE: 'true',
     WEBHOOK_RETRY_BASE_MS: '200',
+    // e2e/gateway.spec.ts fronts an upstream MCP server it runs on 127.0.0.1.
+    MCP_UPSTREAM_ALLOW_HOSTS: '127.0.0.1',
     // e2e/transport.spec.ts waits for these to cut slow clients.
     HTTP_HEADERS_TIMEOUT_MS: '1500',
     HTTP_REQUEST_TIMEOUT_MS: '3000',

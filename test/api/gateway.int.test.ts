@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { digestOf } from '@/server/ledger/canonical';
-import { startUpstream, type Upstream } from '../support/upstream-mcp';
+import { BANK_GUARDS, BANK_TOOLS, startUpstream, type Upstream } from '../support/upstream-mcp';
 import { startTestApp, type TestApp, type TestMember } from '../support/app';
 import { registerServer } from '../support/gateway';
 
@@ -27,12 +27,7 @@ beforeAll(async () => {
   approver = await app.member('approver');
   upstream = await startUpstream(
     {
-      echo: { description: 'Says it back.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
-      transfer: {
-        description: 'Moves money.',
-        inputSchema: { type: 'object', properties: { to: { type: 'string' }, amount: { type: 'number' } }, required: ['to', 'amount'] },
-      },
-      wipe: { description: 'Deletes everything.' },
+      ...BANK_TOOLS,
       big: { run: () => ({ content: [{ type: 'text', text: 'x'.repeat(10 * 1024 * 1024) }] }) },
       slow: { run: () => new Promise((resolve) => setTimeout(() => resolve({ content: [{ type: 'text', text: 'late' }] }), 4_000)) },
     },
@@ -42,12 +37,7 @@ beforeAll(async () => {
     name: 'bank',
     url: upstream.url,
     headers: { Authorization: UPSTREAM_TOKEN },
-    guards: [
-      { tool: 'echo', mode: 'allow' },
-      { tool: 'wipe', mode: 'deny' },
-      { tool: 'big', mode: 'allow' },
-      { tool: 'slow', mode: 'allow' },
-    ],
+    guards: [...BANK_GUARDS, { tool: 'big', mode: 'allow' }, { tool: 'slow', mode: 'allow' }],
     default_mode: 'ask',
     timeout_ms: 1_500,
   });

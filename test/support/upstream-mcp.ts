@@ -44,6 +44,22 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
+/** The tools of the tests' "bank": one to allow, one to put to a human, one to deny. */
+export const BANK_TOOLS: Record<string, UpstreamToolSpec> = {
+  echo: { description: 'Says it back.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
+  transfer: {
+    description: 'Moves money.',
+    inputSchema: { type: 'object', properties: { to: { type: 'string' }, amount: { type: 'number' } }, required: ['to', 'amount'] },
+  },
+  wipe: { description: 'Deletes everything.' },
+};
+
+/** The bank's guards: echo allowed, wipe denied; transfer, named by none, takes the default mode (ask). */
+export const BANK_GUARDS = [
+  { tool: 'echo', mode: 'allow' },
+  { tool: 'wipe', mode: 'deny' },
+] as const;
+
 const OBJECT_SCHEMA = { type: 'object', properties: {}, additionalProperties: true };
 
 export async function startUpstream(

@@ -43,6 +43,10 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
   // (consume refuses a changed target), so the approver is told before ruling, not after.
   const stale = canRule ? await staleTarget(decision.action?.target) : null;
   const options = decision.shape_context.options;
+  // A call the gateway holds: what came of it once ruled on (at most one sent; refusals of its retries beside it).
+  const gatewayCalls = decision.gateway
+    ? (await (await caller()).toolCalls.list({ workspace_id: decision.workspace_id, decision_id: decision.id, limit: 20 })).data
+    : [];
 
   return (
     <main>
@@ -86,6 +90,14 @@ export default async function DecisionPage({ params }: { params: Promise<{ id: s
           approved={decision.approved_action}
           approvedDigest={decision.approved_action_digest}
           grant={decision.grant}
+          gateway={
+            decision.gateway && {
+              server: decision.gateway.server,
+              tool: decision.gateway.tool,
+              status: decision.status,
+              calls: gatewayCalls,
+            }
+          }
         />
       )}
 
