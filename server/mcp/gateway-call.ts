@@ -26,7 +26,6 @@ import {
   isRunOf,
   recordForwarded,
   recordRefused,
-  recordReturned,
   recordRuledOut,
   ServerChanged,
   type ToolCallFacts,
@@ -36,7 +35,7 @@ import { AppError } from '@/server/errors';
 import { targetOf, upstreamKeyOf, type GatewayServer } from '@/server/gateway/catalog';
 import { UpstreamError } from '@/server/gateway/upstream';
 import { digestOf } from '@/server/ledger/canonical';
-import { describeError, log } from '@/server/log';
+import { recordAnswers } from './answers';
 import type { Caller, ToolAnswer } from './call';
 import { waitForRuling, type WaitCall, type WaitEnd } from './request-decision';
 import type { McpContext } from './sessions';
@@ -135,9 +134,28 @@ function guardWords(gc: GatewayCall): string {
   return gc.guard ? `guard #${gc.index! + 1} (tool "${gc.guard.tool}", ${gc.guard.mode})` : `the server's default mode (${gc.mode})`;
 }
 
-/** One transaction of the call, grouped with the workspace's other writes that arrive with it. */
-function write<T>(gc: GatewayCall, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return gc.ctx.runtime.db.transaction(work, { group: gc.actor.workspaceId });
+/**
+ * One transaction of the call, grouped with the workspace's other writes that arrive with it, and
+ * recording the answers of earlier calls that wait to be (server/mcp/answers.ts).
+ */
+async function write<T>(gc: GatewayCall, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const { answers, runtime } = gc.ctx;
+  const workspaceId = gc.actor.workspaceId;
+  const earlier = answers.take(workspaceId);
+  try {
+    return await runtime.db.transaction(
+      async (tx) => {
+        const done = await work(tx);
+        // After the call's own writes: they may append at once, and these append at COMMIT.
+        await recordAnswers(tx, earlier);
+        return done;
+      },
+      { group: workspaceId },
+    );
+  } catch (err) {
+    answers.putBack(runtime.db, workspaceId, earlier);
+    throw err;
+  }
 }
 
 async function deny(gc: GatewayCall, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -189,29 +207,10 @@ async function forward(
     is_error: result.isError === true,
     duration_ms: Math.round(performance.now() - started),
   };
-  // Recorded behind the answer, not before it: the call was recorded (forwarded) before a byte
-  // went upstream, and its answer goes to the agent without waiting for a second commit. Stopping
-  // waits for these writes (McpSessions.close); one that fails is tried again.
-  gc.ctx.behind.add(recordBehind(gc, returned));
+  // Recorded after the answer is given, not before (server/mcp/answers.ts): the call was recorded
+  // as forwarded before a byte went upstream.
+  gc.ctx.answers.add(gc.ctx.runtime.db, gc.actor, returned);
   return result;
-}
-
-/** Records a call's answer, trying a failed write again (three tries, a second apart at most); settles either way. */
-function recordBehind(gc: GatewayCall, returned: Parameters<typeof recordReturned>[2]): Promise<void> {
-  const attempt = async (tries: number): Promise<void> => {
-    try {
-      await write(gc, (tx) => recordReturned(tx, gc.actor, returned));
-    } catch (err) {
-      if (tries >= 3) {
-        log('error', 'mcp gateway: a tool call’s answer could not be recorded', { toolCallId: returned.id, error: describeError(err) });
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** tries));
-      return attempt(tries + 1);
-    }
-  };
-  const done: Promise<void> = attempt(0).finally(() => gc.ctx.behind.delete(done));
-  return done;
 }
 
 /** Calls of approved decisions being forwarded in this process: a second waiter of the same decision gets the first's answer. */

@@ -160,7 +160,7 @@ class McpEndpoint {
       stopping: sessions.stopping,
       waits: sessions.waits,
       calls: sessions.calls,
-      behind: sessions.behind,
+      answers: sessions.answers,
       servers: sessions.servers,
       upstreams: () => sessions.upstreams(runtime),
     };

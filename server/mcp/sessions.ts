@@ -18,6 +18,7 @@ import { ServerCatalog } from '@/server/gateway/catalog';
 import { refreshOnToolsChanged } from '@/server/gateway/refresh';
 import { UpstreamPool } from '@/server/gateway/upstream';
 import type { RestHandle } from './call';
+import { PendingAnswers } from './answers';
 import { McpSession } from './transport';
 import type { DecisionWatch } from './wait';
 
@@ -31,8 +32,8 @@ export interface McpContext {
   waits: Set<DecisionWatch>;
   /** Requests under way in this process (stopping lets them answer before the database closes). */
   calls: { running: number };
-  /** Writes made after their call answered (a gateway call's answer): stopping waits for them. */
-  behind: Set<Promise<void>>;
+  /** Gateway calls' answers still to be recorded (server/mcp/answers.ts): stopping records them. */
+  answers: PendingAnswers;
   /** The upstream servers as this process last read them (their guards, their tools). */
   servers: ServerCatalog;
   /** The connections to the upstream MCP servers the gateway calls (made with the first call). */
@@ -52,8 +53,8 @@ export class McpSessions {
   readonly calls = { running: 0 };
   /** Servers as last read (see McpContext.servers). */
   readonly servers = new ServerCatalog();
-  /** Writes behind answers (see McpContext.behind). */
-  readonly behind = new Set<Promise<void>>();
+  /** Answers to record (see McpContext.answers). */
+  readonly answers = new PendingAnswers();
   private stopped = false;
   private pool: UpstreamPool | null = null;
   /** Started with the first session, so a table never used costs no timer. */
@@ -124,7 +125,7 @@ export class McpSessions {
     const until = Date.now() + DRAIN_MS;
     while (this.calls.running > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     for (const session of [...this.byId.values()]) session.close();
-    await Promise.all([...this.behind]);
+    await this.answers.close();
     await this.pool?.close();
   }
 }
