@@ -65,6 +65,7 @@ import {
   type LatencyResult,
   type MemoryResult,
 } from './gateway';
+import { measureWhere, whereLines, type WhereResult } from './gateway-where';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -590,7 +591,8 @@ async function waitersOnly(): Promise<void> {
  * The MCP gateway (bench/gateway.ts), twice, each run on a database, an upstream and instances of
  * its own: latency of calls through the gateway against the same upstream called directly, with
  * our endpoint's floors, on PostgreSQL and then PGlite; then 1,000 guarded calls waiting at once on
- * a fresh instance (PostgreSQL). The upstream's `account` tool reads a scratch database of its own
+ * a fresh instance (PostgreSQL); then, once, where an allowed call's time goes on PostgreSQL
+ * (bench/gateway-where.ts). The upstream's `account` tool reads a scratch database of its own
  * on the same PostgreSQL server. SERVER_GC as npm start's (unset: its default); BENCH_CPU_PROF=<dir>
  * writes a CPU profile of the PostgreSQL latency instance there.
  */
@@ -614,6 +616,7 @@ async function gatewayOnly(): Promise<void> {
   ];
   const checks: [string, boolean, string][] = [];
   const runs: { latency: LatencyResult[]; memory: MemoryResult }[] = [];
+  let where: WhereResult | null = null;
   const say = (more: string[]) => {
     process.stdout.write(more.join('\n') + '\n');
     lines.push(...more);
@@ -658,6 +661,16 @@ async function gatewayOnly(): Promise<void> {
         rmSync(dir, { recursive: true, force: true });
       }
     }
+    log('where the time goes: round trips and backend waits…');
+    const db = await createBenchDb(1);
+    const upstream = await startUpstream(databaseUrl(scratch));
+    try {
+      where = await measureWhere((env) => startOurs({ ...env, ...gatewayEnv }, flagsEnv), db, upstream, quick ? 200 : 500);
+      say(whereLines(where));
+    } finally {
+      await upstream.stop();
+      await db.drop();
+    }
   } finally {
     await admin.unsafe(`drop database if exists ${scratch} with (force)`);
     await admin.end();
@@ -676,7 +689,7 @@ async function gatewayOnly(): Promise<void> {
   writeFileSync(
     path.join(out, `${stamp}.json`),
     JSON.stringify(
-      { quick, machine: machine(), latency, memory, runs, checks: checks.map(([name, pass, value]) => ({ name, pass, value })) },
+      { quick, machine: machine(), latency, memory, runs, where, checks: checks.map(([name, pass, value]) => ({ name, pass, value })) },
       null,
       2,
     ),
