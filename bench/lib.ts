@@ -70,6 +70,19 @@ export async function createBenchDb(workspaceCount: number): Promise<BenchDb> {
   };
 }
 
+/**
+ * An embedded PGlite data directory at `dataDir`, migrated, with one workspace and its API key: seeded
+ * before a server opens it (PGlite has one user of its files at a time).
+ */
+export async function createPgliteWorkspace(dataDir: string, name: string): Promise<BenchWorkspace> {
+  const runtime = await createRuntime(parseEnv({ PGLITE_DATA_DIR: dataDir, SEED_DEMO: 'false', LOG_LEVEL: 'warn' }));
+  try {
+    return await addWorkspace(runtime.db, name);
+  } finally {
+    await runtime.close();
+  }
+}
+
 async function addWorkspace(db: Awaited<ReturnType<typeof createRuntime>>['db'], name: string): Promise<BenchWorkspace> {
   return db.transaction(async (tx) => {
     const trace = systemTrace(randomUUID());

@@ -15,12 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { systemTrace, type Actor } from '@/server/domain/actor';
-import { createApiKey } from '@/server/domain/api-keys/api-keys';
-import { createWorkspace } from '@/server/domain/workspaces/create-workspace';
-import { parseEnv } from '@/server/env';
-import { createRuntime } from '@/server/runtime';
+import postgres from 'postgres';
 import {
   fillLedger,
   measureBundleVerifyCli,
@@ -32,8 +27,11 @@ import {
   rowBytesPerEvent,
 } from './ledger';
 import {
+  ADMIN_URL,
   cpuTimeMs,
   createBenchDb,
+  createPgliteWorkspace,
+  databaseUrl,
   fmt,
   freePort,
   loadWork,
@@ -57,6 +55,17 @@ import { authenticatedFloor, claimLatency, fillReady, oursDrain, pgbenchDrain, s
 import { measureCheckpointLag, measureProofs, waitForTree, type LagFigures } from './tree';
 import { fillDecided, measureDryRun } from './policy';
 import { measureWaiters } from './waiters';
+import {
+  latencyLines,
+  measureAskMemory,
+  measureLatency,
+  memoryLines,
+  registerBank,
+  startUpstream,
+  type LatencyResult,
+  type MemoryResult,
+} from './gateway';
+import { measureWhere, whereLines, type WhereResult } from './gateway-where';
 import { serverNodeFlags } from '../scripts/server-flags.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -73,6 +82,8 @@ const quick = process.argv.includes('--quick');
  * `--only policy`: POST /decision-policy/dry-run over 500 decided decisions against GET /decisions?limit=100, twice (bench/policy.ts).
  * `--only proofs`: inclusion and consistency proofs from a 1,000,000-event tree (bench/tree.ts), twice.
  * `--only waiters`: 10,000 waiters at once on one instance (SSE leases by key and by session, MCP waits), twice (bench/waiters.ts).
+ * `--only gateway`: calls through the MCP gateway against the same upstream called directly, on PostgreSQL and PGlite, and
+ *   1,000 guarded calls waiting at once, twice (bench/gateway.ts).
  *   (`--only writes` also measures checkpoint lag: commit to a checkpoint covering it, while ours is loaded.)
  */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
@@ -119,13 +130,16 @@ function buildIfStale(): void {
   if (build.status !== 0) throw new Error('npm run build failed');
 }
 
-/** Our server as `npm start` runs it; `flagsEnv` as npm start's environment for its V8 flags (SERVER_GC). */
-async function startOurs(env: Record<string, string>, flagsEnv: Record<string, string> = {}): Promise<Server> {
+/**
+ * Our server as `npm start` runs it; `flagsEnv` as npm start's environment for its V8 flags (SERVER_GC);
+ * `nodeFlags`: more of node's own (a CPU profile).
+ */
+async function startOurs(env: Record<string, string>, flagsEnv: Record<string, string> = {}, nodeFlags: string[] = []): Promise<Server> {
   const port = await freePort();
   return startServer(
     process.execPath,
     // As `npm start` runs it (scripts/start.mjs), with its V8 flags.
-    [...serverNodeFlags(flagsEnv), path.join(ROOT, 'scripts', 'serve.mjs')],
+    [...serverNodeFlags(flagsEnv), ...nodeFlags, path.join(ROOT, 'scripts', 'serve.mjs')],
     {
       ...env,
       HOST: '127.0.0.1',
@@ -192,22 +206,7 @@ async function pgliteWrites(): Promise<{ rps: Stat; p50: Stat; p99: Stat; failur
   const dir = mkdtempSync(path.join(tmpdir(), 'aws-bench-pglite-'));
   try {
     const env = { PGLITE_DATA_DIR: path.join(dir, 'pglite') };
-    const runtime = await createRuntime(parseEnv({ ...env, SEED_DEMO: 'false', LOG_LEVEL: 'warn' }));
-    let ws: BenchWorkspace;
-    try {
-      ws = await runtime.db.transaction(async (tx) => {
-        const trace = systemTrace(randomUUID());
-        const created = await createWorkspace(tx, trace, {
-          name: 'bench-pglite',
-          owner: { email: 'bench-pglite@bench.local', displayName: 'bench', passwordHash: 'not-a-real-hash' },
-        });
-        const actor: Actor = { type: 'system', id: 'system:bench', ownerId: created.ownerUserId, workspaceId: created.workspaceId, trace };
-        const key = await createApiKey(tx, actor, { name: 'bench key' });
-        return { workspaceId: created.workspaceId, apiKey: key.secret, keyHash: '' };
-      });
-    } finally {
-      await runtime.close();
-    }
+    const ws = await createPgliteWorkspace(env.PGLITE_DATA_DIR, 'bench-pglite');
     const server = await startOurs(env);
     try {
       await loadWork(server.url, [ws], 8, WARMUP_SECONDS);
@@ -231,8 +230,11 @@ async function main(): Promise<void> {
   if (only === 'proofs') return proofsOnly();
   if (only === 'policy') return policyOnly();
   if (only === 'waiters') return waitersOnly();
+  if (only === 'gateway') return gatewayOnly();
   if (only !== undefined)
-    throw new Error(`--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs, policy, waiters (not ${only})`);
+    throw new Error(
+      `--only takes: queue, claims, writes, drivers, scale, verify, retention, proofs, policy, waiters, gateway (not ${only})`,
+    );
   const started = Date.now();
   buildIfStale();
   log(`creating the benchmark database with ${WORKSPACES + 7} workspaces…`);
@@ -583,6 +585,121 @@ async function waitersOnly(): Promise<void> {
       await db.drop();
     }
   }
+}
+
+/**
+ * The MCP gateway (bench/gateway.ts), twice, each run on a database, an upstream and instances of
+ * its own: latency of calls through the gateway against the same upstream called directly, with
+ * our endpoint's floors, on PostgreSQL and then PGlite; then 1,000 guarded calls waiting at once on
+ * a fresh instance (PostgreSQL); then, once, where an allowed call's time goes on PostgreSQL
+ * (bench/gateway-where.ts). The upstream's `account` tool reads a scratch database of its own
+ * on the same PostgreSQL server. SERVER_GC as npm start's (unset: its default); BENCH_CPU_PROF=<dir>
+ * writes a CPU profile of the PostgreSQL latency instance there.
+ */
+async function gatewayOnly(): Promise<void> {
+  buildIfStale();
+  const started = Date.now();
+  const latency = { warmup: quick ? 100 : 300, block: quick ? 100 : 500, rounds: quick ? 3 : 6 };
+  const memory = { calls: quick ? 200 : 1000, warm: 20, settleSeconds: quick ? 3 : 10 };
+  const flagsEnv: Record<string, string> = process.env.SERVER_GC ? { SERVER_GC: process.env.SERVER_GC } : {};
+  const profile = process.env.BENCH_CPU_PROF;
+  // The upstream is on 127.0.0.1, which upstream URLs may not reach unless the operator allows it.
+  const gatewayEnv = { MCP_UPSTREAM_ALLOW_HOSTS: '127.0.0.1' };
+  const scratch = `aws_bench_upstream_${Date.now()}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => undefined });
+  await admin.unsafe(`create database ${scratch}`);
+  const lines: string[] = [
+    `# npm run bench -- --only gateway${quick ? ' --quick' : ''}`,
+    '',
+    `${new Date().toISOString()}; ${machine()}; server GC ${flagsEnv.SERVER_GC ?? "throughput (npm start's default)"}`,
+    '',
+  ];
+  const checks: [string, boolean, string][] = [];
+  const runs: { latency: LatencyResult[]; memory: MemoryResult }[] = [];
+  let where: WhereResult | null = null;
+  const say = (more: string[]) => {
+    process.stdout.write(more.join('\n') + '\n');
+    lines.push(...more);
+  };
+  try {
+    for (let run = 1; run <= 2; run++) {
+      const db = await createBenchDb(1);
+      const ws = db.workspaces[0]!;
+      const upstream = await startUpstream(databaseUrl(scratch));
+      const servers: Server[] = [];
+      const dir = mkdtempSync(path.join(tmpdir(), 'aws-bench-gateway-'));
+      try {
+        log(`run ${run}: latency on PostgreSQL…`);
+        const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+        const ours = await startOurs({ DATABASE_URL: db.url, ...gatewayEnv }, flagsEnv, flags);
+        servers.push(ours);
+        await registerBank(ours, ws, upstream);
+        const onPostgres = await measureLatency(ours, ws, upstream, 'postgresql', latency, {
+          ledger: db.url,
+          databases: [db.name, scratch],
+        });
+        await servers.pop()!.stop();
+        say(collect(latencyLines(run, onPostgres), checks));
+
+        log(`run ${run}: ${memory.calls} guarded calls waiting…`);
+        const held = await measureAskMemory((env) => startOurs({ ...env, ...gatewayEnv }, flagsEnv), db.url, ws, upstream, memory);
+        say(collect(memoryLines(run, held), checks));
+
+        log(`run ${run}: latency on PGlite…`);
+        const dataDir = path.join(dir, 'pglite');
+        const pgWs = await createPgliteWorkspace(dataDir, 'bench-gateway');
+        const embedded = await startOurs({ PGLITE_DATA_DIR: dataDir, ...gatewayEnv }, flagsEnv);
+        servers.push(embedded);
+        await registerBank(embedded, pgWs, upstream);
+        const onPglite = await measureLatency(embedded, pgWs, upstream, 'pglite', latency, { ledger: null, databases: [scratch] });
+        say(collect(latencyLines(run, onPglite), checks));
+        runs.push({ latency: [onPostgres, onPglite], memory: held });
+      } finally {
+        for (const s of servers) await s.stop();
+        await upstream.stop();
+        await db.drop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    log('where the time goes: round trips and backend waits…');
+    const db = await createBenchDb(1);
+    const upstream = await startUpstream(databaseUrl(scratch));
+    try {
+      where = await measureWhere((env) => startOurs({ ...env, ...gatewayEnv }, flagsEnv), db, upstream, quick ? 200 : 500);
+      say(whereLines(where));
+    } finally {
+      await upstream.stop();
+      await db.drop();
+    }
+  } finally {
+    await admin.unsafe(`drop database if exists ${scratch} with (force)`);
+    await admin.end();
+  }
+  say([
+    '## Targets',
+    '',
+    ...checks.map(([name, ok, value]) => `- ${ok ? 'PASS' : 'FAIL'} ${name}: ${value}`),
+    '',
+    `Run time: ${Math.round((Date.now() - started) / 1000)} s`,
+  ]);
+  const out = path.join(ROOT, 'bench', 'results');
+  mkdirSync(out, { recursive: true });
+  const stamp = `${new Date().toISOString().replace(/[:.]/g, '-')}-gateway${quick ? '-quick' : ''}`;
+  writeFileSync(path.join(out, `${stamp}.md`), lines.join('\n') + '\n');
+  writeFileSync(
+    path.join(out, `${stamp}.json`),
+    JSON.stringify(
+      { quick, machine: machine(), latency, memory, runs, where, checks: checks.map(([name, pass, value]) => ({ name, pass, value })) },
+      null,
+      2,
+    ),
+  );
+}
+
+/** A part's lines, its checks added to `checks`. */
+function collect(part: { lines: string[]; checks: [string, boolean, string][] }, checks: [string, boolean, string][]): string[] {
+  checks.push(...part.checks);
+  return part.lines;
 }
 
 /** POST /work alone: ours against the peer at 32 clients, 64 workspaces and one, with server CPU per request. */
