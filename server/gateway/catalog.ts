@@ -16,7 +16,7 @@ const SEPARATOR = '__';
 export type GatewayServer = typeof mcpServers.$inferSelect;
 
 /** The name an agent calls an upstream tool by. */
-const exposedName = (server: string, tool: string) => `${server}${SEPARATOR}${tool}`;
+export const exposedName = (server: string, tool: string) => `${server}${SEPARATOR}${tool}`;
 
 /** The server's and the tool's names in an exposed name; null for a name of the service's own. */
 function splitExposedName(name: string): { server: string; tool: string } | null {

@@ -32,7 +32,7 @@ import {
 } from '@/server/domain/tool-calls/calls';
 import { consumeDecisionGrant } from '@/server/domain/grants/consume';
 import { AppError } from '@/server/errors';
-import { targetOf, upstreamKeyOf, type GatewayServer } from '@/server/gateway/catalog';
+import { exposedName, targetOf, upstreamKeyOf, type GatewayServer } from '@/server/gateway/catalog';
 import { UpstreamError } from '@/server/gateway/upstream';
 import { digestOf } from '@/server/ledger/canonical';
 import { recordAnswers } from './answers';
@@ -65,17 +65,36 @@ function actorOf(caller: Caller): Actor {
   };
 }
 
-/** One call: the server and tool it names, how its guard took it, and who made it. */
-interface GatewayCall {
+/**
+ * One call, as a call waiting for its ruling holds it: the names of the server and tool, how its
+ * guard took it, and who made it. Not the server's row: that holds every tool's schema, and a
+ * thousand calls may wait at once; an approved call reads it again (from the catalog) to be sent.
+ */
+interface HeldCall {
   ctx: McpContext;
   actor: Actor;
-  server: GatewayServer;
-  tool: UpstreamTool;
+  serverId: string;
+  serverName: string;
+  toolName: string;
   mode: GuardMode;
   guard: McpGuard | null;
   index: number | null;
   runId: string | null;
 }
+
+/** A call about to be recorded or sent: with the server's row (where it is, its version) and the tool. */
+interface GatewayCall extends HeldCall {
+  server: GatewayServer;
+  tool: UpstreamTool;
+}
+
+const callOf = (held: HeldCall, found: { server: GatewayServer; tool: UpstreamTool }): GatewayCall => ({
+  ...held,
+  ...found,
+  serverId: found.server.id,
+  serverName: found.server.name,
+  toolName: found.tool.name,
+});
 
 /**
  * Answers a tools/call of `name` when it names an upstream tool of the caller's workspace; null
@@ -104,11 +123,15 @@ export async function callGatewayTool(
     const match = guardFor(found.server, found.tool.name);
     // A call put to a human waits long, and is decided on the server as it is now.
     if (match.mode === 'ask' && !fresh) continue;
-    const gc: GatewayCall = { ctx, actor, ...found, ...match, runId: (runId as string | undefined) ?? null };
+    const gc = callOf(
+      { ctx, actor, ...match, serverId: '', serverName: '', toolName: '', runId: (runId as string | undefined) ?? null },
+      found,
+    );
+    // Handed on, not awaited: while it waits, this frame (and the server's row in it) is gone.
+    if (match.mode === 'ask') return ask(gc, session, caller, args, call);
     try {
       if (match.mode === 'deny') return await deny(gc, args);
-      if (match.mode === 'allow') return await forward(gc, args, null);
-      return await ask(gc, session, caller, args, call);
+      return await forward(gc, args, null);
     } catch (err) {
       // Decided on a server that changed since it was read: decided again on what it is now, once.
       if (!(err instanceof ServerChanged) || fresh) throw err;
@@ -117,11 +140,11 @@ export async function callGatewayTool(
 }
 
 /** What every event of the call says of it. */
-function factsOf(gc: GatewayCall, args: Record<string, unknown>, decisionId: string | null): ToolCallFacts {
+function factsOf(gc: HeldCall, args: Record<string, unknown>, decisionId: string | null): ToolCallFacts {
   return {
-    server_id: gc.server.id,
-    server: gc.server.name,
-    tool: gc.tool.name,
+    server_id: gc.serverId,
+    server: gc.serverName,
+    tool: gc.toolName,
     mode: gc.mode,
     arguments_digest: digestOf(args),
     run_id: gc.runId,
@@ -130,7 +153,7 @@ function factsOf(gc: GatewayCall, args: Record<string, unknown>, decisionId: str
 }
 
 /** Which guard took the call, as a person reads it. */
-function guardWords(gc: GatewayCall): string {
+function guardWords(gc: HeldCall): string {
   return gc.guard ? `guard #${gc.index! + 1} (tool "${gc.guard.tool}", ${gc.guard.mode})` : `the server's default mode (${gc.mode})`;
 }
 
@@ -138,7 +161,7 @@ function guardWords(gc: GatewayCall): string {
  * One transaction of the call, grouped with the workspace's other writes that arrive with it, and
  * recording the answers of earlier calls that wait to be (server/mcp/answers.ts).
  */
-async function write<T>(gc: GatewayCall, work: (tx: Tx) => Promise<T>): Promise<T> {
+async function write<T>(gc: HeldCall, work: (tx: Tx) => Promise<T>): Promise<T> {
   const { answers, runtime } = gc.ctx;
   const workspaceId = gc.actor.workspaceId;
   const earlier = answers.take(workspaceId);
@@ -160,7 +183,7 @@ async function write<T>(gc: GatewayCall, work: (tx: Tx) => Promise<T>): Promise<
 
 async function deny(gc: GatewayCall, args: Record<string, unknown>): Promise<CallToolResult> {
   const id = await write(gc, (tx) => recordRefused(tx, gc.actor, { ...factsOf(gc, args, null), reason: 'denied' }, gc.server.version));
-  return toolError(`${gc.tool.name} on ${gc.server.name} is not allowed: refused by ${guardWords(gc)}. The MCP server was not called.`, {
+  return toolError(`${gc.toolName} on ${gc.serverName} is not allowed: refused by ${guardWords(gc)}. The MCP server was not called.`, {
     'aws/tool_call_id': id,
   });
 }
@@ -187,7 +210,7 @@ async function forward(
     return { id: await recordForwarded(tx, gc.actor, { ...facts, grant_id: used.consumed.grant_id }) };
   });
   if ('refused' in opened) {
-    return toolError(`${gc.tool.name} on ${gc.server.name} was not called: ${opened.refused.message}`, { 'aws/code': opened.refused.code });
+    return toolError(`${gc.toolName} on ${gc.serverName} was not called: ${opened.refused.message}`, { 'aws/code': opened.refused.code });
   }
   const started = performance.now();
   let result: CallToolResult;
@@ -195,11 +218,11 @@ async function forward(
   try {
     received = await gc.ctx
       .upstreams()
-      .call(upstreamKeyOf(gc.server), targetOf(gc.server, gc.ctx.runtime.secrets.webhook), gc.tool.name, args);
+      .call(upstreamKeyOf(gc.server), targetOf(gc.server, gc.ctx.runtime.secrets.webhook), gc.toolName, args);
     result = received;
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    result = toolError(`${gc.tool.name} on ${gc.server.name} failed: ${err.message}`, { 'aws/tool_call_id': opened.id });
+    result = toolError(`${gc.toolName} on ${gc.serverName} failed: ${err.message}`, { 'aws/tool_call_id': opened.id });
   }
   const returned = {
     id: opened.id,
@@ -227,16 +250,27 @@ async function ask(
   const fits = actionArguments().safeParse(args);
   if (!fits.success) {
     return toolError(
-      `${gc.tool.name} on ${gc.server.name} needs a human's approval, and its arguments cannot be put to one: ${fits.error.issues[0]?.message ?? 'invalid'}. Nothing was recorded.`,
+      `${gc.toolName} on ${gc.serverName} needs a human's approval, and its arguments cannot be put to one: ${fits.error.issues[0]?.message ?? 'invalid'}. Nothing was recorded.`,
     );
   }
   const raise = async () => {
     const { decisionId } = await write(gc, (tx) =>
-      raiseOrJoin(tx, gc.actor, { server_id: gc.server.id, server: gc.server.name, tool: gc.tool.name, arguments: args, guard: gc.guard }),
+      raiseOrJoin(tx, gc.actor, { server_id: gc.serverId, server: gc.serverName, tool: gc.toolName, arguments: args, guard: gc.guard }),
     );
-    return { id: decisionId, title: `${gc.tool.name} on ${gc.server.name}` };
+    return { id: decisionId, title: `${gc.toolName} on ${gc.serverName}` };
   };
-  return waitForRuling(gc.ctx, session, caller, call, ASK_WAIT_SECONDS, raise, (answer, ended) => afterRuling(gc, args, answer, ended));
+  const held: HeldCall = {
+    ctx: gc.ctx,
+    actor: gc.actor,
+    serverId: gc.serverId,
+    serverName: gc.serverName,
+    toolName: gc.toolName,
+    mode: gc.mode,
+    guard: gc.guard,
+    index: gc.index,
+    runId: gc.runId,
+  };
+  return waitForRuling(gc.ctx, session, caller, call, ASK_WAIT_SECONDS, raise, (answer, ended) => afterRuling(held, args, answer, ended));
 }
 
 interface DecisionAnswer {
@@ -247,10 +281,10 @@ interface DecisionAnswer {
 }
 
 /** What the call comes to once its wait is over: run as approved, refused as ruled, or still pending. */
-async function afterRuling(gc: GatewayCall, args: Record<string, unknown>, answer: ToolAnswer, ended: WaitEnd): Promise<CallToolResult> {
+async function afterRuling(gc: HeldCall, args: Record<string, unknown>, answer: ToolAnswer, ended: WaitEnd): Promise<CallToolResult> {
   const decision = (answer.body as { decision?: DecisionAnswer }).decision;
   if (answer.status >= 400 || !decision) {
-    return toolError(`${gc.tool.name} on ${gc.server.name} was not called: its decision could not be read (${answer.status}).`);
+    return toolError(`${gc.toolName} on ${gc.serverName} was not called: its decision could not be read (${answer.status}).`);
   }
   const page = new URL(`/decisions/${decision.id}`, gc.ctx.runtime.env.APP_URL).toString();
   const meta = { 'aws/decision_id': decision.id, 'aws/decision_status': decision.status };
@@ -258,7 +292,7 @@ async function afterRuling(gc: GatewayCall, args: Record<string, unknown>, answe
     const why =
       ended === 'service_stopping' ? 'the service is restarting' : ended === 'cancelled' ? 'the call was cancelled' : 'the wait ended';
     return toolError(
-      `${gc.tool.name} on ${gc.server.name} is waiting for a human's approval (${page}) and was not called: ${why}. ` +
+      `${gc.toolName} on ${gc.serverName} is waiting for a human's approval (${page}) and was not called: ${why}. ` +
         'Call it again with the same arguments to keep waiting on the same decision.',
       meta,
     );
@@ -269,28 +303,47 @@ async function afterRuling(gc: GatewayCall, args: Record<string, unknown>, answe
     await write(gc, (tx) =>
       recordRuledOut(tx, gc.actor, { ...factsOf(gc, args, decision.id), decision_id: decision.id, reason: decision.status }),
     );
-    return toolError(`${gc.tool.name} on ${gc.server.name} was ${decision.status}${by} and was not called.${note}`, meta);
+    return toolError(`${gc.toolName} on ${gc.serverName} was ${decision.status}${by} and was not called.${note}`, meta);
   }
   const approvedArgs = decision.approved_action?.arguments ?? args;
   const running = forwarding.get(decision.id);
   if (running) return running;
-  const run = forward(gc, approvedArgs, {
-    decisionId: decision.id,
-    actionDigest: digestOf(gatewayAction(gc.server.name, gc.tool.name, approvedArgs)),
-  }).catch((err: unknown) => {
-    // Another request (another instance) used the grant first: the call ran there, once.
-    if (err instanceof AppError && err.code === 'grant_used') {
-      return toolError(
-        `${gc.tool.name} on ${gc.server.name} was approved and has already been called, once, by an earlier request of the same call.`,
-        meta,
-      );
-    }
-    throw err;
-  });
+  const run = sendApproved(gc, approvedArgs, decision.id, meta);
   forwarding.set(decision.id, run);
   try {
     return await run;
   } finally {
     forwarding.delete(decision.id);
   }
+}
+
+/** Sends an approved call, its server read again: where it is and its credential as they are now. */
+async function sendApproved(
+  held: HeldCall,
+  approvedArgs: Record<string, unknown>,
+  decisionId: string,
+  meta: Record<string, unknown>,
+): Promise<CallToolResult> {
+  const { ctx, actor } = held;
+  const found = await ctx.servers.tool(ctx.runtime.db, actor.workspaceId, exposedName(held.serverName, held.toolName));
+  if (!found || found.server.id !== held.serverId) {
+    await write(held, (tx) =>
+      recordRuledOut(tx, actor, { ...factsOf(held, approvedArgs, decisionId), decision_id: decisionId, reason: 'server_removed' }),
+    );
+    return toolError(`${held.toolName} on ${held.serverName} was approved, but the server no longer offers it: it was not called.`, meta);
+  }
+  const gc = callOf(held, found);
+  return forward(gc, approvedArgs, {
+    decisionId,
+    actionDigest: digestOf(gatewayAction(gc.serverName, gc.toolName, approvedArgs)),
+  }).catch((err: unknown) => {
+    // Another request (another instance) used the grant first: the call ran there, once.
+    if (err instanceof AppError && err.code === 'grant_used') {
+      return toolError(
+        `${gc.toolName} on ${gc.serverName} was approved and has already been called, once, by an earlier request of the same call.`,
+        meta,
+      );
+    }
+    throw err;
+  });
 }
