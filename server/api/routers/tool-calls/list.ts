@@ -20,12 +20,9 @@ const toolCallSchema = z
         '`forwarded`: sent, no answer recorded yet (or the service stopped before it came); `returned`: the upstream ' +
         'answered or failed (`is_error`); `refused`: never sent (`reason`).',
     }),
-    reason: z
-      .string()
-      .nullable()
-      .meta({
-        description: 'refused: `denied` (its guard), `declined`, `expired`, `cancelled` (its ruling), or the grant’s refusal code.',
-      }),
+    reason: z.string().nullable().meta({
+      description: 'refused: `denied` (its guard), `declined`, `expired`, `cancelled` (its ruling), or the grant’s refusal code.',
+    }),
     arguments_digest: digest().meta({ description: '`sha256:` + hex SHA-256 of the RFC 8785 JSON of the arguments sent (or refused).' }),
     key_id: z.string().meta({ description: 'The API key that made the call.' }),
     run_id: z.uuid().nullable().meta({ description: 'The run the call named (`_meta.run_id`).' }),
