@@ -11,6 +11,7 @@
 // closes every connection and exits.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { drain, mcpPoster } from './mcp-post.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
@@ -23,36 +24,7 @@ const failures = [];
 let answered = 0;
 let progress = 0;
 
-/** A POST to /mcp; resolves with the response (its body unread). */
-function post(body, headers) {
-  return new Promise((resolve, reject) => {
-    const text = JSON.stringify(body);
-    const req = http.request(
-      new URL('/mcp', base),
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(text),
-        },
-      },
-      resolve,
-    );
-    req.on('error', reject);
-    req.end(text);
-    open.push(req);
-  });
-}
-
-const drain = (res) =>
-  new Promise((resolve) => {
-    res.resume();
-    res.on('end', resolve);
-    res.on('error', resolve);
-  });
+const post = mcpPoster(base, agent, open);
 
 /** One agent's guarded call: a session, then tools/call; resolves once the call's answer has begun. */
 async function ask(i) {

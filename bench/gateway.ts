@@ -31,7 +31,7 @@ import postgres from 'postgres';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { cpuTimeMs, fmt, freePort, percentile, ROOT, startServer, type BenchWorkspace, type Server } from './lib';
+import { cpuTimeMs, fmt, freePort, nextMessage, percentile, ROOT, startServer, type BenchWorkspace, type Server } from './lib';
 
 // The SDK's client transport hands every fetch the same AbortSignal (its own, for closing), and
 // undici's fetch leaves a listener on it per request until the request is collected: past 10, node
@@ -385,18 +385,7 @@ export async function measureAskMemory(
     writeFileSync(configFile, JSON.stringify({ url: ours.url, apiKey: ws.apiKey, tool: 'bank__transfer', calls, offset }));
     const child = fork(path.join(ROOT, 'bench', 'gateway-load.mjs'), [configFile], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     loads.push(child);
-    const next = <T>(type: string) =>
-      new Promise<T>((resolve, reject) => {
-        const onMessage = (message: { type: string }) => {
-          if (message.type !== type) return;
-          child.off('message', onMessage);
-          child.off('exit', onExit);
-          resolve(message as T);
-        };
-        const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code}) before ${type}`));
-        child.on('message', onMessage);
-        child.once('exit', onExit);
-      });
+    const next = <T>(type: string) => nextMessage<T>(child, type);
     const ready = await next<{ opened: number; failures: string[]; ms: number }>('ready');
     return {
       ready,

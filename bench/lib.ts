@@ -299,3 +299,18 @@ export function machineCpuMs(): { busy: number; total: number; cores: number } {
   const busy = user + nice + system + irq + softirq + steal;
   return { busy: busy * TICK_MS, total: (busy + idle + iowait) * TICK_MS, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
 }
+
+/** The next message of `type` a load generator (a forked child) sends; rejects if it exits first. */
+export function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onMessage = (message: { type: string }) => {
+      if (message.type !== type) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(message as T);
+    };
+    const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code}) before ${type}`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}

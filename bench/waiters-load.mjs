@@ -13,6 +13,7 @@
 // same clock, one machine) and how many arrived.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { drain, mcpPoster } from './mcp-post.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
@@ -64,36 +65,7 @@ function lease(path, headers) {
   });
 }
 
-/** A POST to /mcp; resolves with the response (its body unread). */
-function mcpPost(body, headers) {
-  return new Promise((resolve, reject) => {
-    const text = JSON.stringify(body);
-    const req = http.request(
-      new URL('/mcp', base),
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(text),
-        },
-      },
-      resolve,
-    );
-    req.on('error', reject);
-    req.end(text);
-    open.push(req);
-  });
-}
-
-const drain = (res) =>
-  new Promise((resolve) => {
-    res.resume();
-    res.on('end', resolve);
-    res.on('error', resolve);
-  });
+const mcpPost = mcpPoster(base, agent, open);
 
 /** One MCP wait: a session, then request_decision with wait_seconds; resolves once the call is under way. */
 async function mcpWait(key, title) {

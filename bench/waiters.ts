@@ -26,7 +26,7 @@ import { addMember } from '@/server/domain/workspaces/members';
 import { parseEnv } from '@/server/env';
 import { encodeCursor } from '@/server/ledger/cursor';
 import { createRuntime } from '@/server/runtime';
-import { ADMIN_URL, freePort, percentile, ROOT, WORK_BODY, type BenchDb, type Server } from './lib';
+import { ADMIN_URL, freePort, nextMessage, percentile, ROOT, WORK_BODY, type BenchDb, type Server } from './lib';
 
 export interface WaitersOptions {
   /** Waiters of each kind, spread evenly over the workspaces. */
@@ -176,18 +176,7 @@ export async function measureWaiters(
     writeFileSync(configFile, JSON.stringify(config));
     const child = fork(path.join(ROOT, 'bench', 'waiters-load.mjs'), [configFile], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     load = child;
-    const next = <T>(type: string) =>
-      new Promise<T>((resolve, reject) => {
-        const onMessage = (message: { type: string }) => {
-          if (message.type !== type) return;
-          child.off('message', onMessage);
-          child.off('exit', onExit);
-          resolve(message as T);
-        };
-        const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code}) before ${type}`));
-        child.on('message', onMessage);
-        child.once('exit', onExit);
-      });
+    const next = <T>(type: string) => nextMessage<T>(child, type);
     const ready = await next<{ opened: number; failures: string[]; ms: number }>('ready');
     const waiters = opts.sse + opts.session + opts.mcp;
     if (ready.failures.length > 0) console.error('[bench] waiters that failed to open, e.g.:', ready.failures);

@@ -26,6 +26,8 @@ if (!token) {
   process.exit(1);
 }
 const port = Number(process.env.PORT ?? 3900);
+/** The largest request body it reads (a tool call's arguments). */
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const accounts = new Map<string, number>([
   ['alice', 1_000],
@@ -81,9 +83,20 @@ const listener = http.createServer((req, res) => {
     res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"error":"unauthorized"}');
     return;
   }
+  // A tool server reads no more than it means to: a body past the limit is refused, not held.
   const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > BODY_LIMIT_BYTES) {
+      res.writeHead(413, { 'Content-Type': 'application/json', Connection: 'close' }).end('{"error":"body too large"}');
+      req.destroy();
+      return;
+    }
+    chunks.push(chunk);
+  });
   req.on('end', () => {
+    if (size > BODY_LIMIT_BYTES) return;
     void (async () => {
       const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
       const id = req.headers['mcp-session-id'];

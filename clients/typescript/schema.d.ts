@@ -3138,7 +3138,7 @@ export interface components {
              * @enum {string}
              */
             status: "forwarded" | "returned" | "refused";
-            /** @description refused: `denied` (its guard), `declined`, `expired`, `cancelled` (its ruling), or the grant’s refusal code. */
+            /** @description refused: `denied` (its guard), `declined`, `expired`, `cancelled` (its ruling), `server_removed` (approved, but its server was removed meanwhile), or the grant’s refusal code. */
             reason: string | null;
             /** @description `sha256:` + hex SHA-256 of the RFC 8785 JSON of the arguments sent (or refused). */
             arguments_digest: string;

@@ -64,6 +64,17 @@ it('refuses a caller without its token: only the service, which holds it, reache
   expect(res.status).toBe(401);
 });
 
+it('reads no body past its limit: 413 for a request of 2 MiB, even with its token', async () => {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ pad: 'x'.repeat(2 * 1024 * 1024) }),
+  }).catch((err: unknown) => err);
+  // The example answers 413 and closes: the client sees the answer, or the closed connection while still sending.
+  if (res instanceof Response) expect(res.status).toBe(413);
+  else expect(String((res as Error).cause ?? res)).toMatch(/ECONNRESET|EPIPE|other side closed|socket/i);
+});
+
 it('fronted as its guide says: balance runs, transfer waits for a human and runs as approved, close_account never runs', async () => {
   await registerServer(app, {
     name: 'bank',

@@ -21,7 +21,8 @@ const toolCallSchema = z
         'answered or failed (`is_error`); `refused`: never sent (`reason`).',
     }),
     reason: z.string().nullable().meta({
-      description: 'refused: `denied` (its guard), `declined`, `expired`, `cancelled` (its ruling), or the grant’s refusal code.',
+      description:
+        'refused: `denied` (its guard), `declined`, `expired`, `cancelled` (its ruling), `server_removed` (approved, but its server was removed meanwhile), or the grant’s refusal code.',
     }),
     arguments_digest: digest().meta({ description: '`sha256:` + hex SHA-256 of the RFC 8785 JSON of the arguments sent (or refused).' }),
     key_id: z.string().meta({ description: 'The API key that made the call.' }),
